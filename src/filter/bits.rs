@@ -1,0 +1,277 @@
+//! A fixed-size bit array stored as power-of-two segments of `u64` words.
+//!
+//! Why segments: one multi-GiB allocation is rounded up by jemalloc to its next size class
+//! (1.004 GiB becomes 1.25 GiB, and `maxmemory` counts the rounded size), and it has to be
+//! found in one piece. Segments of [`SEGMENT_BYTES`] are themselves a size class, so only the
+//! last, shorter segment can waste anything, and a bit position maps to (segment, word, bit)
+//! with shifts and masks. A filter smaller than one segment is a single allocation of exactly
+//! its size.
+//!
+//! Bit `p` lives in word `p / 64` at mask `1 << (p % 64)`; serialized, words are little-endian,
+//! so bit `p` is in byte `p / 8` at mask `1 << (p % 8)` — the same byte order RedisBloom uses.
+
+use super::BloomError;
+
+/// log2 of the words in one full segment: 2^23 words = 64 MiB.
+pub const SEGMENT_WORDS_SHIFT: u32 = 23;
+/// Words in one full segment.
+pub const SEGMENT_WORDS: u64 = 1 << SEGMENT_WORDS_SHIFT;
+/// Bytes in one full segment (64 MiB). Also the largest piece any serialized form writes at once.
+pub const SEGMENT_BYTES: u64 = SEGMENT_WORDS * 8;
+
+/// A bit array of a fixed length (a multiple of 64 bits).
+#[derive(Clone, PartialEq, Eq)]
+pub struct BitArray {
+    bits: u64,
+    segments: Vec<Box<[u64]>>,
+}
+
+impl std::fmt::Debug for BitArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BitArray").field("bits", &self.bits).finish()
+    }
+}
+
+/// The word count of each segment of an array of `words` words, in order.
+fn segment_lengths(words: u64) -> impl Iterator<Item = u64> {
+    let full = words >> SEGMENT_WORDS_SHIFT;
+    let rest = words & (SEGMENT_WORDS - 1);
+    (0..full).map(|_| SEGMENT_WORDS).chain((rest > 0).then_some(rest))
+}
+
+/// Allocates `words` zeroed words without aborting on a size the allocator refuses.
+fn zeroed_words(words: u64) -> Result<Box<[u64]>, BloomError> {
+    let n = usize::try_from(words).map_err(|_| BloomError::TooLarge)?;
+    let mut v: Vec<u64> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| BloomError::OutOfMemory)?;
+    // `resize` on a fresh allocation of zeros: the allocator's calloc path gives untouched zero
+    // pages for large sizes, so this does not fault in the whole array up front.
+    v.resize(n, 0);
+    Ok(v.into_boxed_slice())
+}
+
+impl BitArray {
+    /// A zeroed array of `bits` bits. `bits` must be a positive multiple of 64.
+    pub fn new(bits: u64) -> Result<Self, BloomError> {
+        if bits == 0 || bits % 64 != 0 {
+            return Err(BloomError::BadData);
+        }
+        let segments = segment_lengths(bits / 64)
+            .map(zeroed_words)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { bits, segments })
+    }
+
+    /// Number of bits.
+    #[inline]
+    pub fn len_bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// Number of bytes (bits / 8).
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        self.bits / 8
+    }
+
+    /// Sets bit `pos` and returns whether it was already set. `pos < len_bits()`.
+    #[inline]
+    pub fn set(&mut self, pos: u64) -> bool {
+        let (seg, word, mask) = Self::locate(pos);
+        let w = &mut self.segments[seg][word];
+        let was = *w & mask != 0;
+        *w |= mask;
+        was
+    }
+
+    /// Whether bit `pos` is set. `pos < len_bits()`.
+    #[inline]
+    pub fn get(&self, pos: u64) -> bool {
+        let (seg, word, mask) = Self::locate(pos);
+        self.segments[seg][word] & mask != 0
+    }
+
+    /// (segment index, word index inside it, bit mask) of bit `pos`.
+    #[inline]
+    fn locate(pos: u64) -> (usize, usize, u64) {
+        let word = pos >> 6;
+        (
+            (word >> SEGMENT_WORDS_SHIFT) as usize,
+            (word & (SEGMENT_WORDS - 1)) as usize,
+            1u64 << (pos & 63),
+        )
+    }
+
+    /// Number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.segments
+            .iter()
+            .flat_map(|s| s.iter())
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
+
+    /// The segments' sizes in bytes, in order; they add up to `len_bytes()`.
+    pub fn segment_byte_lengths(&self) -> impl Iterator<Item = u64> + '_ {
+        self.segments.iter().map(|s| s.len() as u64 * 8)
+    }
+
+    /// Number of segments an array of `bits` bits is stored in.
+    pub fn segment_count_for(bits: u64) -> u64 {
+        segment_lengths(bits / 64).count() as u64
+    }
+
+    /// Calls `f` with the little-endian bytes of the range `[offset, offset + len)`, in pieces
+    /// no larger than one segment, never copying more than one segment at a time.
+    pub fn read_bytes(
+        &self,
+        offset: u64,
+        len: u64,
+        mut f: impl FnMut(&[u8]),
+    ) -> Result<(), BloomError> {
+        let end = offset.checked_add(len).ok_or(BloomError::BadData)?;
+        if end > self.len_bytes() {
+            return Err(BloomError::BadData);
+        }
+        let mut pos = offset;
+        let mut buf = Vec::new();
+        while pos < end {
+            let seg = (pos / SEGMENT_BYTES) as usize;
+            let seg_start = seg as u64 * SEGMENT_BYTES;
+            let seg_bytes = self.segments[seg].len() as u64 * 8;
+            let take = (end - pos).min(seg_start + seg_bytes - pos);
+            let from = (pos - seg_start) as usize;
+            buf.clear();
+            buf.reserve(take as usize);
+            let words = &self.segments[seg];
+            // Copy the words that cover [from, from + take) as little-endian bytes.
+            let first_word = from / 8;
+            let last_word = (from + take as usize).div_ceil(8);
+            for w in &words[first_word..last_word] {
+                buf.extend_from_slice(&w.to_le_bytes());
+            }
+            let skip = from - first_word * 8;
+            f(&buf[skip..skip + take as usize]);
+            pos += take;
+        }
+        Ok(())
+    }
+
+    /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order).
+    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or(BloomError::BadData)?;
+        if end > self.len_bytes() {
+            return Err(BloomError::BadData);
+        }
+        for (i, &b) in data.iter().enumerate() {
+            let byte = offset + i as u64;
+            let (seg, word, _) = Self::locate(byte * 8);
+            let shift = (byte % 8) * 8;
+            let w = &mut self.segments[seg][word];
+            *w = (*w & !(0xffu64 << shift)) | (u64::from(b) << shift);
+        }
+        Ok(())
+    }
+
+    /// Iterates over the segments as little-endian byte vectors (one segment at a time).
+    pub fn for_each_segment_bytes(&self, mut f: impl FnMut(&[u8])) {
+        let mut buf = Vec::new();
+        for seg in &self.segments {
+            buf.clear();
+            buf.reserve(seg.len() * 8);
+            for w in seg.iter() {
+                buf.extend_from_slice(&w.to_le_bytes());
+            }
+            f(&buf);
+        }
+    }
+
+    /// Builds an array of `bits` bits from its segments' bytes, each checked against the
+    /// length the layout requires before anything is copied.
+    pub fn from_segments<B: AsRef<[u8]>>(
+        bits: u64,
+        mut next_segment: impl FnMut() -> Result<B, BloomError>,
+    ) -> Result<Self, BloomError> {
+        if bits == 0 || bits % 64 != 0 {
+            return Err(BloomError::BadData);
+        }
+        let mut segments = Vec::new();
+        for words in segment_lengths(bits / 64) {
+            let buf = next_segment()?;
+            let bytes = buf.as_ref();
+            if bytes.len() as u64 != words * 8 {
+                return Err(BloomError::BadData);
+            }
+            let mut seg = zeroed_words(words)?;
+            for (w, chunk) in seg.iter_mut().zip(bytes.chunks_exact(8)) {
+                // chunks_exact(8) yields 8-byte slices only.
+                *w = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+            }
+            segments.push(seg);
+        }
+        Ok(Self { bits, segments })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_then_get() {
+        let mut b = BitArray::new(128).unwrap();
+        assert!(!b.get(5));
+        assert!(!b.set(5));
+        assert!(b.get(5));
+        assert!(b.set(5));
+        assert!(!b.get(127));
+        b.set(127);
+        assert_eq!(b.count_ones(), 2);
+    }
+
+    #[test]
+    fn rejects_bad_lengths() {
+        assert!(BitArray::new(0).is_err());
+        assert!(BitArray::new(65).is_err());
+    }
+
+    #[test]
+    fn bytes_are_little_endian_bit_order() {
+        let mut b = BitArray::new(64).unwrap();
+        b.set(9); // byte 1, mask 0b10
+        let mut out = Vec::new();
+        b.read_bytes(0, 8, |s| out.extend_from_slice(s)).unwrap();
+        assert_eq!(out, vec![0, 2, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn write_then_read_round_trips_unaligned_ranges() {
+        let mut b = BitArray::new(256).unwrap();
+        let data: Vec<u8> = (1..=13).collect();
+        b.write_bytes(3, &data).unwrap();
+        let mut out = Vec::new();
+        b.read_bytes(3, 13, |s| out.extend_from_slice(s)).unwrap();
+        assert_eq!(out, data);
+        assert!(b.write_bytes(30, &data).is_err());
+        assert!(b.read_bytes(u64::MAX, 2, |_| {}).is_err());
+    }
+
+    #[test]
+    fn segment_lengths_cover_the_array() {
+        let words = SEGMENT_WORDS * 2 + 5;
+        let v: Vec<u64> = segment_lengths(words).collect();
+        assert_eq!(v, vec![SEGMENT_WORDS, SEGMENT_WORDS, 5]);
+        assert_eq!(segment_lengths(SEGMENT_WORDS).count(), 1);
+    }
+
+    #[test]
+    fn from_segments_checks_each_length() {
+        let bytes = [0u8; 16];
+        let ok = BitArray::from_segments(128, || Ok(&bytes[..])).unwrap();
+        assert_eq!(ok.len_bits(), 128);
+        let short = [0u8; 8];
+        assert!(BitArray::from_segments(128, || Ok(&short[..])).is_err());
+    }
+}

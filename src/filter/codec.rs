@@ -1,0 +1,475 @@
+//! Every byte format of a chain, and the one strict validator they share.
+//!
+//! # The field sequence
+//! A chain is described by a flat sequence of typed fields. The same sequence is written to an
+//! RDB file with Redis' typed calls (`RedisModule_SaveUnsigned`, `SaveDouble`, `SaveStringBuffer`)
+//! and, for the dump header of `BF.SCANDUMP`, as explicit little-endian bytes. Version 1:
+//! ```text
+//! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing)
+//! u64 seed          hash seed
+//! f64 error         requested false-positive rate
+//! u64 capacity      first layer's capacity
+//! u64 expansion     growth factor; 0 = nonscaling
+//! u64 items         total items added
+//! u64 layers        number of layers, 1..=64
+//! per layer:
+//!   u64 capacity    u64 hashes    u64 bits    f64 error    u64 items
+//! ```
+//! Every layer's capacity, error, hashes and bits must be exactly what the chain's parameters
+//! give at that position (see [`expected_layer`]); item counts must add up and stay within
+//! capacities. Anything else is refused as [`BloomError::BadData`], before any bit array is
+//! allocated.
+//!
+//! # RDB (type `MBbloom--`, encoding version [`RDB_ENCODING_VERSION`])
+//! The field sequence, then each layer's bit array as one string per 64 MiB segment (little-endian
+//! words: bit `p` is in byte `p/8` at mask `1 << (p%8)`). Each string's length is checked against
+//! the layout before its bytes are copied, so a forged length never sizes an allocation.
+//! RedisBloom's own encoding versions (0–4) are reserved for importing its data.
+//!
+//! # Dump header (`BF.SCANDUMP key 0`, `BF.LOADCHUNK key 1 …`)
+//! ```text
+//! [0..8)   magic "SCBLOOM\0"
+//! [8..12)  u32 0xFFFF_FFFF  — where RedisBloom reads its layer count: it computes an expected
+//!                             length of 20 + 53 × 2^32 bytes, sees ours differ, and answers
+//!                             "received bad data" instead of misreading the header
+//! [12..16) u32 dump format version (1)
+//! [16..)   the field sequence, u64 and f64 little-endian
+//! ```
+//! Chunks after the header are raw bit-array bytes: iterator `it` (≥ 1) means byte offset
+//! `it − 1` in all layers' arrays laid end to end; a chunk never crosses a layer boundary.
+
+use super::BloomError;
+use super::bits::BitArray;
+use super::chain::{AllocGuard, Chain, expected_layer};
+use super::hash::HashScheme;
+use super::layer::Layer;
+use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
+
+/// The `MBbloom--` encoding version of scalebloom's format 1. Versions below 512 are left to
+/// RedisBloom's formats (it uses 0–4).
+pub const RDB_ENCODING_VERSION: i32 = 512;
+/// Magic at the start of a dump header.
+pub const DUMP_MAGIC: [u8; 8] = *b"SCBLOOM\0";
+/// Dump header format version.
+pub const DUMP_VERSION: u32 = 1;
+/// Largest chunk `BF.SCANDUMP` returns.
+pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
+/// Bytes of a dump header before the field sequence.
+const DUMP_PREFIX: usize = 16;
+
+/// A sink for typed fields (an RDB file, or a byte buffer).
+pub trait FieldWriter {
+    /// Writes an unsigned integer.
+    fn u64(&mut self, v: u64);
+    /// Writes a double.
+    fn f64(&mut self, v: f64);
+    /// Writes a length-delimited byte string.
+    fn bytes(&mut self, b: &[u8]);
+}
+
+/// A source of typed fields. Every read can fail (short or corrupt input).
+pub trait FieldReader {
+    /// A byte string read from the source.
+    type Bytes: AsRef<[u8]>;
+    /// Reads an unsigned integer.
+    fn u64(&mut self) -> Result<u64, BloomError>;
+    /// Reads a double.
+    fn f64(&mut self) -> Result<f64, BloomError>;
+    /// Reads a length-delimited byte string.
+    fn bytes(&mut self) -> Result<Self::Bytes, BloomError>;
+}
+
+/// Little-endian fields in a byte buffer; `bytes` are prefixed with a u64 length.
+impl FieldWriter for Vec<u8> {
+    fn u64(&mut self, v: u64) {
+        self.extend_from_slice(&v.to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.extend_from_slice(b);
+    }
+}
+
+/// Reads the little-endian fields of [`FieldWriter for Vec<u8>`] from a slice.
+#[derive(Debug)]
+pub struct SliceReader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> SliceReader<'a> {
+    /// Reads from `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Self { rest: data }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], BloomError> {
+        if self.rest.len() < n {
+            return Err(BloomError::BadData);
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+}
+
+impl<'a> FieldReader for SliceReader<'a> {
+    type Bytes = &'a [u8];
+    fn u64(&mut self) -> Result<u64, BloomError> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes(b.try_into().map_err(|_| BloomError::BadData)?))
+    }
+    fn f64(&mut self) -> Result<f64, BloomError> {
+        self.u64().map(f64::from_bits)
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], BloomError> {
+        let len = usize::try_from(self.u64()?).map_err(|_| BloomError::BadData)?;
+        self.take(len)
+    }
+}
+
+/// A chain's description without its bits: what the field sequence holds, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainMeta {
+    /// Creation parameters.
+    pub params: ChainParams,
+    /// Hash scheme of the bits.
+    pub scheme: HashScheme,
+    /// Hash seed.
+    pub seed: u64,
+    /// Total items.
+    pub items: u64,
+    /// Each layer's size and item count, oldest first.
+    pub layers: Vec<(LayerSize, u64)>,
+}
+
+impl ChainMeta {
+    /// The description of `chain`.
+    pub fn of(chain: &Chain) -> Self {
+        Self {
+            params: *chain.params(),
+            scheme: chain.scheme(),
+            seed: chain.seed(),
+            items: chain.items(),
+            layers: chain
+                .layers()
+                .iter()
+                .map(|l| (*l.size(), l.items()))
+                .collect(),
+        }
+    }
+
+    /// Bytes of all the layers' bit arrays.
+    pub fn bit_bytes(&self) -> u64 {
+        self.layers.iter().map(|(s, _)| s.bytes()).sum()
+    }
+
+    /// Writes the field sequence.
+    pub fn write(&self, w: &mut impl FieldWriter) {
+        w.u64(self.scheme.id());
+        w.u64(self.seed);
+        w.f64(self.params.error);
+        w.u64(self.params.capacity);
+        w.u64(u64::from(self.params.expansion));
+        w.u64(self.items);
+        w.u64(self.layers.len() as u64);
+        for (size, items) in &self.layers {
+            w.u64(size.capacity);
+            w.u64(u64::from(size.hashes));
+            w.u64(size.bits);
+            w.f64(size.error);
+            w.u64(*items);
+        }
+    }
+
+    /// Reads and validates a field sequence. Allocates nothing proportional to the claimed
+    /// sizes: only the layer list, whose length is bounded first.
+    pub fn read(r: &mut impl FieldReader) -> Result<Self, BloomError> {
+        let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+        let seed = r.u64()?;
+        let error = r.f64()?;
+        let capacity = r.u64()?;
+        let expansion = r.u64()?;
+        let params = ChainParams::new(error, capacity, expansion, expansion == 0)
+            .map_err(|_| BloomError::BadData)?;
+        let items = r.u64()?;
+        let count = r.u64()?;
+        if count == 0 || count > MAX_LAYERS as u64 || (!params.scaling() && count != 1) {
+            return Err(BloomError::BadData);
+        }
+        let mut layers = Vec::with_capacity(count as usize);
+        let mut sum = 0u64;
+        for i in 0..count as usize {
+            let capacity = r.u64()?;
+            let hashes = r.u64()?;
+            let bits = r.u64()?;
+            let error = r.f64()?;
+            let layer_items = r.u64()?;
+            let want = expected_layer(&params, i).map_err(|_| BloomError::BadData)?;
+            let matches = capacity == want.capacity
+                && hashes == u64::from(want.hashes)
+                && bits == want.bits
+                && error.to_bits() == want.error.to_bits();
+            if !matches || layer_items > capacity {
+                return Err(BloomError::BadData);
+            }
+            if i + 1 < count as usize && layer_items != capacity {
+                return Err(BloomError::BadData);
+            }
+            sum = sum.checked_add(layer_items).ok_or(BloomError::BadData)?;
+            layers.push((want, layer_items));
+        }
+        if sum != items {
+            return Err(BloomError::BadData);
+        }
+        Ok(Self {
+            params,
+            scheme,
+            seed,
+            items,
+            layers,
+        })
+    }
+
+    /// Builds the chain with zeroed bit arrays (for a chunked restore), after asking `guard`
+    /// for the memory.
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+        let bytes = self.bit_bytes();
+        guard.admit(info_size(self.layers.len() as u64, bytes), bytes)?;
+        let arrays = self
+            .layers
+            .iter()
+            .map(|(size, _)| BitArray::new(size.bits))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.into_chain(arrays)
+    }
+
+    /// Builds the chain with the given bit arrays (one per layer, in order).
+    pub fn into_chain(self, bits: Vec<BitArray>) -> Result<Chain, BloomError> {
+        if bits.len() != self.layers.len() {
+            return Err(BloomError::BadData);
+        }
+        let layers = self
+            .layers
+            .iter()
+            .zip(bits)
+            .map(|(&(size, items), b)| Layer::from_parts(size, items, b))
+            .collect::<Result<Vec<_>, _>>()?;
+        Chain::from_parts(self.params, self.scheme, self.seed, layers, self.items)
+    }
+}
+
+/// Writes a whole chain in the RDB layout: fields, then each layer's segments.
+pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
+    ChainMeta::of(chain).write(w);
+    for layer in chain.layers() {
+        layer.bits().for_each_segment_bytes(|seg| w.bytes(seg));
+    }
+}
+
+/// Reads a whole chain in the RDB layout, validating everything.
+pub fn read_chain(r: &mut impl FieldReader) -> Result<Chain, BloomError> {
+    let meta = ChainMeta::read(r)?;
+    let mut arrays = Vec::with_capacity(meta.layers.len());
+    for (size, _) in &meta.layers {
+        arrays.push(BitArray::from_segments(size.bits, || r.bytes())?);
+    }
+    meta.into_chain(arrays)
+}
+
+/// The dump header of `chain` (`BF.SCANDUMP key 0`).
+pub fn dump_header(chain: &Chain) -> Vec<u8> {
+    let mut out = Vec::with_capacity(DUMP_PREFIX + 7 * 8 + chain.layers().len() * 5 * 8);
+    out.extend_from_slice(&DUMP_MAGIC);
+    out.extend_from_slice(&u32::MAX.to_le_bytes());
+    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
+    ChainMeta::of(chain).write(&mut out);
+    out
+}
+
+/// Parses and validates a dump header; nothing is allocated from its claims.
+pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
+    if data.len() < DUMP_PREFIX
+        || data[..8] != DUMP_MAGIC
+        || data[8..12] != u32::MAX.to_le_bytes()
+        || data[12..16] != DUMP_VERSION.to_le_bytes()
+    {
+        return Err(BloomError::BadData);
+    }
+    let mut r = SliceReader::new(&data[DUMP_PREFIX..]);
+    let meta = ChainMeta::read(&mut r)?;
+    if r.remaining() != 0 {
+        return Err(BloomError::BadData);
+    }
+    Ok(meta)
+}
+
+/// Where the dump chunk starting at byte `offset` lies: `(layer index, offset in that layer,
+/// length)`, at most [`MAX_CHUNK_BYTES`] and never past the layer's end; `None` past the end.
+pub fn chunk_at(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
+    let mut start = 0u64;
+    for (i, layer) in chain.layers().iter().enumerate() {
+        let len = layer.size().bytes();
+        if offset < start + len {
+            let inner = offset - start;
+            return Some((i, inner, (len - inner).min(MAX_CHUNK_BYTES)));
+        }
+        start += len;
+    }
+    None
+}
+
+/// Writes a chunk received by `BF.LOADCHUNK` at byte `offset`; refuses one that starts past the
+/// end or does not fit inside the layer it starts in.
+pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+    let mut start = 0u64;
+    for layer in chain.layers_mut() {
+        let len = layer.size().bytes();
+        if offset < start + len {
+            let inner = offset - start;
+            if data.len() as u64 > len - inner {
+                return Err(BloomError::ChunkTooBig);
+            }
+            return layer.bits_mut().write_bytes(inner, data);
+        }
+        start += len;
+    }
+    Err(BloomError::ChunkOffset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::Unlimited;
+
+    fn sample(items: u32, nonscaling: bool) -> Chain {
+        let exp = if nonscaling { 0 } else { 2 };
+        let p = ChainParams::new(0.01, 50, exp, nonscaling).unwrap();
+        let mut c = Chain::new(p, HashScheme::Xxh3Enhanced, 42, &Unlimited).unwrap();
+        for i in 0..items {
+            let _ = c.add(format!("item{i}").as_bytes(), &Unlimited);
+        }
+        c
+    }
+
+    fn encode(c: &Chain) -> Vec<u8> {
+        let mut buf = Vec::new();
+        write_chain(c, &mut buf);
+        buf
+    }
+
+    #[test]
+    fn rdb_layout_round_trips() {
+        for c in [sample(0, false), sample(400, false), sample(30, true)] {
+            let buf = encode(&c);
+            let back = read_chain(&mut SliceReader::new(&buf)).unwrap();
+            assert_eq!(back, c);
+        }
+    }
+
+    #[test]
+    fn every_truncation_is_refused() {
+        let buf = encode(&sample(200, false));
+        for cut in 0..buf.len() {
+            assert!(read_chain(&mut SliceReader::new(&buf[..cut])).is_err(), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn altered_metadata_is_refused() {
+        let c = sample(200, false);
+        let buf = encode(&c);
+        let meta_len = {
+            let mut m = Vec::new();
+            ChainMeta::of(&c).write(&mut m);
+            m.len()
+        };
+        // Flipping any bit of the metadata must be caught (the seed and the item counts of the
+        // last layer are the only fields with freedom: seed is free, counts must still add up).
+        for byte in 0..meta_len {
+            if (8..16).contains(&byte) {
+                continue; // the seed: any value is valid
+            }
+            for bit in 0..8 {
+                let mut bad = buf.clone();
+                bad[byte] ^= 1 << bit;
+                let r = read_chain(&mut SliceReader::new(&bad));
+                assert!(r.is_err(), "byte {byte} bit {bit} accepted");
+            }
+        }
+    }
+
+    #[test]
+    fn patched_layer_count_is_refused() {
+        let c = sample(200, false);
+        let mut buf = encode(&c);
+        // layers field is the 7th u64
+        buf[48..56].copy_from_slice(&1000u64.to_le_bytes());
+        assert_eq!(read_chain(&mut SliceReader::new(&buf)).unwrap_err(), BloomError::BadData);
+        buf[48..56].copy_from_slice(&0u64.to_le_bytes());
+        assert_eq!(read_chain(&mut SliceReader::new(&buf)).unwrap_err(), BloomError::BadData);
+    }
+
+    #[test]
+    fn dump_header_round_trips_and_rejects_garbage() {
+        let c = sample(300, false);
+        let h = dump_header(&c);
+        assert_eq!(parse_dump_header(&h).unwrap(), ChainMeta::of(&c));
+        assert!(parse_dump_header(&h[..h.len() - 1]).is_err());
+        let mut longer = h.clone();
+        longer.push(0);
+        assert!(parse_dump_header(&longer).is_err());
+        assert!(parse_dump_header(b"").is_err());
+        let mut bad_magic = h.clone();
+        bad_magic[0] = b'X';
+        assert!(parse_dump_header(&bad_magic).is_err());
+    }
+
+    /// RedisBloom reads u64 size, u32 layer count at offset 8, and requires the header length
+    /// to be exactly 20 + 53 × count. Ours can never satisfy that.
+    #[test]
+    fn redisbloom_would_refuse_our_header() {
+        let h = dump_header(&sample(10, false));
+        let count = u32::from_le_bytes(h[8..12].try_into().unwrap()) as u64;
+        assert_ne!(h.len() as u64, 20 + 53 * count);
+        assert!(count > 0);
+    }
+
+    #[test]
+    fn chunks_walk_every_layer_and_restore_the_same_bits() {
+        let c = sample(400, false);
+        let meta = parse_dump_header(&dump_header(&c)).unwrap();
+        let mut restored = meta.allocate(&Unlimited).unwrap();
+        let mut offset = 0;
+        while let Some((layer, inner, len)) = chunk_at(&c, offset) {
+            let mut bytes = Vec::new();
+            c.layers()[layer]
+                .bits()
+                .read_bytes(inner, len, |b| bytes.extend_from_slice(b))
+                .unwrap();
+            write_chunk(&mut restored, offset, &bytes).unwrap();
+            offset += len;
+        }
+        assert_eq!(offset, c.bit_bytes());
+        assert_eq!(restored, c);
+    }
+
+    #[test]
+    fn chunks_out_of_place_are_refused() {
+        let mut c = sample(400, false);
+        let total = c.bit_bytes();
+        assert_eq!(write_chunk(&mut c, total, b"x").unwrap_err(), BloomError::ChunkOffset);
+        let first = c.layers()[0].size().bytes();
+        assert_eq!(
+            write_chunk(&mut c, first - 1, b"xy").unwrap_err(),
+            BloomError::ChunkTooBig
+        );
+    }
+}

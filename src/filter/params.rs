@@ -1,0 +1,244 @@
+//! Sizing of one layer, exactly as RedisBloom sizes it, and the limits every filter obeys.
+//!
+//! For a layer that must hold `capacity` items at false-positive rate `error`:
+//! ```text
+//! bpe    = -ln(error) / ln(2)^2          bits per entry
+//! bits   = floor(capacity * bpe), rounded UP to a multiple of 64
+//! hashes = ceil(ln(2) * bpe)             probes per item
+//! ```
+//! The constants are RedisBloom's own literals so the same RESERVE gives the same bytes, bits
+//! and hashes (and so the same `BF.INFO` / `BF.DEBUG` numbers).
+
+use super::BloomError;
+
+/// ln(2)^2, as RedisBloom writes it.
+const LN2_SQUARED: f64 = 0.480453013918201;
+/// ln(2), as RedisBloom writes it.
+const LN2: f64 = 0.693147180559945;
+
+/// Smallest capacity a RESERVE accepts.
+pub const MIN_CAPACITY: u64 = 1;
+/// Largest initial capacity a RESERVE accepts (RedisBloom 8's bound: 2^30).
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Largest expansion factor (RedisBloom 8's bound). 0 means "nonscaling".
+pub const MAX_EXPANSION: u64 = 32768;
+/// Each new layer's error is the previous one times this (RedisBloom's tightening ratio).
+pub const TIGHTENING: f64 = 0.5;
+/// Most probes per item in one layer. `hashes ≈ log2(1/error)`, so a layer error of 2^-64
+/// would already need 64 probes; smaller errors need absurd numbers of probes and, halved layer
+/// after layer, underflow towards 0 (a 0-hash layer says "present" to everything — the
+/// RedisBloom bug this bound exists to prevent).
+pub const MAX_HASHES: u32 = 64;
+/// Smallest per-layer error: 1e-19, just above 2^-64, the smallest round number whose layer
+/// needs no more than [`MAX_HASHES`] probes with RedisBloom's sizing constants.
+pub const MIN_LAYER_ERROR: f64 = 1e-19;
+/// Most layers in one chain. With tightening 0.5 and the error floor above, no chain can grow
+/// past ~64 layers anyway; the explicit bound keeps every loop and every loaded count small.
+pub const MAX_LAYERS: usize = 64;
+/// Largest bit count of one layer (2^43 bits = 1 TiB), far above any memory limit; keeps every
+/// product below 2^64.
+pub const MAX_LAYER_BITS: u64 = 1 << 43;
+/// Bytes RedisBloom counts for the chain header in `BF.INFO Size` (sizeof(SBChain)).
+pub const CHAIN_OVERHEAD: u64 = 32;
+/// Bytes RedisBloom counts per layer in `BF.INFO Size` (sizeof(SBLink)).
+pub const LAYER_OVERHEAD: u64 = 64;
+
+/// The size of one layer: what `BF.DEBUG` prints for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerSize {
+    /// Items this layer is built for.
+    pub capacity: u64,
+    /// False-positive rate this layer is built for.
+    pub error: f64,
+    /// Bits per entry: -ln(error)/ln(2)^2.
+    pub bpe: f64,
+    /// Bits in the array (multiple of 64).
+    pub bits: u64,
+    /// Probes per item.
+    pub hashes: u32,
+}
+
+impl LayerSize {
+    /// Bytes of bit array.
+    pub fn bytes(&self) -> u64 {
+        self.bits / 8
+    }
+}
+
+/// Whether `error` is a usable false-positive rate: strictly between 0 and 1.
+pub fn error_in_range(error: f64) -> bool {
+    error > 0.0 && error < 1.0
+}
+
+/// Sizes one layer for `capacity` items at `error`, or says why it cannot be built.
+pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
+    // `!(error < 1.0)` also refuses NaN; `!(error >= MIN)` also refuses 0 and negatives (a
+    // tiny requested rate halved for the first layer can round to 0).
+    if capacity == 0 || !(error < 1.0) {
+        return Err(BloomError::BadParameter);
+    }
+    if !(error >= MIN_LAYER_ERROR) {
+        return Err(BloomError::ErrorTooSmall);
+    }
+    let bpe = -(error.ln() / LN2_SQUARED);
+    let raw_bits = capacity as f64 * bpe;
+    // f64 holds every integer below 2^53 exactly; MAX_LAYER_BITS (2^43) is far below that,
+    // so the comparison is exact and the cast below cannot saturate.
+    if !raw_bits.is_finite() || raw_bits >= MAX_LAYER_BITS as f64 {
+        return Err(BloomError::TooLarge);
+    }
+    let floor_bits = (raw_bits as u64).max(1);
+    let bits = floor_bits.div_ceil(64) * 64;
+    let hashes = (LN2 * bpe).ceil() as u32;
+    if hashes == 0 || hashes > MAX_HASHES {
+        return Err(BloomError::ErrorTooSmall);
+    }
+    Ok(LayerSize {
+        capacity,
+        error,
+        bpe,
+        bits,
+        hashes,
+    })
+}
+
+/// The parameters of a new chain, checked: what RESERVE / INSERT / auto-create ask for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChainParams {
+    /// Requested overall false-positive rate.
+    pub error: f64,
+    /// Capacity of the first layer.
+    pub capacity: u64,
+    /// Growth factor of each new layer's capacity; 0 when nonscaling.
+    pub expansion: u32,
+}
+
+impl ChainParams {
+    /// Checks every parameter against the limits above.
+    pub fn new(error: f64, capacity: u64, expansion: u64, nonscaling: bool) -> Result<Self, BloomError> {
+        if !error_in_range(error) {
+            return Err(BloomError::ErrorRange);
+        }
+        if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
+            return Err(BloomError::CapacityRange);
+        }
+        if expansion > MAX_EXPANSION {
+            return Err(BloomError::ExpansionRange);
+        }
+        if nonscaling && expansion != 0 {
+            // Callers pass expansion 0 with nonscaling; a non-zero one is a contradiction.
+            return Err(BloomError::NonscalingExpansion);
+        }
+        let params = Self {
+            error,
+            capacity,
+            expansion: expansion as u32,
+        };
+        // The first layer must be buildable, or the chain is useless.
+        layer_size(capacity, params.first_layer_error())?;
+        Ok(params)
+    }
+
+    /// Whether the chain may add layers.
+    pub fn scaling(&self) -> bool {
+        self.expansion != 0
+    }
+
+    /// The first layer's error: half the requested rate when scaling, so the sum over all
+    /// layers (error/2 + error/4 + ...) stays below the requested rate; the rate itself when not.
+    pub fn first_layer_error(&self) -> f64 {
+        if self.scaling() { self.error * TIGHTENING } else { self.error }
+    }
+}
+
+/// `BF.INFO Size` of a chain: RedisBloom's struct overheads plus the bit arrays.
+pub fn info_size(layers: u64, bit_bytes: u64) -> u64 {
+    CHAIN_OVERHEAD
+        .saturating_add(LAYER_OVERHEAD.saturating_mul(layers))
+        .saturating_add(bit_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (error, capacity) → (bits, hashes), from RedisBloom 2.8's BF.DEBUG.
+    #[test]
+    fn sizing_matches_redisbloom() {
+        let table: &[(f64, u64, u64, u32)] = &[
+            (0.01, 100, 960, 7),
+            (0.005, 100, 1152, 8),
+            (0.005, 1000, 11072, 8),
+            (0.0025, 2000, 24960, 9),
+            (0.00125, 4000, 55680, 10),
+            (0.001, 1000, 14400, 10),
+            (0.0005, 1000, 15872, 11),
+            (0.1, 1000, 4800, 4),
+            (0.05, 10, 64, 5),
+            (0.01, 1, 64, 7),
+            (0.01, 900_000_000, 8_626_552_576, 7),
+            (0.00005, 12345, 254_528, 15),
+            (0.3, 7, 64, 2),
+        ];
+        for &(error, capacity, bits, hashes) in table {
+            let s = layer_size(capacity, error).unwrap();
+            assert_eq!((s.bits, s.hashes), (bits, hashes), "error {error} capacity {capacity}");
+            assert_eq!(s.bytes(), bits / 8);
+        }
+    }
+
+    #[test]
+    fn one_billion_items_at_one_percent_is_about_1_2_gb() {
+        let s = layer_size(1_000_000_000, 0.01).unwrap();
+        assert!(s.bytes() > 1_150_000_000 && s.bytes() < 1_250_000_000, "{}", s.bytes());
+    }
+
+    #[test]
+    fn first_layer_error_is_halved_only_when_scaling() {
+        let p = ChainParams::new(0.01, 100, 2, false).unwrap();
+        assert_eq!(p.first_layer_error(), 0.005);
+        let p = ChainParams::new(0.01, 100, 0, true).unwrap();
+        assert_eq!(p.first_layer_error(), 0.01);
+        assert!(!p.scaling());
+    }
+
+    #[test]
+    fn every_invalid_parameter_is_rejected() {
+        use BloomError::*;
+        let cases: &[(f64, u64, u64, bool, BloomError)] = &[
+            (0.0, 100, 2, false, ErrorRange),
+            (1.0, 100, 2, false, ErrorRange),
+            (-0.5, 100, 2, false, ErrorRange),
+            (f64::NAN, 100, 2, false, ErrorRange),
+            (f64::INFINITY, 100, 2, false, ErrorRange),
+            (0.01, 0, 2, false, CapacityRange),
+            (0.01, MAX_CAPACITY + 1, 2, false, CapacityRange),
+            (0.01, u64::MAX, 2, false, CapacityRange),
+            (0.01, 100, MAX_EXPANSION + 1, false, ExpansionRange),
+            (0.01, 100, 4_294_967_297, false, ExpansionRange),
+            (0.01, 100, 2, true, NonscalingExpansion),
+            (1e-30, 100, 2, false, ErrorTooSmall),
+            (5e-324, 100, 2, false, ErrorTooSmall),
+        ];
+        for &(e, c, x, n, ref want) in cases {
+            assert_eq!(ChainParams::new(e, c, x, n).unwrap_err(), *want, "{e} {c} {x} {n}");
+        }
+        assert!(ChainParams::new(0.999, MAX_CAPACITY, MAX_EXPANSION, false).is_ok());
+        assert!(ChainParams::new(2e-19, 1, 1, false).is_ok());
+        assert_eq!(ChainParams::new(1.9e-19, 1, 1, false).unwrap_err(), ErrorTooSmall);
+    }
+
+    #[test]
+    fn layer_size_refuses_huge_products() {
+        assert_eq!(layer_size(u64::MAX, 0.01).unwrap_err(), BloomError::TooLarge);
+        assert_eq!(layer_size(1 << 40, 1e-19).unwrap_err(), BloomError::TooLarge);
+    }
+
+    #[test]
+    fn hashes_never_exceed_the_bound() {
+        let s = layer_size(10, MIN_LAYER_ERROR).unwrap();
+        assert_eq!(s.hashes, MAX_HASHES);
+        assert_eq!(layer_size(10, 9e-20).unwrap_err(), BloomError::ErrorTooSmall);
+        assert_eq!(layer_size(10, 0.0).unwrap_err(), BloomError::ErrorTooSmall);
+    }
+}

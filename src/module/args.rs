@@ -1,0 +1,132 @@
+//! One typed view of a command's arguments, used by every command.
+//!
+//! Arguments are borrowed straight from Redis' argv (no copies, no reference-count traffic);
+//! numbers are parsed with Redis' own strictness (`string2ll`: no `+`, no leading zeros, no
+//! spaces; doubles: finite decimal or exponent notation, no trailing junk).
+
+use std::mem::ManuallyDrop;
+
+use redis_module::{RedisString, raw};
+
+/// A command's argv, borrowed for the duration of the command.
+pub struct Args<'a> {
+    ctx: *mut raw::RedisModuleCtx,
+    argv: &'a [*mut raw::RedisModuleString],
+}
+
+impl<'a> Args<'a> {
+    /// Wraps Redis' argv (argv[0] is the command name).
+    pub fn new(ctx: *mut raw::RedisModuleCtx, argv: &'a [*mut raw::RedisModuleString]) -> Self {
+        Self { ctx, argv }
+    }
+
+    /// Number of arguments including the command name.
+    pub fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// The bytes of argument `i` (0 is the command name). `i < len()`.
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        RedisString::string_as_slice(self.argv[i])
+    }
+
+    /// Arguments `from..` as byte slices.
+    pub fn rest(&self, from: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
+        self.argv[from.min(self.argv.len())..]
+            .iter()
+            .map(|&p| RedisString::string_as_slice(p))
+    }
+
+    /// The key (argument 1) as a RedisString borrowed from argv. `ManuallyDrop`: argv owns it,
+    /// so dropping our view must not release it.
+    pub fn key(&self) -> ManuallyDrop<RedisString> {
+        ManuallyDrop::new(RedisString::from_redis_module_string(self.ctx, self.argv[1]))
+    }
+
+    /// Whether argument `i` equals `keyword`, ignoring ASCII case.
+    pub fn is(&self, i: usize, keyword: &str) -> bool {
+        self.bytes(i).eq_ignore_ascii_case(keyword.as_bytes())
+    }
+}
+
+/// Parses a signed 64-bit integer exactly as Redis' `string2ll` does.
+pub fn parse_i64(b: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(b).ok()?;
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    let valid = !digits.is_empty()
+        && digits.bytes().all(|c| c.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && s != "-0";
+    if !valid {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Parses a double: decimal or exponent notation, finite, no surrounding junk.
+pub fn parse_f64(b: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(b).ok()?;
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'));
+    if !plain {
+        return None; // refuses "inf", "nan", spaces, hex
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Parses a byte size: a non-negative integer with an optional k/kb/m/mb/g/gb suffix
+/// (`1k` = 1000, `1kb` = 1024, as redis.conf reads sizes).
+pub fn parse_memory(s: &str) -> Option<u64> {
+    let lower = s.to_ascii_lowercase();
+    let split = lower.find(|c: char| !c.is_ascii_digit()).unwrap_or(lower.len());
+    let (num, unit) = lower.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mul: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(mul)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_are_parsed_like_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        for bad in [&b""[..], b"+5", b"007", b"-0", b"1.0", b" 1", b"1 ", b"9223372036854775808", b"abc", b"-"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn doubles_refuse_junk_and_non_finite() {
+        assert_eq!(parse_f64(b"0.01"), Some(0.01));
+        assert_eq!(parse_f64(b"1e-3"), Some(0.001));
+        assert_eq!(parse_f64(b".5"), Some(0.5));
+        for bad in [&b""[..], b"abc", b"inf", b"nan", b"0.01x", b" 0.1", b"1e999", b"0x10"] {
+            assert_eq!(parse_f64(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn memory_sizes_take_units() {
+        assert_eq!(parse_memory("4gb"), Some(4 << 30));
+        assert_eq!(parse_memory("4GB"), Some(4 << 30));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("123"), Some(123));
+        assert_eq!(parse_memory("12x"), None);
+        assert_eq!(parse_memory(""), None);
+        assert_eq!(parse_memory("99999999999gb"), None);
+    }
+}

@@ -1,0 +1,443 @@
+//! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.DEBUG.
+
+use redis_module::{Context, ContextFlags, NotifyEvent};
+
+use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
+use crate::filter::params::MAX_CAPACITY;
+use crate::filter::{Chain, ChainParams, HashScheme};
+use crate::module::args::{Args, parse_f64, parse_i64};
+use crate::module::config;
+use crate::module::errors;
+use crate::module::reply::Reply;
+
+/// Seed of new chains. Fixed for now; stored with every chain so it can change later without
+/// touching existing data.
+const NEW_CHAIN_SEED: u64 = 0;
+
+/// Builds a new chain for `params` under the server's allocation policy.
+fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
+    Chain::new(params, HashScheme::Xxh3Enhanced, NEW_CHAIN_SEED, &ServerGuard::new(ctx))
+        .map_err(|e| core_err(&e))
+}
+
+/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]`
+pub fn reserve(ctx: &Context, args: &Args) -> Reply {
+    if args.len() < 4 {
+        return Reply::WrongArity;
+    }
+    let Some(error) = parse_f64(args.bytes(2)) else {
+        return Reply::err(errors::BAD_ERROR_RATE);
+    };
+    if !crate::filter::params::error_in_range(error) {
+        return Reply::err(errors::ERROR_RATE_RANGE);
+    }
+    let Some(capacity) = parse_i64(args.bytes(3)) else {
+        return Reply::err(errors::BAD_CAPACITY);
+    };
+    if capacity < 1 || capacity as u64 > MAX_CAPACITY {
+        return Reply::err(errors::CAPACITY_RANGE);
+    }
+    let mut expansion: Option<i64> = None;
+    let mut nonscaling = false;
+    let mut i = 4;
+    while i < args.len() {
+        if args.is(i, "NONSCALING") {
+            nonscaling = true;
+        } else if args.is(i, "EXPANSION") {
+            i += 1;
+            if i >= args.len() {
+                return Reply::err(errors::NO_EXPANSION);
+            }
+            let Some(x) = parse_i64(args.bytes(i)) else {
+                return Reply::err(errors::BAD_EXPANSION);
+            };
+            expansion = Some(x);
+        } else {
+            return Reply::err(errors::SYNTAX);
+        }
+        i += 1;
+    }
+    let expansion = match (expansion, nonscaling) {
+        (Some(x), true) if x != 0 => return Reply::err(errors::NONSCALING_EXPANSION),
+        (Some(x), _) if !(0..=crate::filter::params::MAX_EXPANSION as i64).contains(&x) => {
+            return Reply::err(errors::EXPANSION_RANGE);
+        }
+        (Some(x), false) => x as u64,
+        (_, true) => 0,
+        (None, false) => 2,
+    };
+    let params = match ChainParams::new(error, capacity as u64, expansion, expansion == 0) {
+        Ok(p) => p,
+        Err(e) => return core_err(&e),
+    };
+    let key_name = args.key();
+    let key = ctx.open_key_writable(&key_name);
+    match write_chain(&key) {
+        Err(r) => return r,
+        Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
+        Ok(None) => {}
+    }
+    let chain = match new_chain(ctx, params) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    if let Err(r) = store_chain(&key, chain) {
+        return r;
+    }
+    ctx.replicate_verbatim();
+    ctx.notify_keyspace_event(NotifyEvent::MODULE, "bf.reserve", &key_name);
+    Reply::Ok
+}
+
+/// How an add-family command was asked to create a missing filter.
+struct Create {
+    params: Option<ChainParams>,
+    nocreate: bool,
+}
+
+/// Shared body of ADD, MADD and INSERT: adds the items from `args[first_item]` on in order,
+/// stopping at the first refusal (which becomes the last element), and replicates exactly what
+/// happened. `Err` is a reply for the whole command (wrong type, missing key, no filter).
+fn add_items(
+    ctx: &Context,
+    args: &Args,
+    first_item: usize,
+    create: Create,
+    event: &str,
+) -> Result<Vec<Reply>, Reply> {
+    let key_name = args.key();
+    let key = ctx.open_key_writable(&key_name);
+    let existing = match write_chain(&key) {
+        Ok(c) => c,
+        Err(r) => return Err(r),
+    };
+    let guard = ServerGuard::new(ctx);
+    let mut created: Option<Chain> = None;
+    let chain: &mut Chain = match existing {
+        Some(c) => c,
+        None if create.nocreate => return Err(Reply::err(errors::NOT_FOUND)),
+        None => {
+            let params = match create.params {
+                Some(p) => p,
+                None => {
+                    let (error, capacity, expansion) = config::defaults();
+                    match ChainParams::new(error, capacity, expansion, expansion == 0) {
+                        Ok(p) => p,
+                        Err(e) => return Err(core_err(&e)),
+                    }
+                }
+            };
+            match new_chain(ctx, params) {
+                Ok(c) => created.insert(c),
+                Err(r) => return Err(r),
+            }
+        }
+    };
+    let mut results = Vec::with_capacity(args.len() - first_item);
+    let mut changed = false;
+    let mut processed = 0;
+    for item in args.rest(first_item) {
+        match chain.add(item, &guard) {
+            Ok(new) => {
+                changed |= new;
+                processed += 1;
+                results.push(Reply::Bool(new));
+            }
+            Err(e) => {
+                results.push(core_err(&e));
+                break;
+            }
+        }
+    }
+    let all_done = processed == args.len() - first_item;
+    if let Some(chain) = created {
+        let params = *chain.params();
+        store_chain(&key, chain)?;
+        replicate_create(ctx, args, &params, first_item, processed);
+        changed = true;
+    } else if changed && all_done {
+        ctx.replicate_verbatim();
+    } else if changed {
+        // Stopped early: replicate only the items that went in, so a replica (which does not
+        // apply this server's memory limits) ends with the same bits.
+        let mut v: Vec<&[u8]> = vec![args.bytes(1)];
+        v.extend(args.rest(first_item).take(processed));
+        ctx.replicate("BF.MADD", &v[..]);
+    }
+    if changed {
+        ctx.notify_keyspace_event(NotifyEvent::MODULE, event, &key_name);
+    }
+    Ok(results)
+}
+
+/// Replicates the creation of a filter with every parameter explicit, so a replica or an AOF
+/// replay builds the same filter whatever its own defaults are.
+fn replicate_create(ctx: &Context, args: &Args, p: &ChainParams, first_item: usize, n: usize) {
+    let capacity = p.capacity.to_string();
+    let error = p.error.to_string();
+    let expansion = p.expansion.to_string();
+    let growth: Vec<&[u8]> = if p.scaling() {
+        vec![b"EXPANSION", expansion.as_bytes()]
+    } else {
+        vec![b"NONSCALING"]
+    };
+    if n == 0 {
+        // Nothing went in (the first item was refused): the replica still needs the filter.
+        let mut v: Vec<&[u8]> = vec![args.bytes(1), error.as_bytes(), capacity.as_bytes()];
+        v.extend(growth);
+        ctx.replicate("BF.RESERVE", &v[..]);
+    } else {
+        let mut v: Vec<&[u8]> =
+            vec![args.bytes(1), b"CAPACITY", capacity.as_bytes(), b"ERROR", error.as_bytes()];
+        v.extend(growth);
+        v.push(b"ITEMS");
+        v.extend(args.rest(first_item).take(n));
+        ctx.replicate("BF.INSERT", &v[..]);
+    }
+}
+
+/// `BF.ADD key item`
+pub fn add(ctx: &Context, args: &Args) -> Reply {
+    if args.len() != 3 {
+        return Reply::WrongArity;
+    }
+    match add_items(ctx, args, 2, Create { params: None, nocreate: false }, "bf.add") {
+        Ok(mut results) => results.pop().unwrap_or(Reply::Null),
+        Err(r) => r,
+    }
+}
+
+/// `BF.MADD key item [item ...]`
+pub fn madd(ctx: &Context, args: &Args) -> Reply {
+    if args.len() < 3 {
+        return Reply::WrongArity;
+    }
+    add_items(ctx, args, 2, Create { params: None, nocreate: false }, "bf.madd")
+        .map_or_else(|r| r, Reply::Array)
+}
+
+/// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
+pub fn insert(ctx: &Context, args: &Args) -> Reply {
+    let (error_default, capacity_default, expansion_default) = config::defaults();
+    let mut error = error_default;
+    let mut capacity = capacity_default;
+    let mut expansion: Option<u64> = None;
+    let mut nocreate = false;
+    let mut nonscaling = false;
+    let mut i = 2;
+    let mut items_at = None;
+    while i < args.len() {
+        let value = |i: usize| (i + 1 < args.len()).then(|| args.bytes(i + 1));
+        if args.is(i, "ITEMS") {
+            items_at = Some(i + 1);
+            break;
+        } else if args.is(i, "NOCREATE") {
+            nocreate = true;
+        } else if args.is(i, "NONSCALING") {
+            nonscaling = true;
+        } else if args.is(i, "CAPACITY") {
+            let Some(v) = value(i) else { return Reply::WrongArity };
+            match parse_i64(v) {
+                Some(c) if c >= 1 && c as u64 <= MAX_CAPACITY => capacity = c as u64,
+                _ => return Reply::err(errors::INSERT_BAD_CAPACITY),
+            }
+            i += 1;
+        } else if args.is(i, "ERROR") {
+            let Some(v) = value(i) else { return Reply::WrongArity };
+            match parse_f64(v) {
+                Some(e) if crate::filter::params::error_in_range(e) => error = e,
+                _ => return Reply::err(errors::INSERT_BAD_ERROR_RATE),
+            }
+            i += 1;
+        } else if args.is(i, "EXPANSION") {
+            let Some(v) = value(i) else { return Reply::WrongArity };
+            match parse_i64(v) {
+                Some(x) if (0..=crate::filter::params::MAX_EXPANSION as i64).contains(&x) => {
+                    expansion = Some(x as u64)
+                }
+                _ => return Reply::err(errors::INSERT_BAD_EXPANSION),
+            }
+            i += 1;
+        } else {
+            return Reply::err(errors::UNKNOWN_ARGUMENT);
+        }
+        i += 1;
+    }
+    let Some(first_item) = items_at.filter(|&at| at < args.len()) else {
+        return Reply::WrongArity;
+    };
+    let expansion = match (expansion, nonscaling) {
+        (Some(x), true) if x != 0 => return Reply::err(errors::NONSCALING_EXPANSION),
+        (_, true) => 0,
+        (Some(x), false) => x,
+        (None, false) => expansion_default,
+    };
+    let params = match ChainParams::new(error, capacity, expansion, expansion == 0) {
+        Ok(p) => p,
+        Err(e) => return core_err(&e),
+    };
+    add_items(ctx, args, first_item, Create { params: Some(params), nocreate }, "bf.insert")
+        .map_or_else(|r| r, Reply::Array)
+}
+
+/// `BF.EXISTS key item`
+pub fn exists(ctx: &Context, args: &Args) -> Reply {
+    if args.len() != 3 {
+        return Reply::WrongArity;
+    }
+    let key = ctx.open_key(&args.key());
+    match read_chain(&key) {
+        Err(r) => r,
+        Ok(None) => Reply::Bool(false),
+        Ok(Some(chain)) => Reply::Bool(chain.contains(args.bytes(2))),
+    }
+}
+
+/// `BF.MEXISTS key item [item ...]`
+pub fn mexists(ctx: &Context, args: &Args) -> Reply {
+    if args.len() < 3 {
+        return Reply::WrongArity;
+    }
+    let key = ctx.open_key(&args.key());
+    match read_chain(&key) {
+        Err(r) => r,
+        Ok(None) => Reply::Array(args.rest(2).map(|_| Reply::Bool(false)).collect()),
+        Ok(Some(chain)) => {
+            Reply::Array(args.rest(2).map(|item| Reply::Bool(chain.contains(item))).collect())
+        }
+    }
+}
+
+/// `BF.CARD key`
+pub fn card(ctx: &Context, args: &Args) -> Reply {
+    if args.len() != 2 {
+        return Reply::WrongArity;
+    }
+    let key = ctx.open_key(&args.key());
+    match read_chain(&key) {
+        Err(r) => r,
+        Ok(None) => Reply::Int(0),
+        Ok(Some(chain)) => Reply::Int(chain.items() as i64),
+    }
+}
+
+/// Converts a count for an integer reply (counts never approach i64::MAX).
+fn int(v: u64) -> Reply {
+    Reply::Int(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`
+pub fn info(ctx: &Context, args: &Args) -> Reply {
+    if !(2..=3).contains(&args.len()) {
+        return Reply::WrongArity;
+    }
+    let key = ctx.open_key(&args.key());
+    let chain = match read_chain(&key) {
+        Err(r) => return r,
+        Ok(None) => return Reply::err(errors::NOT_FOUND),
+        Ok(Some(c)) => c,
+    };
+    let expansion = if chain.params().scaling() {
+        int(u64::from(chain.params().expansion))
+    } else {
+        Reply::Null
+    };
+    let mut fields = vec![
+        ("Capacity", int(chain.capacity())),
+        ("Size", int(chain.info_size())),
+        ("Number of filters", int(chain.layers().len() as u64)),
+        ("Number of items inserted", int(chain.items())),
+        ("Expansion rate", expansion),
+    ];
+    if args.len() == 2 {
+        return Reply::Map(fields);
+    }
+    let which = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"]
+        .iter()
+        .position(|f| args.is(2, f));
+    let Some(which) = which else {
+        return Reply::err(errors::INVALID_INFO);
+    };
+    let field = fields.swap_remove(which);
+    if ctx.get_flags().contains(ContextFlags::FLAGS_RESP3) {
+        Reply::Map(vec![field])
+    } else {
+        Reply::Array(vec![field.1])
+    }
+}
+
+/// Formats like C's `printf("%g")`: 6 significant digits, trailing zeros removed, exponent
+/// form below 1e-4 or from 1e6.
+pub fn format_g(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return if x == 0.0 { "0".into() } else { x.to_string() };
+    }
+    let sci = format!("{x:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", trim(mantissa), sign, exp.abs())
+    } else {
+        trim(&format!("{:.*}", (5 - exp) as usize, x))
+    }
+}
+
+/// `BF.DEBUG key`: `size:<items>`, then one line per layer in RedisBloom's format.
+pub fn debug(ctx: &Context, args: &Args) -> Reply {
+    if args.len() != 2 {
+        return Reply::WrongArity;
+    }
+    let key = ctx.open_key(&args.key());
+    let chain = match read_chain(&key) {
+        Err(r) => return r,
+        Ok(None) => return Reply::err(errors::NOT_FOUND),
+        Ok(Some(c)) => c,
+    };
+    let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
+    for layer in chain.layers() {
+        let s = layer.size();
+        lines.push(Reply::Bulk(
+            format!(
+                "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+                s.bytes(),
+                s.bits,
+                s.hashes,
+                s.capacity,
+                layer.items(),
+                format_g(s.error)
+            )
+            .into_bytes(),
+        ));
+    }
+    Reply::Array(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g;
+
+    #[test]
+    fn format_g_matches_printf() {
+        for (x, want) in [
+            (0.005, "0.005"),
+            (0.0025, "0.0025"),
+            (0.00125, "0.00125"),
+            (0.01, "0.01"),
+            (0.000078125, "7.8125e-05"),
+            (1e-10, "1e-10"),
+            (0.5, "0.5"),
+            (0.123456789, "0.123457"),
+            (3.0517578125e-07, "3.05176e-07"),
+        ] {
+            assert_eq!(format_g(x), want);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
+//! `bf.max-filter-bytes`. Each can be given as a `--loadmodule` argument (`error-rate 0.001`;
+//! RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE` spellings work too) and read or changed with
+//! `CONFIG GET` / `CONFIG SET`, and in redis.conf.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use redis_module::configuration::{
+    ConfigurationContext, ConfigurationFlags, ConfigurationValue, register_i64_configuration,
+    register_string_configuration,
+};
+use redis_module::{Context, RedisError, RedisString};
+
+use super::args::{parse_f64, parse_memory};
+use crate::filter::ChainParams;
+use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
+
+/// Default error rate of filters created by ADD / MADD / INSERT.
+pub static ERROR_RATE: ErrorRate = ErrorRate(AtomicU64::new(0x3F84_7AE1_47AE_147B)); // 0.01
+/// Default first-layer capacity of auto-created filters.
+pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
+/// Default expansion of auto-created filters (0 = nonscaling).
+pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
+/// Largest size (as `BF.INFO Size` counts) one filter may reach.
+pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+
+const DEFAULT_ERROR_RATE: f64 = 0.01;
+const DEFAULT_INITIAL_SIZE: i64 = 100;
+const DEFAULT_EXPANSION: i64 = 2;
+const DEFAULT_MAX_FILTER_BYTES: i64 = 4 << 30;
+/// Smallest per-filter limit accepted: below this not even a default filter fits.
+const MIN_MAX_FILTER_BYTES: i64 = 4096;
+
+/// The error-rate setting: an f64 kept as its bits, validated on every set.
+pub struct ErrorRate(AtomicU64);
+
+impl ErrorRate {
+    /// The current value.
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// Whether `e` can be the default error rate of a new filter.
+fn valid_error_rate(e: f64) -> bool {
+    ChainParams::new(e, 1, DEFAULT_EXPANSION as u64, false).is_ok()
+}
+
+impl ConfigurationValue<RedisString> for ErrorRate {
+    fn get(&self, _: &ConfigurationContext) -> RedisString {
+        RedisString::create(None, ErrorRate::get(self).to_string())
+    }
+    fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        match parse_f64(val.as_slice()).filter(|&e| valid_error_rate(e)) {
+            Some(e) => {
+                self.0.store(e.to_bits(), Ordering::Relaxed);
+                Ok(())
+            }
+            None => Err(RedisError::Str("error-rate must be a number in (0, 1)")),
+        }
+    }
+}
+
+/// The defaults an auto-created filter gets right now.
+pub fn defaults() -> (f64, u64, u64) {
+    (
+        ERROR_RATE.get(),
+        INITIAL_SIZE.load(Ordering::Relaxed) as u64,
+        EXPANSION.load(Ordering::Relaxed) as u64,
+    )
+}
+
+/// The per-filter byte limit right now.
+pub fn max_filter_bytes() -> u64 {
+    MAX_FILTER_BYTES.load(Ordering::Relaxed) as u64
+}
+
+/// Starting values read from `--loadmodule` arguments.
+struct Start {
+    error_rate: String,
+    initial_size: i64,
+    expansion: i64,
+    max_filter_bytes: i64,
+}
+
+/// Reads `name value` pairs; refuses unknown names and out-of-range values with a message the
+/// server log shows when the module fails to load.
+fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
+    let mut start = Start {
+        error_rate: DEFAULT_ERROR_RATE.to_string(),
+        initial_size: DEFAULT_INITIAL_SIZE,
+        expansion: DEFAULT_EXPANSION,
+        max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
+    };
+    if args.len() % 2 != 0 {
+        return Err("module arguments must be name/value pairs".into());
+    }
+    for pair in args.chunks(2) {
+        let name = pair[0].to_string_lossy().to_ascii_lowercase().replace('_', "-");
+        let value = pair[1].to_string_lossy();
+        let int = |lo: i64, hi: i64| {
+            value
+                .parse::<i64>()
+                .ok()
+                .filter(|v| (lo..=hi).contains(v))
+                .ok_or_else(|| format!("{name} must be an integer in [{lo}, {hi}], got '{value}'"))
+        };
+        match name.as_str() {
+            "error-rate" => {
+                if !parse_f64(value.as_bytes()).is_some_and(valid_error_rate) {
+                    return Err(format!("error-rate must be a number in (0, 1), got '{value}'"));
+                }
+                start.error_rate = value.clone();
+            }
+            "initial-size" => start.initial_size = int(1, MAX_CAPACITY as i64)?,
+            "expansion-factor" | "expansion" => start.expansion = int(0, MAX_EXPANSION as i64)?,
+            "max-filter-bytes" => {
+                start.max_filter_bytes = parse_memory(&value)
+                    .and_then(|v| i64::try_from(v).ok())
+                    .filter(|&v| v >= MIN_MAX_FILTER_BYTES)
+                    .ok_or_else(|| {
+                        format!("max-filter-bytes must be a size of at least {MIN_MAX_FILTER_BYTES} bytes (e.g. 4gb), got '{value}'")
+                    })?
+            }
+            _ => return Err(format!("unknown module argument '{name}'")),
+        }
+    }
+    Ok(start)
+}
+
+/// Registers the configs with their starting values. The caller then calls
+/// `RedisModule_LoadConfigs` so redis.conf values apply.
+pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
+    let start = parse_module_args(args)?;
+    register_string_configuration(
+        ctx,
+        "error-rate",
+        &ERROR_RATE,
+        &start.error_rate,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_i64_configuration(
+        ctx,
+        "initial-size",
+        &INITIAL_SIZE,
+        start.initial_size,
+        1,
+        MAX_CAPACITY as i64,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_i64_configuration(
+        ctx,
+        "expansion-factor",
+        &EXPANSION,
+        start.expansion,
+        0,
+        MAX_EXPANSION as i64,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_i64_configuration(
+        ctx,
+        "max-filter-bytes",
+        &MAX_FILTER_BYTES,
+        start.max_filter_bytes,
+        MIN_MAX_FILTER_BYTES,
+        i64::MAX,
+        ConfigurationFlags::MEMORY,
+        None,
+    );
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! The `MBbloom--` native type: its callbacks, and the module's only raw-pointer code besides
+//! `lib.rs`. Every callback runs inside `catch_unwind`: a panic here must not take Redis down.
+
+use std::ffi::{CString, c_void};
+use std::os::raw::{c_char, c_int, c_longlong};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use redis_module::native_types::RedisType;
+use redis_module::{RedisBuffer, raw};
+
+use crate::filter::codec::{
+    self, FieldReader, FieldWriter, RDB_ENCODING_VERSION, chunk_at, dump_header,
+};
+use crate::filter::{BloomError, Chain};
+
+/// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients
+/// expect; its encoding version is ours ([`RDB_ENCODING_VERSION`]).
+pub static BLOOM_TYPE: RedisType = RedisType::new(
+    "MBbloom--",
+    RDB_ENCODING_VERSION,
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: Some(digest),
+        free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: Some(free_effort),
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    },
+);
+
+/// Logs at `warning` level without letting `%` be read as a format directive.
+fn log_warning(msg: &str) {
+    let level = CString::new("warning").expect("no NUL");
+    let fmt = CString::new("%s").expect("no NUL");
+    let text = CString::new(msg.replace('\0', " ")).expect("NULs replaced");
+    // SAFETY: RedisModule_Log with a null context logs as the module-less server; the format
+    // is "%s" with one C string argument.
+    unsafe {
+        if let Some(log) = raw::RedisModule_Log {
+            log(std::ptr::null_mut(), level.as_ptr(), fmt.as_ptr(), text.as_ptr());
+        }
+    }
+}
+
+/// Runs a callback body, turning a panic into `fallback` and a log line.
+fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        log_warning(&format!("scalebloom: panic caught in {what}; operation refused"));
+        fallback
+    })
+}
+
+/// Redis' typed RDB calls as a [`FieldReader`].
+struct RdbReader(*mut raw::RedisModuleIO);
+
+impl FieldReader for RdbReader {
+    type Bytes = RedisBuffer;
+    fn u64(&mut self) -> Result<u64, BloomError> {
+        raw::load_unsigned(self.0).map_err(|_| BloomError::BadData)
+    }
+    fn f64(&mut self) -> Result<f64, BloomError> {
+        raw::load_double(self.0).map_err(|_| BloomError::BadData)
+    }
+    fn bytes(&mut self) -> Result<RedisBuffer, BloomError> {
+        raw::load_string_buffer(self.0).map_err(|_| BloomError::BadData)
+    }
+}
+
+/// Redis' typed RDB calls as a [`FieldWriter`].
+struct RdbWriter(*mut raw::RedisModuleIO);
+
+impl FieldWriter for RdbWriter {
+    fn u64(&mut self, v: u64) {
+        raw::save_unsigned(self.0, v);
+    }
+    fn f64(&mut self, v: f64) {
+        raw::save_double(self.0, v);
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        raw::save_slice(self.0, b);
+    }
+}
+
+/// The chain behind a type value pointer.
+///
+/// SAFETY (callers): `value` is a pointer Redis got from us: `Box::into_raw(Box<Chain>)`.
+unsafe fn chain_ref<'a>(value: *mut c_void) -> &'a Chain {
+    unsafe { &*value.cast::<Chain>() }
+}
+
+unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    guarded("rdb_load", std::ptr::null_mut(), || {
+        if encver != RDB_ENCODING_VERSION {
+            log_warning(&format!(
+                "scalebloom: cannot load MBbloom-- encoding version {encver} (RedisBloom data is \
+                 versions 0-4; importing it is not supported yet)"
+            ));
+            return std::ptr::null_mut();
+        }
+        match codec::read_chain(&mut RdbReader(rdb)) {
+            Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
+            Err(_) => {
+                log_warning("scalebloom: refused a corrupt or inconsistent MBbloom-- value");
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    guarded("rdb_save", (), || {
+        codec::write_chain(unsafe { chain_ref(value) }, &mut RdbWriter(rdb));
+    })
+}
+
+/// Emits `BF.LOADCHUNK key 1 <header>` and then one LOADCHUNK per non-zero chunk (zero chunks
+/// are already zero after the header creates the filter).
+unsafe extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    guarded("aof_rewrite", (), || {
+        let chain = unsafe { chain_ref(value) };
+        let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
+            return;
+        };
+        let cmd = CString::new("BF.LOADCHUNK").expect("no NUL");
+        let fmt = CString::new("slb").expect("no NUL");
+        let emit_chunk = |iter: u64, data: &[u8]| unsafe {
+            emit(
+                aof,
+                cmd.as_ptr(),
+                fmt.as_ptr(),
+                key,
+                iter as c_longlong,
+                data.as_ptr().cast::<c_char>(),
+                data.len(),
+            );
+        };
+        emit_chunk(1, &dump_header(chain));
+        let mut offset = 0u64;
+        while let Some((layer, inner, len)) = chunk_at(chain, offset) {
+            let mut buf = Vec::with_capacity(len as usize);
+            let bits = chain.layers()[layer].bits();
+            if bits.read_bytes(inner, len, |b| buf.extend_from_slice(b)).is_ok()
+                && buf.iter().any(|&b| b != 0)
+            {
+                emit_chunk(offset + len + 1, &buf);
+            }
+            offset += len;
+        }
+    })
+}
+
+unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
+    guarded("mem_usage", 0, || {
+        usize::try_from(unsafe { chain_ref(value.cast_mut()) }.info_size()).unwrap_or(usize::MAX)
+    })
+}
+
+unsafe extern "C" fn free(value: *mut c_void) {
+    guarded("free", (), || drop(unsafe { Box::from_raw(value.cast::<Chain>()) }))
+}
+
+/// Allocations to free: lets Redis free big filters in the background (lazyfree).
+unsafe extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
+    guarded("free_effort", 1, || {
+        let chain = unsafe { chain_ref(value.cast_mut()) };
+        chain
+            .layers()
+            .iter()
+            .map(|l| l.bits().segment_byte_lengths().count() + 1)
+            .sum::<usize>()
+            + 1
+    })
+}
+
+unsafe extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    guarded("copy", std::ptr::null_mut(), || {
+        let chain = unsafe { chain_ref(value.cast_mut()) }.clone();
+        Box::into_raw(Box::new(chain)).cast()
+    })
+}
+
+/// Feeds every parameter, counter and bit to `DEBUG DIGEST-VALUE`.
+unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guarded("digest", (), || {
+        let chain = unsafe { chain_ref(value) };
+        let (Some(add_ll), Some(add_buf), Some(end)) = (unsafe {
+            (
+                raw::RedisModule_DigestAddLongLong,
+                raw::RedisModule_DigestAddStringBuffer,
+                raw::RedisModule_DigestEndSequence,
+            )
+        }) else {
+            return;
+        };
+        let mut fields = Vec::new();
+        codec::ChainMeta::of(chain).write(&mut fields);
+        unsafe {
+            add_ll(md, chain.items() as c_longlong);
+            add_buf(md, fields.as_ptr().cast::<c_char>(), fields.len());
+        }
+        for layer in chain.layers() {
+            layer.bits().for_each_segment_bytes(|seg| unsafe {
+                add_buf(md, seg.as_ptr().cast::<c_char>(), seg.len());
+            });
+        }
+        unsafe { end(md) };
+    })
+}

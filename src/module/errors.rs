@@ -1,0 +1,65 @@
+//! Every error reply the module sends, written once.
+//!
+//! The wording is RedisBloom 8's, so clients and scripts that match on it keep working; the
+//! replies RedisBloom lacks (limits it never had) say what was refused and which setting decides.
+
+use crate::filter::BloomError;
+
+pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
+pub const ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
+pub const BAD_CAPACITY: &str = "ERR bad capacity";
+pub const CAPACITY_RANGE: &str = "ERR capacity must be in the range [1, 1073741824]";
+pub const NO_EXPANSION: &str = "ERR no expansion";
+pub const BAD_EXPANSION: &str = "ERR bad expansion";
+pub const EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
+pub const NONSCALING_EXPANSION: &str = "Nonscaling filters cannot expand";
+pub const ITEM_EXISTS: &str = "ERR item exists";
+pub const NOT_FOUND: &str = "ERR not found";
+pub const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const INVALID_INFO: &str = "Invalid information value";
+pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+pub const INSERT_BAD_CAPACITY: &str = "Bad capacity";
+pub const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
+pub const INSERT_BAD_EXPANSION: &str = "Bad expansion";
+pub const SYNTAX: &str = "ERR syntax error";
+pub const NONSCALING_FULL: &str = "ERR non scaling filter is full";
+pub const PROBLEM_INSERTING: &str = "ERR problem inserting into filter";
+pub const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
+pub const SCANDUMP_ITER: &str = "Second argument must be numeric";
+pub const LOADCHUNK_ITER: &str = "ERR Second argument must be numeric";
+pub const BAD_DATA: &str = "ERR received bad data";
+pub const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
+pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
+pub const ERROR_TOO_SMALL: &str =
+    "ERR error rate too small: a layer's error would fall below 1e-19 (more than 64 hashes)";
+pub const INTERNAL: &str = "ERR internal error in scalebloom: the command was aborted, see the server log";
+
+/// The reply text for a core error met while creating or growing a filter.
+pub fn text(e: &BloomError) -> String {
+    let s = match e {
+        BloomError::ErrorRange => ERROR_RATE_RANGE,
+        BloomError::CapacityRange => CAPACITY_RANGE,
+        BloomError::ExpansionRange => EXPANSION_RANGE,
+        BloomError::NonscalingExpansion => NONSCALING_EXPANSION,
+        BloomError::ErrorTooSmall => ERROR_TOO_SMALL,
+        BloomError::NonscalingFull => NONSCALING_FULL,
+        BloomError::TooManyLayers | BloomError::TooLarge | BloomError::BadParameter => {
+            PROBLEM_INSERTING
+        }
+        BloomError::OutOfMemory => NO_MEMORY,
+        BloomError::BadData => BAD_DATA,
+        BloomError::ChunkOffset => CHUNK_OFFSET,
+        BloomError::ChunkTooBig => CHUNK_TOO_BIG,
+        BloomError::FilterLimit { needed, limit } => {
+            return format!(
+                "ERR filter would need {needed} bytes, over the per-filter limit bf.max-filter-bytes ({limit})"
+            );
+        }
+        BloomError::MaxMemory { needed } => {
+            return format!(
+                "OOM allocating {needed} bytes for the filter would exceed 'maxmemory'"
+            );
+        }
+    };
+    s.to_string()
+}

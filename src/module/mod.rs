@@ -1,0 +1,8 @@
+//! The Redis glue: thin layers between Redis and the pure core in `crate::filter`.
+
+pub mod args;
+pub mod commands;
+pub mod config;
+pub mod datatype;
+pub mod errors;
+pub mod reply;

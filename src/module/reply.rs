@@ -1,0 +1,38 @@
+//! Replies as values. Command handlers build a whole [`Reply`] before anything is sent, so a
+//! handler that fails half-way never leaves a client with half a reply; `lib.rs` sends it.
+
+/// One reply, in the shapes BF.* commands use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// `+OK`.
+    Ok,
+    /// An integer.
+    Int(i64),
+    /// A RESP3 boolean; RESP2 clients get `:1` / `:0`.
+    Bool(bool),
+    /// A bulk string.
+    Bulk(Vec<u8>),
+    /// A null.
+    Null,
+    /// An array.
+    Array(Vec<Reply>),
+    /// A map with simple-string keys; RESP2 clients get a flat array of key, value, ….
+    Map(Vec<(&'static str, Reply)>),
+    /// An error reply (the text as sent, including its code such as `ERR`).
+    Error(String),
+    /// The standard wrong-number-of-arguments error, naming the command as the client sent it.
+    WrongArity,
+}
+
+impl Reply {
+    /// An error reply from static text.
+    pub fn err(s: &str) -> Self {
+        Reply::Error(s.to_string())
+    }
+}
+
+impl From<std::result::Result<Reply, Reply>> for Reply {
+    fn from(r: std::result::Result<Reply, Reply>) -> Self {
+        r.unwrap_or_else(|e| e)
+    }
+}
