@@ -234,3 +234,174 @@ pub fn expected_layer(params: &ChainParams, index: usize) -> Result<super::param
     }
     layer_size(capacity, error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(error: f64, capacity: u64, expansion: u64) -> Chain {
+        let p = ChainParams::new(error, capacity, expansion, expansion == 0).unwrap();
+        Chain::new(p, HashScheme::Xxh3Enhanced, 0x5eed, &Unlimited).unwrap()
+    }
+
+    fn item(i: u64) -> Vec<u8> {
+        format!("member:{i}").into_bytes()
+    }
+
+    /// Grows to 10× the initial capacity, then checks there are no false negatives and that
+    /// the measured false-positive rate over 200k never-added items is within the request.
+    fn grow_and_measure(error: f64) -> f64 {
+        let capacity = 10_000;
+        let mut c = chain(error, capacity, 2);
+        let mut added = Vec::new();
+        for i in 0..capacity * 10 {
+            if c.add(&item(i), &Unlimited).unwrap() {
+                added.push(i);
+            }
+        }
+        for i in 0..capacity * 10 {
+            assert!(c.contains(&item(i)), "false negative for item {i}");
+        }
+        let probes = 200_000u64;
+        let hits = (0..probes)
+            .filter(|i| c.contains(format!("absent:{i}").as_bytes()))
+            .count();
+        hits as f64 / probes as f64
+    }
+
+    #[test]
+    fn false_positive_rate_stays_within_one_percent_at_ten_times_capacity() {
+        let rate = grow_and_measure(0.01);
+        eprintln!("measured false-positive rate at 1%: {rate}");
+        assert!(rate <= 0.01, "measured {rate}");
+    }
+
+    #[test]
+    fn false_positive_rate_stays_within_a_tenth_of_a_percent_at_ten_times_capacity() {
+        let rate = grow_and_measure(0.001);
+        eprintln!("measured false-positive rate at 0.1%: {rate}");
+        assert!(rate <= 0.001, "measured {rate}");
+    }
+
+    #[test]
+    fn present_items_change_nothing() {
+        let mut c = chain(0.01, 100, 2);
+        assert!(c.add(b"a", &Unlimited).unwrap());
+        let before = c.clone();
+        assert!(!c.add(b"a", &Unlimited).unwrap());
+        assert_eq!(c, before);
+        assert_eq!(c.items(), 1);
+    }
+
+    #[test]
+    fn a_new_layer_is_made_only_for_a_genuinely_new_item() {
+        let mut c = chain(0.01, 10, 2);
+        let mut i = 0;
+        while c.items() < 10 {
+            c.add(&item(i), &Unlimited).unwrap();
+            i += 1;
+        }
+        assert_eq!(c.layers().len(), 1);
+        // Re-adding a present item to a full layer must not grow the chain.
+        assert!(!c.add(&item(0), &Unlimited).unwrap());
+        assert_eq!(c.layers().len(), 1);
+        while c.layers().len() == 1 {
+            c.add(&item(i), &Unlimited).unwrap();
+            i += 1;
+        }
+        let l = c.layers();
+        assert_eq!(l[1].size().capacity, 20);
+        assert_eq!(l[1].size().error, 0.0025);
+        assert_eq!(l[1].items(), 1);
+        assert_eq!(c.capacity(), 30);
+    }
+
+    #[test]
+    fn nonscaling_chain_refuses_items_once_full() {
+        let mut c = chain(0.01, 5, 0);
+        let mut i = 0;
+        while c.items() < 5 {
+            c.add(&item(i), &Unlimited).unwrap();
+            i += 1;
+        }
+        let before = c.clone();
+        let mut refused = false;
+        for j in 0..100 {
+            match c.add(&item(1000 + j), &Unlimited) {
+                Err(BloomError::NonscalingFull) => refused = true,
+                Ok(false) => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(refused);
+        assert_eq!(c, before);
+    }
+
+    #[test]
+    fn expansion_one_stops_at_the_error_floor_with_an_error_not_a_broken_layer() {
+        let mut c = chain(0.0001, 1, 1);
+        let mut refused = None;
+        for i in 0..5000 {
+            match c.add(&item(i), &Unlimited) {
+                Ok(_) => {}
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        assert_eq!(refused, Some(BloomError::TooManyLayers));
+        assert!(c.layers().len() <= MAX_LAYERS);
+        for l in c.layers() {
+            assert!(l.size().hashes >= 1 && l.size().hashes <= crate::filter::params::MAX_HASHES);
+            assert!(l.size().error >= crate::filter::params::MIN_LAYER_ERROR);
+        }
+        // Still answers correctly: an absent item is not reported present by a degenerate layer.
+        assert!(!c.contains(b"never added"));
+    }
+
+    #[test]
+    fn the_guard_sees_each_allocation_and_a_refusal_changes_nothing() {
+        let p = ChainParams::new(0.01, 100, 2, false).unwrap();
+        assert!(matches!(
+            Chain::new(p, HashScheme::Xxh3Enhanced, 0, &MaxFilterBytes(100)),
+            Err(BloomError::FilterLimit { .. })
+        ));
+        let mut c = Chain::new(p, HashScheme::Xxh3Enhanced, 0, &MaxFilterBytes(300)).unwrap();
+        assert_eq!(c.info_size(), 32 + 64 + 144);
+        let mut i = 0;
+        let err = loop {
+            match c.add(&item(i), &MaxFilterBytes(300)) {
+                Ok(_) => i += 1,
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(err, BloomError::FilterLimit { limit: 300, .. }));
+        assert_eq!(c.layers().len(), 1);
+        assert_eq!(c.items(), 100);
+    }
+
+    #[test]
+    fn seeds_give_different_bits_for_the_same_items() {
+        let p = ChainParams::new(0.01, 100, 2, false).unwrap();
+        let mut a = Chain::new(p, HashScheme::Xxh3Enhanced, 1, &Unlimited).unwrap();
+        let mut b = Chain::new(p, HashScheme::Xxh3Enhanced, 2, &Unlimited).unwrap();
+        a.add(b"x", &Unlimited).unwrap();
+        b.add(b"x", &Unlimited).unwrap();
+        assert_ne!(a.layers()[0].bits(), b.layers()[0].bits());
+    }
+
+    #[test]
+    fn from_parts_refuses_inconsistent_layers() {
+        let mut c = chain(0.01, 10, 2);
+        for i in 0..25 {
+            c.add(&item(i), &Unlimited).unwrap();
+        }
+        let layers = c.layers().to_vec();
+        let p = *c.params();
+        assert!(Chain::from_parts(p, c.scheme(), c.seed(), layers.clone(), c.items()).is_ok());
+        assert!(Chain::from_parts(p, c.scheme(), c.seed(), layers.clone(), c.items() + 1).is_err());
+        assert!(Chain::from_parts(p, c.scheme(), c.seed(), layers[1..].to_vec(), 0).is_err());
+        assert!(Chain::from_parts(p, c.scheme(), c.seed(), Vec::new(), 0).is_err());
+    }
+}
