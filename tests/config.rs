@@ -1,0 +1,199 @@
+//! Module configuration: module arguments at load time, CONFIG SET / CONFIG GET.
+
+mod common;
+use common::*;
+use std::sync::Arc;
+
+fn layer_line(c: &mut Conn, key: &str) -> String {
+    c.bf_debug(key)[1].clone()
+}
+
+#[test]
+fn config_get_reports_the_defaults() {
+    let s = Server::start();
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.error-rate").as_deref(), Some("0.01"));
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("100"));
+    assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("2"));
+    assert_eq!(c.config_get("bf.max-filter-bytes").as_deref(), Some("4294967296"));
+    let all = c.cmd(&["CONFIG", "GET", "bf.*"]).pairs();
+    let names: Vec<String> = all.iter().map(|(k, _)| k.as_str().to_string()).collect();
+    for want in ["bf.error-rate", "bf.expansion-factor", "bf.initial-size", "bf.max-filter-bytes"] {
+        assert!(names.iter().any(|n| n == want), "CONFIG GET bf.* lacks {}: {:?}", want, names);
+    }
+}
+
+#[test]
+fn config_get_works_over_resp3() {
+    let s = Server::start();
+    let mut c = s.conn3();
+    let v = c.cmd(&["CONFIG", "GET", "bf.initial-size"]);
+    assert_eq!(v.as_map().len(), 1, "{:?}", v);
+    assert_eq!(v.as_map()[0].1.as_str(), "100");
+}
+
+#[test]
+fn module_args_set_configs_and_auto_create_defaults() {
+    let s = Server::start_with(ServerOpts::new().module_args(&[
+        "error-rate",
+        "0.001",
+        "initial-size",
+        "1000",
+        "expansion-factor",
+        "4",
+        "max-filter-bytes",
+        "100000000",
+    ]));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.error-rate").map(|v| v.parse::<f64>().unwrap()), Some(0.001));
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("1000"));
+    assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("4"));
+    assert_eq!(c.config_get("bf.max-filter-bytes").as_deref(), Some("100000000"));
+    c.cmd(&["BF.ADD", "k", "a"]);
+    let info = c.bf_info("k");
+    assert_eq!((info.capacity, info.expansion, info.filters), (1000, Some(4), 1));
+    assert_eq!(layer_line(&mut c, "k"), "bytes:1984 bits:15872 hashes:11 hashwidth:64 capacity:1000 size:1 ratio:0.0005");
+    // the per-filter limit from the module arguments applies (~138 MB needed)
+    let e = c.err(&["BF.RESERVE", "big", "0.01", "100000000"]);
+    assert!(e.starts_with("ERR") && e.contains("max-filter-bytes"), "{}", e);
+    assert!(!c.exists_key("big"));
+    c.ok(&["BF.RESERVE", "fits", "0.01", "1000000"]);
+}
+
+#[test]
+fn config_set_changes_defaults_for_new_filters_only() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.cmd(&["BF.ADD", "old", "a"]);
+    c.ok(&["CONFIG", "SET", "bf.initial-size", "500"]);
+    c.ok(&["CONFIG", "SET", "bf.error-rate", "0.001"]);
+    c.ok(&["CONFIG", "SET", "bf.expansion-factor", "3"]);
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("500"));
+    assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("3"));
+    assert_eq!(c.config_get("bf.error-rate").map(|v| v.parse::<f64>().unwrap()), Some(0.001));
+    c.cmd(&["BF.ADD", "a", "x"]);
+    c.cmd(&["BF.MADD", "m", "x", "y"]);
+    c.cmd(&["BF.INSERT", "i", "ITEMS", "x"]);
+    for k in ["a", "m", "i"] {
+        let info = c.bf_info(k);
+        assert_eq!((info.capacity, info.expansion), (500, Some(3)), "BF.INFO {}", k);
+        let l = layer_line(&mut c, k);
+        assert!(l.contains(" capacity:500 ") && l.ends_with(" ratio:0.0005"), "BF.DEBUG {}: {}", k, l);
+    }
+    // INSERT options override only what they name
+    c.cmd(&["BF.INSERT", "ic", "CAPACITY", "50", "ITEMS", "x"]);
+    let info = c.bf_info("ic");
+    assert_eq!((info.capacity, info.expansion), (50, Some(3)));
+    assert!(layer_line(&mut c, "ic").ends_with("ratio:0.0005"), "{}", layer_line(&mut c, "ic"));
+    c.cmd(&["BF.INSERT", "ie", "ERROR", "0.01", "EXPANSION", "5", "ITEMS", "x"]);
+    let info = c.bf_info("ie");
+    assert_eq!((info.capacity, info.expansion), (500, Some(5)));
+    assert!(layer_line(&mut c, "ie").ends_with("ratio:0.005"), "{}", layer_line(&mut c, "ie"));
+    // the filter made before the change keeps its own parameters, also when it grows
+    assert_eq!(c.bf_info("old"), BfInfo { capacity: 100, size: 240, filters: 1, items: 1, expansion: Some(2) });
+    c.madd("old", &items("grow", 150));
+    let d = c.bf_debug("old");
+    assert!(d[2].contains("capacity:200 ") && d[2].ends_with("ratio:0.0025"), "{:?}", d);
+}
+
+#[test]
+fn config_set_refuses_invalid_values_and_keeps_the_old_one() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["CONFIG", "SET", "bf.error-rate", "0.02"]);
+    c.ok(&["CONFIG", "SET", "bf.initial-size", "300"]);
+    c.ok(&["CONFIG", "SET", "bf.expansion-factor", "5"]);
+    c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "50000000"]);
+    let bad: Vec<(&str, Vec<&str>)> = vec![
+        ("bf.error-rate", vec!["0", "1", "1.5", "abc", "-0.1", "", "nan", "0.5x"]),
+        ("bf.initial-size", vec!["0", "-1", "abc", "1.5", ""]),
+        ("bf.expansion-factor", vec!["32769", "-1", "abc", ""]),
+        ("bf.max-filter-bytes", vec!["abc", "-1", ""]),
+    ];
+    for (name, values) in &bad {
+        let before = c.config_get(name);
+        for v in values {
+            let r = c.cmd(&["CONFIG", "SET", name, v]);
+            assert!(r.is_err(), "CONFIG SET {} {:?} -> {:?}", name, v, r);
+            assert_eq!(c.config_get(name), before, "CONFIG SET {} {:?} changed the value", name, v);
+        }
+    }
+    c.cmd(&["BF.ADD", "k", "a"]);
+    let info = c.bf_info("k");
+    assert_eq!((info.capacity, info.expansion), (300, Some(5)));
+    assert!(layer_line(&mut c, "k").ends_with("ratio:0.01"), "{}", layer_line(&mut c, "k"));
+}
+
+/// RedisBloom 8's range for the default expansion is [0, 32768]; 0 means auto-created filters
+/// are nonscaling.
+#[test]
+fn expansion_factor_zero_makes_auto_created_filters_nonscaling() {
+    let s = Server::start_with(ServerOpts::new().module_args(&["expansion-factor", "0", "initial-size", "3"]));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("0"));
+    let r = c.cmd(&["BF.MADD", "k", "a", "b", "c", "d"]);
+    let items = r.as_array();
+    assert_eq!(items.len(), 4, "{:?}", r);
+    assert_eq!(items[3].err_text(), "ERR non scaling filter is full", "{:?}", r);
+    assert_eq!(c.bf_info("k").expansion, None);
+}
+
+#[test]
+fn config_set_max_filter_bytes_accepts_memory_units() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "1mb"]);
+    assert_eq!(c.config_get("bf.max-filter-bytes").as_deref(), Some("1048576"));
+    c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "2gb"]);
+    assert_eq!(c.config_get("bf.max-filter-bytes").as_deref(), Some("2147483648"));
+}
+
+#[test]
+fn server_config_directive_sets_module_config() {
+    let s = Server::start_with(ServerOpts::new().arg("bf.initial-size", "700"));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("700"));
+    c.cmd(&["BF.ADD", "k", "a"]);
+    assert_eq!(c.bf_info("k").capacity, 700);
+}
+
+#[test]
+fn invalid_module_args_refuse_to_load() {
+    for args in [
+        vec!["error-rate", "0"],
+        vec!["error-rate", "1.5"],
+        vec!["error-rate", "abc"],
+        vec!["initial-size", "0"],
+        vec!["expansion-factor", "32769"],
+        vec!["expansion-factor", "-1"],
+        vec!["max-filter-bytes", "12parsecs"],
+        vec!["no-such-setting", "1"],
+        vec!["initial-size"],
+    ] {
+        let r = Server::try_start_in(Arc::new(TempDir::new("badargs")), ServerOpts::new().module_args(&args));
+        if let Ok(s) = r {
+            panic!("server started with module args {:?}; log:\n{}", args, s.log_tail(10));
+        }
+    }
+}
+
+#[test]
+fn module_load_at_runtime_checks_args_and_applies_them() {
+    let module = module_path();
+    let m = module.to_str().unwrap();
+    let mut s = Server::start_with(ServerOpts::new().without_module());
+    let mut c = s.conn();
+    let r = c.cmd(&["MODULE", "LOAD", m, "error-rate", "1.5"]);
+    assert!(r.is_err(), "MODULE LOAD with error-rate 1.5 -> {:?}", r);
+    s.assert_alive();
+    let listed = c.cmd(&["MODULE", "LIST"]);
+    assert!(listed.as_array().is_empty(), "module listed after a refused load: {:?}", listed);
+
+    let s2 = Server::start_with(ServerOpts::new().without_module());
+    let mut c2 = s2.conn();
+    c2.ok(&["MODULE", "LOAD", m, "error-rate", "0.02", "initial-size", "250"]);
+    assert_eq!(c2.config_get("bf.error-rate").map(|v| v.parse::<f64>().unwrap()), Some(0.02));
+    c2.cmd(&["BF.ADD", "k", "a"]);
+    assert_eq!(c2.bf_info("k").capacity, 250);
+    assert!(layer_line(&mut c2, "k").ends_with("ratio:0.01"), "{}", layer_line(&mut c2, "k"));
+}
