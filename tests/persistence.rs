@@ -88,7 +88,8 @@ fn reload_keeps_every_item_and_digest() {
 
 #[test]
 fn digest_changes_when_a_new_item_is_added_and_only_depends_on_content() {
-    let s = Server::start();
+    // Fixed seeds, so two filters with the same parameters and items hold the same bits.
+    let s = Server::start_with(ServerOpts::new().module_args(&["random-seeds", "no"]));
     let mut c = s.conn();
     c.ok(&["BF.RESERVE", "a", "0.01", "100"]);
     c.ok(&["BF.RESERVE", "b", "0.01", "100"]);
@@ -106,6 +107,26 @@ fn digest_changes_when_a_new_item_is_added_and_only_depends_on_content() {
     assert_ne!(c.digest("c"), empty, "expansion is part of the value");
     c.ok(&["BF.RESERVE", "d", "0.01", "100", "NONSCALING"]);
     assert_ne!(c.digest("d"), empty, "nonscaling is part of the value");
+}
+
+/// With random seeds (the default) two filters built alike hold different bits, so nobody can
+/// precompute items that collide in someone else's filter; the seed is part of the value.
+#[test]
+fn random_seeds_make_equal_filters_differ_and_travel_with_the_value() {
+    let s = Server::start();
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.random-seeds").as_deref(), Some("yes"));
+    c.ok(&["BF.RESERVE", "a", "0.01", "100"]);
+    c.ok(&["BF.RESERVE", "b", "0.01", "100"]);
+    assert_ne!(c.digest("a"), c.digest("b"), "two filters got the same seed");
+    c.cmd(&["BF.MADD", "a", "x", "y"]);
+    let before = c.digest("a");
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert_eq!(c.digest("a"), before, "reload changed the seed or bits");
+    c.ok(&["CONFIG", "SET", "bf.random-seeds", "no"]);
+    c.ok(&["BF.RESERVE", "f1", "0.01", "100"]);
+    c.ok(&["BF.RESERVE", "f2", "0.01", "100"]);
+    assert_eq!(c.digest("f1"), c.digest("f2"), "fixed seeds must give equal filters");
 }
 
 // ---------------------------------------------------------------------------------------------

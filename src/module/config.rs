@@ -1,13 +1,15 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`. Each can be given as a `--loadmodule` argument (`error-rate 0.001`;
+//! `bf.max-filter-bytes`, `bf.random-seeds`. Each can be given as a `--loadmodule` argument (`error-rate 0.001`;
 //! RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE` spellings work too) and read or changed with
 //! `CONFIG GET` / `CONFIG SET`, and in redis.conf.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use redis_module::configuration::{
-    ConfigurationContext, ConfigurationFlags, ConfigurationValue, register_i64_configuration,
-    register_string_configuration,
+    ConfigurationContext, ConfigurationFlags, ConfigurationValue, register_bool_configuration,
+    register_i64_configuration, register_string_configuration,
 };
 use redis_module::{Context, RedisError, RedisString};
 
@@ -23,6 +25,11 @@ pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
 pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
 /// Largest size (as `BF.INFO Size` counts) one filter may reach.
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+
+/// Whether new filters get a random hash seed (default) or the fixed seed 0.
+pub static RANDOM_SEEDS: AtomicBool = AtomicBool::new(true);
+/// Counts seeds handed out, so two filters made in one process never share a seed by accident.
+static SEEDS_MADE: AtomicU64 = AtomicU64::new(0);
 
 const DEFAULT_ERROR_RATE: f64 = 0.01;
 const DEFAULT_INITIAL_SIZE: i64 = 100;
@@ -70,6 +77,18 @@ pub fn defaults() -> (f64, u64, u64) {
     )
 }
 
+/// The hash seed for a new filter: unpredictable from outside the server (SipHash keyed by the
+/// process' random `RandomState` keys, over a counter), so nobody can craft items that collide
+/// in someone else's filter; or 0 when `bf.random-seeds` is off.
+pub fn new_seed() -> u64 {
+    if !RANDOM_SEEDS.load(Ordering::Relaxed) {
+        return 0;
+    }
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(SEEDS_MADE.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
 /// The per-filter byte limit right now.
 pub fn max_filter_bytes() -> u64 {
     MAX_FILTER_BYTES.load(Ordering::Relaxed) as u64
@@ -81,6 +100,7 @@ struct Start {
     initial_size: i64,
     expansion: i64,
     max_filter_bytes: i64,
+    random_seeds: bool,
 }
 
 /// Reads `name value` pairs; refuses unknown names and out-of-range values with a message the
@@ -91,6 +111,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         initial_size: DEFAULT_INITIAL_SIZE,
         expansion: DEFAULT_EXPANSION,
         max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
+        random_seeds: true,
     };
     if args.len() % 2 != 0 {
         return Err("module arguments must be name/value pairs".into());
@@ -121,6 +142,13 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
                     .ok_or_else(|| {
                         format!("max-filter-bytes must be a size of at least {MIN_MAX_FILTER_BYTES} bytes (e.g. 4gb), got '{value}'")
                     })?
+            }
+            "random-seeds" => {
+                start.random_seeds = match value.to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(format!("random-seeds must be yes or no, got '{value}'")),
+                }
             }
             _ => return Err(format!("unknown module argument '{name}'")),
         }
@@ -168,6 +196,14 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         MIN_MAX_FILTER_BYTES,
         i64::MAX,
         ConfigurationFlags::MEMORY,
+        None,
+    );
+    register_bool_configuration(
+        ctx,
+        "random-seeds",
+        &RANDOM_SEEDS,
+        start.random_seeds,
+        ConfigurationFlags::DEFAULT,
         None,
     );
     Ok(())

@@ -4,20 +4,25 @@ use redis_module::{Context, ContextFlags, NotifyEvent};
 
 use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
 use crate::filter::params::MAX_CAPACITY;
+use crate::filter::codec::dump_header;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::{Args, parse_f64, parse_i64};
 use crate::module::config;
 use crate::module::errors;
 use crate::module::reply::Reply;
 
-/// Seed of new chains. Fixed for now; stored with every chain so it can change later without
-/// touching existing data.
-const NEW_CHAIN_SEED: u64 = 0;
-
 /// Builds a new chain for `params` under the server's allocation policy.
 fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
-    Chain::new(params, HashScheme::Xxh3Enhanced, NEW_CHAIN_SEED, &ServerGuard::new(ctx))
+    Chain::new(params, HashScheme::Xxh3Enhanced, config::new_seed(), &ServerGuard::new(ctx))
         .map_err(|e| core_err(&e))
+}
+
+/// Replicates the creation of `chain` (still empty) as `BF.LOADCHUNK key 1 <header>`: the
+/// header carries every parameter and the seed, so a replica or an AOF replay builds exactly
+/// this filter, whatever its own defaults are.
+fn replicate_creation(ctx: &Context, key: &[u8], empty_chain: &Chain) {
+    let header = dump_header(empty_chain);
+    ctx.replicate("BF.LOADCHUNK", &[key, b"1", &header[..]][..]);
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]`
@@ -81,10 +86,10 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(c) => c,
         Err(r) => return r,
     };
+    replicate_creation(ctx, args.bytes(1), &chain);
     if let Err(r) = store_chain(&key, chain) {
         return r;
     }
-    ctx.replicate_verbatim();
     ctx.notify_keyspace_event(NotifyEvent::MODULE, "bf.reserve", &key_name);
     Reply::Ok
 }
@@ -128,7 +133,10 @@ fn add_items(
                 }
             };
             match new_chain(ctx, params) {
-                Ok(c) => created.insert(c),
+                Ok(c) => {
+                    replicate_creation(ctx, args.bytes(1), &c);
+                    created.insert(c)
+                }
                 Err(r) => return Err(r),
             }
         }
@@ -150,50 +158,24 @@ fn add_items(
         }
     }
     let all_done = processed == args.len() - first_item;
+    let was_created = created.is_some();
     if let Some(chain) = created {
-        let params = *chain.params();
         store_chain(&key, chain)?;
-        replicate_create(ctx, args, &params, first_item, processed);
-        changed = true;
-    } else if changed && all_done {
+    }
+    if changed && all_done && !was_created {
         ctx.replicate_verbatim();
     } else if changed {
-        // Stopped early: replicate only the items that went in, so a replica (which does not
-        // apply this server's memory limits) ends with the same bits.
+        // Created (the header went first), or stopped early: replicate only the items that went
+        // in, so a replica (which does not apply this server's memory limits) ends with the
+        // same bits.
         let mut v: Vec<&[u8]> = vec![args.bytes(1)];
         v.extend(args.rest(first_item).take(processed));
         ctx.replicate("BF.MADD", &v[..]);
     }
-    if changed {
+    if changed || was_created {
         ctx.notify_keyspace_event(NotifyEvent::MODULE, event, &key_name);
     }
     Ok(results)
-}
-
-/// Replicates the creation of a filter with every parameter explicit, so a replica or an AOF
-/// replay builds the same filter whatever its own defaults are.
-fn replicate_create(ctx: &Context, args: &Args, p: &ChainParams, first_item: usize, n: usize) {
-    let capacity = p.capacity.to_string();
-    let error = p.error.to_string();
-    let expansion = p.expansion.to_string();
-    let growth: Vec<&[u8]> = if p.scaling() {
-        vec![b"EXPANSION", expansion.as_bytes()]
-    } else {
-        vec![b"NONSCALING"]
-    };
-    if n == 0 {
-        // Nothing went in (the first item was refused): the replica still needs the filter.
-        let mut v: Vec<&[u8]> = vec![args.bytes(1), error.as_bytes(), capacity.as_bytes()];
-        v.extend(growth);
-        ctx.replicate("BF.RESERVE", &v[..]);
-    } else {
-        let mut v: Vec<&[u8]> =
-            vec![args.bytes(1), b"CAPACITY", capacity.as_bytes(), b"ERROR", error.as_bytes()];
-        v.extend(growth);
-        v.push(b"ITEMS");
-        v.extend(args.rest(first_item).take(n));
-        ctx.replicate("BF.INSERT", &v[..]);
-    }
 }
 
 /// `BF.ADD key item`
