@@ -169,20 +169,133 @@ entry_points! {
 type EntryPoint =
     extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
 
-/// Every command: name, entry point, flags. All take their one key at argv[1].
-const COMMANDS: &[(&str, EntryPoint, &str)] = &[
-    ("bf.reserve", cmd_reserve, "write deny-oom"),
-    ("bf.add", cmd_add, "write deny-oom"),
-    ("bf.madd", cmd_madd, "write deny-oom"),
-    ("bf.insert", cmd_insert, "write deny-oom"),
-    ("bf.loadchunk", cmd_loadchunk, "write deny-oom"),
-    ("bf.exists", cmd_exists, "readonly fast"),
-    ("bf.mexists", cmd_mexists, "readonly fast"),
-    ("bf.info", cmd_info, "readonly fast"),
-    ("bf.card", cmd_card, "readonly fast"),
-    ("bf.debug", cmd_debug, "readonly fast"),
-    ("bf.scandump", cmd_scandump, "readonly fast"),
+/// How a command treats its key, for its key spec (`COMMAND INFO`, cluster routing, ACL key
+/// permissions).
+#[derive(Clone, Copy)]
+enum KeyUse {
+    /// Reads the key.
+    Read,
+    /// Adds to (or creates) the key.
+    Insert,
+    /// Overwrites parts of the key.
+    Update,
+}
+
+/// One command: name, entry point, flags, arity (negative: at least), key use, ACL categories
+/// (Redis 7.2+ / Valkey), summary and complexity for `COMMAND DOCS`. All take their one key at
+/// argv[1].
+struct Command {
+    name: &'static str,
+    entry: EntryPoint,
+    flags: &'static str,
+    arity: c_int,
+    key: KeyUse,
+    acl: &'static str,
+    summary: &'static str,
+    complexity: &'static str,
+}
+
+const fn cmd(
+    name: &'static str,
+    entry: EntryPoint,
+    arity: c_int,
+    key: KeyUse,
+    summary: &'static str,
+    complexity: &'static str,
+) -> Command {
+    let write = !matches!(key, KeyUse::Read);
+    Command {
+        name,
+        entry,
+        flags: if write { "write deny-oom" } else { "readonly fast" },
+        arity,
+        key,
+        acl: if write { "bloom write" } else { "bloom read fast" },
+        summary,
+        complexity,
+    }
+}
+
+const COMMANDS: &[Command] = &[
+    cmd("bf.reserve", cmd_reserve, -4, KeyUse::Insert,
+        "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)"),
+    cmd("bf.add", cmd_add, 3, KeyUse::Insert,
+        "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers"),
+    cmd("bf.madd", cmd_madd, -3, KeyUse::Insert,
+        "Adds one or more items, creating the filter if needed", "O(n * (k + i))"),
+    cmd("bf.insert", cmd_insert, -4, KeyUse::Insert,
+        "Adds items, creating the filter with the given options if needed", "O(n * (k + i))"),
+    cmd("bf.loadchunk", cmd_loadchunk, 4, KeyUse::Update,
+        "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes"),
+    cmd("bf.exists", cmd_exists, 3, KeyUse::Read,
+        "Tells whether an item may have been added", "O(k * i)"),
+    cmd("bf.mexists", cmd_mexists, -3, KeyUse::Read,
+        "Tells for each item whether it may have been added", "O(n * k * i)"),
+    cmd("bf.info", cmd_info, -2, KeyUse::Read,
+        "Returns a filter's capacity, size, layers, items and expansion", "O(1)"),
+    cmd("bf.card", cmd_card, 2, KeyUse::Read,
+        "Returns the number of items added to a filter", "O(1)"),
+    cmd("bf.debug", cmd_debug, 2, KeyUse::Read,
+        "Describes every layer of a filter", "O(i)"),
+    cmd("bf.scandump", cmd_scandump, 3, KeyUse::Read,
+        "Returns a filter's header or its next chunk of bits", "O(n), n bytes"),
 ];
+
+/// Sets arity, key spec and docs (Redis 7.0+), and ACL categories where the server has them.
+fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
+    use redis_module::commands::{
+        BeginSearch, FindKeys, KeySpec, KeySpecFlags, get_redis_key_spec,
+    };
+    let raw_ctx = ctx.get_raw();
+    let name = CString::new(c.name).map_err(|e| e.to_string())?;
+    let (Some(get_command), Some(set_info)) =
+        (unsafe { raw::RedisModule_GetCommand }, unsafe { raw::RedisModule_SetCommandInfo })
+    else {
+        return Ok(()); // before Redis 7.0: legacy key positions only
+    };
+    let command = unsafe { get_command(raw_ctx, name.as_ptr()) };
+    if command.is_null() {
+        return Err(format!("{} not found after registration", c.name));
+    }
+    if let Some(set_acl) = unsafe { raw::RedisModule_SetCommandACLCategories } {
+        let acl = CString::new(c.acl).map_err(|e| e.to_string())?;
+        if unsafe { set_acl(command, acl.as_ptr()) } == raw::REDISMODULE_ERR as c_int {
+            return Err(format!("could not set ACL categories of {}", c.name));
+        }
+    }
+    let flags = match c.key {
+        KeyUse::Read => KeySpecFlags::READ_ONLY,
+        KeyUse::Insert => KeySpecFlags::READ_WRITE | KeySpecFlags::INSERT,
+        KeyUse::Update => KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE,
+    };
+    let spec = KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0));
+    let mut specs = get_redis_key_spec(vec![spec]);
+    let summary = CString::new(c.summary).map_err(|e| e.to_string())?;
+    let complexity = CString::new(c.complexity).map_err(|e| e.to_string())?;
+    let since = CString::new(env!("CARGO_PKG_VERSION")).map_err(|e| e.to_string())?;
+    let version = raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+    let mut info = raw::RedisModuleCommandInfo {
+        version: &version,
+        summary: summary.as_ptr(),
+        complexity: complexity.as_ptr(),
+        since: since.as_ptr(),
+        history: std::ptr::null_mut(),
+        tips: std::ptr::null(),
+        arity: c.arity,
+        key_specs: specs.as_mut_ptr(),
+        args: std::ptr::null_mut(),
+    };
+    // SAFETY: every pointer in `info` outlives the call; Redis copies what it keeps.
+    if unsafe { set_info(command, &mut info) } == raw::REDISMODULE_ERR as c_int {
+        return Err(format!("could not set the command info of {}", c.name));
+    }
+    Ok(())
+}
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let raw_ctx = ctx.get_raw();
@@ -204,14 +317,24 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let Some(create) = (unsafe { raw::RedisModule_CreateCommand }) else {
         return Status::Err;
     };
-    for &(name, entry, flags) in COMMANDS {
-        let (name_c, flags_c) = (CString::new(name), CString::new(flags));
-        let (Ok(name_c), Ok(flags_c)) = (name_c, flags_c) else {
+    // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
+    if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
+        if unsafe { add_category(raw_ctx, c"bloom".as_ptr()) } == raw::REDISMODULE_ERR as c_int {
+            ctx.log_warning("scalebloom: could not add the bloom ACL category");
+            return Status::Err;
+        }
+    }
+    for c in COMMANDS {
+        let (Ok(name), Ok(flags)) = (CString::new(c.name), CString::new(c.flags)) else {
             return Status::Err;
         };
-        let rc = unsafe { create(raw_ctx, name_c.as_ptr(), Some(entry), flags_c.as_ptr(), 1, 1, 1) };
+        let rc = unsafe { create(raw_ctx, name.as_ptr(), Some(c.entry), flags.as_ptr(), 1, 1, 1) };
         if rc == raw::REDISMODULE_ERR as c_int {
-            ctx.log_warning(&format!("scalebloom: could not register {name}"));
+            ctx.log_warning(&format!("scalebloom: could not register {}", c.name));
+            return Status::Err;
+        }
+        if let Err(msg) = describe(ctx, c) {
+            ctx.log_warning(&format!("scalebloom: {msg}"));
             return Status::Err;
         }
     }

@@ -996,3 +996,48 @@ fn command_table_has_key_positions_and_flags() {
         assert!(f.contains(&"readonly".to_string()) && !f.contains(&"write".to_string()), "{} flags {:?}", r, f);
     }
 }
+
+#[test]
+fn command_docs_have_summaries_and_arity_is_enforced_by_the_server() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let docs = c.cmd(&["COMMAND", "DOCS", "bf.add"]);
+    let text = format!("{:?}", docs);
+    assert!(text.contains("Adds an item"), "{}", text);
+    let info = c.cmd(&["COMMAND", "INFO", "bf.madd"]);
+    let entry = &info.as_array()[0].as_array()[..];
+    assert_eq!(entry[1].as_int(), -3, "arity of bf.madd: {:?}", info);
+    let spec = format!("{:?}", entry.get(8));
+    assert!(spec.contains("RW") && spec.contains("insert"), "key spec of bf.madd: {}", spec);
+}
+
+/// On servers with module ACL categories (Redis 7.2+, Valkey 8) every BF command is in
+/// `@bloom`, reads in `@read` and writes in `@write`. Redis 7.0 has no module categories: there
+/// commands are granted by name, which must work.
+#[test]
+fn acl_read_users_can_query_but_not_write() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.cmd(&["BF.ADD", "k", "a"]);
+    let has_categories = !c.cmd(&["ACL", "CAT", "bloom"]).is_err();
+    let grants: &[&str] = if has_categories {
+        &["+@read"]
+    } else {
+        &["+bf.exists", "+bf.mexists", "+bf.info", "+bf.card"]
+    };
+    let mut setuser = vec!["ACL", "SETUSER", "reader", "on", ">pw", "~*"];
+    setuser.extend_from_slice(grants);
+    assert!(c.cmd(&setuser).is_ok());
+    let mut r = s.conn();
+    assert!(r.cmd(&["AUTH", "reader", "pw"]).is_ok());
+    assert_eq!(r.cmd(&["BF.EXISTS", "k", "a"]).as_bit(), 1);
+    assert_eq!(r.cmd(&["BF.CARD", "k"]).as_int(), 1);
+    let denied = r.cmd(&["BF.ADD", "k", "b"]);
+    assert!(denied.err_text().starts_with("NOPERM"), "{:?}", denied);
+    if has_categories {
+        let cat = format!("{:?}", c.cmd(&["ACL", "CAT", "bloom"]));
+        for name in ["bf.add", "bf.exists", "bf.reserve", "bf.scandump", "bf.loadchunk"] {
+            assert!(cat.contains(name), "{name} missing from @bloom: {cat}");
+        }
+    }
+}
