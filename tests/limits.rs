@@ -247,3 +247,46 @@ fn one_billion_items_at_one_percent_fit_under_the_default_limit() {
     assert!(c.used_memory() > 1_150_000_000, "filter memory must be visible to INFO memory");
     c.cmd(&["DEL", "big"]);
 }
+
+#[test]
+fn extremes_give_correct_answers_or_clear_errors_and_survive_reload() {
+    let s = Server::start();
+    let mut c = s.conn();
+    // A 1 MiB item and a slightly different one.
+    let big: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    let mut other = big.clone();
+    other[123_456] ^= 1;
+    assert_eq!(c.cmd(&[&b"BF.ADD"[..], b"big", &big]).as_bit(), 1);
+    assert_eq!(c.cmd(&[&b"BF.EXISTS"[..], b"big", &big]).as_bit(), 1);
+    assert_eq!(c.cmd(&[&b"BF.EXISTS"[..], b"big", &other]).as_bit(), 0);
+
+    // 100k items in one MADD, all reported present afterwards.
+    let many = items("m", 100_000);
+    let mut madd: Vec<&str> = vec!["BF.MADD", "many"];
+    madd.extend(many.iter().map(String::as_str));
+    let r = c.cmd(&madd);
+    assert_eq!(r.as_array().len(), 100_000);
+    let mut mexists = madd.clone();
+    mexists[0] = "BF.MEXISTS";
+    let present = c.cmd(&mexists);
+    assert!(present.as_array().iter().all(|v| v.as_bit() == 1), "a false negative after MADD");
+
+    // Error rates near 1 and near the floor.
+    c.ok(&["BF.RESERVE", "loose", "0.999999", "10"]);
+    c.ok(&["BF.RESERVE", "tight", "2e-19", "10"]);
+    let e = c.err(&["BF.RESERVE", "toolow", "1e-19", "10"]);
+    assert!(e.starts_with("ERR error rate too small"), "{}", e);
+    for key in ["loose", "tight"] {
+        let r = c.cmd(&["BF.MADD", key, "a", "b", "c"]);
+        assert!(r.as_array().iter().all(|v| v.as_bit() == 1 || v.as_bit() == 0));
+        assert_eq!(c.cmd(&["BF.EXISTS", key, "a"]).as_bit(), 1);
+    }
+    let digests: Vec<String> = ["big", "many", "loose", "tight"].iter().map(|k| c.digest(k)).collect();
+    c.ok(&["DEBUG", "RELOAD"]);
+    let after: Vec<String> = ["big", "many", "loose", "tight"].iter().map(|k| c.digest(k)).collect();
+    assert_eq!(digests, after);
+    assert_eq!(c.cmd(&[&b"BF.EXISTS"[..], b"big", &big]).as_bit(), 1);
+    let added = r.as_array().iter().filter(|v| v.as_bit() == 1).count() as i64;
+    assert!(added > 99_000, "only {added} of 100k distinct items reported new");
+    assert_eq!(c.bf_card("many"), added);
+}
