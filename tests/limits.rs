@@ -287,6 +287,9 @@ fn extremes_give_correct_answers_or_clear_errors_and_survive_reload() {
     assert_eq!(digests, after);
     assert_eq!(c.cmd(&[&b"BF.EXISTS"[..], b"big", &big]).as_bit(), 1);
     let added = r.as_array().iter().filter(|v| v.as_bit() == 1).count() as i64;
-    assert!(added > 99_000, "only {added} of 100k distinct items reported new");
+    // Each of the 100k distinct items is reported present with probability just under the
+    // filter's 1% budget while it grows (earlier layers are full), so about 1,000 are expected;
+    // 1,500 is far outside the noise (standard deviation ~32).
+    assert!(added > 98_500, "only {added} of 100k distinct items reported new");
     assert_eq!(c.bf_card("many"), added);
 }
