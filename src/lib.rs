@@ -279,7 +279,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
         sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
     };
-    let mut info = raw::RedisModuleCommandInfo {
+    let info = raw::RedisModuleCommandInfo {
         version: &version,
         summary: summary.as_ptr(),
         complexity: complexity.as_ptr(),
@@ -291,7 +291,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         args: std::ptr::null_mut(),
     };
     // SAFETY: every pointer in `info` outlives the call; Redis copies what it keeps.
-    if unsafe { set_info(command, &mut info) } == raw::REDISMODULE_ERR as c_int {
+    if unsafe { set_info(command, &info) } == raw::REDISMODULE_ERR as c_int {
         return Err(format!("could not set the command info of {}", c.name));
     }
     Ok(())

@@ -116,11 +116,6 @@ impl BitArray {
         self.segments.iter().map(|s| s.len() as u64 * 8)
     }
 
-    /// Number of segments an array of `bits` bits is stored in.
-    pub fn segment_count_for(bits: u64) -> u64 {
-        segment_lengths(bits / 64).count() as u64
-    }
-
     /// Calls `f` with the little-endian bytes of the range `[offset, offset + len)`, in pieces
     /// no larger than one segment, never copying more than one segment at a time.
     pub fn read_bytes(

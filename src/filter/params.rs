@@ -13,7 +13,9 @@ use super::BloomError;
 
 /// ln(2)^2, as RedisBloom writes it.
 const LN2_SQUARED: f64 = 0.480453013918201;
-/// ln(2), as RedisBloom writes it.
+/// ln(2), as RedisBloom writes it: this literal, not `std::f64::consts::LN_2`, so the hash
+/// count rounds exactly as RedisBloom's does.
+#[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 
 /// Smallest capacity a RESERVE accepts.
@@ -71,6 +73,7 @@ pub fn error_in_range(error: f64) -> bool {
 }
 
 /// Sizes one layer for `capacity` items at `error`, or says why it cannot be built.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
 pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
     // `!(error < 1.0)` also refuses NaN; `!(error >= MIN)` also refuses 0 and negatives (a
     // tiny requested rate halved for the first layer can round to 0).

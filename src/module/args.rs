@@ -25,6 +25,11 @@ impl<'a> Args<'a> {
         self.argv.len()
     }
 
+    /// Whether there are no arguments at all (Redis always passes the command name).
+    pub fn is_empty(&self) -> bool {
+        self.argv.is_empty()
+    }
+
     /// The bytes of argument `i` (0 is the command name). `i < len()`.
     pub fn bytes(&self, i: usize) -> &'a [u8] {
         RedisString::string_as_slice(self.argv[i])

@@ -30,9 +30,3 @@ impl Reply {
         Reply::Error(s.to_string())
     }
 }
-
-impl From<std::result::Result<Reply, Reply>> for Reply {
-    fn from(r: std::result::Result<Reply, Reply>) -> Self {
-        r.unwrap_or_else(|e| e)
-    }
-}

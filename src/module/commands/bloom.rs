@@ -112,10 +112,7 @@ fn add_items(
 ) -> Result<Vec<Reply>, Reply> {
     let key_name = args.key();
     let key = ctx.open_key_writable(&key_name);
-    let existing = match write_chain(&key) {
-        Ok(c) => c,
-        Err(r) => return Err(r),
-    };
+    let existing = write_chain(&key)?;
     let guard = ServerGuard::new(ctx);
     let mut created: Option<Chain> = None;
     let chain: &mut Chain = match existing {

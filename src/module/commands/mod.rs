@@ -17,13 +17,13 @@ use crate::filter::{AllocGuard, BloomError, Chain, MaxFilterBytes};
 pub type Handler = fn(&Context, &Args) -> Reply;
 
 /// The chain at a read-only key: `Ok(None)` when the key is missing.
-fn read_chain<'k>(key: &'k RedisKey) -> Result<Option<&'k Chain>, Reply> {
+fn read_chain(key: &RedisKey) -> Result<Option<&Chain>, Reply> {
     key.get_value::<Chain>(&BLOOM_TYPE)
         .map_err(|_| Reply::err(errors::WRONG_TYPE))
 }
 
 /// The chain at a writable key: `Ok(None)` when the key is missing.
-fn write_chain<'k>(key: &'k RedisKeyWritable) -> Result<Option<&'k mut Chain>, Reply> {
+fn write_chain(key: &RedisKeyWritable) -> Result<Option<&mut Chain>, Reply> {
     key.get_value::<Chain>(&BLOOM_TYPE)
         .map_err(|_| Reply::err(errors::WRONG_TYPE))
 }
