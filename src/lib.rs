@@ -181,18 +181,32 @@ enum KeyUse {
     Update,
 }
 
-/// One command: name, entry point, flags, arity (negative: at least), key use, ACL categories
-/// (Redis 7.2+ / Valkey), summary and complexity for `COMMAND DOCS`. All take their one key at
-/// argv[1].
+/// One command: name, entry point, arity (negative: at least), key use, and summary and
+/// complexity for `COMMAND DOCS`. All take their one key at argv[1]; flags and ACL categories
+/// follow from whether the command reads or writes it.
 struct Command {
     name: &'static str,
     entry: EntryPoint,
-    flags: &'static str,
     arity: c_int,
     key: KeyUse,
-    acl: &'static str,
     summary: &'static str,
     complexity: &'static str,
+}
+
+impl Command {
+    fn writes(&self) -> bool {
+        !matches!(self.key, KeyUse::Read)
+    }
+
+    /// Command flags for `RedisModule_CreateCommand`.
+    fn flags(&self) -> &'static str {
+        if self.writes() { "write deny-oom" } else { "readonly fast" }
+    }
+
+    /// ACL categories (Redis 7.2+ / Valkey 8).
+    fn acl(&self) -> &'static str {
+        if self.writes() { "bloom write" } else { "bloom read fast" }
+    }
 }
 
 const fn cmd(
@@ -203,17 +217,7 @@ const fn cmd(
     summary: &'static str,
     complexity: &'static str,
 ) -> Command {
-    let write = !matches!(key, KeyUse::Read);
-    Command {
-        name,
-        entry,
-        flags: if write { "write deny-oom" } else { "readonly fast" },
-        arity,
-        key,
-        acl: if write { "bloom write" } else { "bloom read fast" },
-        summary,
-        complexity,
-    }
+    Command { name, entry, arity, key, summary, complexity }
 }
 
 const COMMANDS: &[Command] = &[
@@ -258,7 +262,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         return Err(format!("{} not found after registration", c.name));
     }
     if let Some(set_acl) = unsafe { raw::RedisModule_SetCommandACLCategories } {
-        let acl = CString::new(c.acl).map_err(|e| e.to_string())?;
+        let acl = CString::new(c.acl()).map_err(|e| e.to_string())?;
         if unsafe { set_acl(command, acl.as_ptr()) } == raw::REDISMODULE_ERR as c_int {
             return Err(format!("could not set ACL categories of {}", c.name));
         }
@@ -325,7 +329,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         }
     }
     for c in COMMANDS {
-        let (Ok(name), Ok(flags)) = (CString::new(c.name), CString::new(c.flags)) else {
+        let (Ok(name), Ok(flags)) = (CString::new(c.name), CString::new(c.flags())) else {
             return Status::Err;
         };
         let rc = unsafe { create(raw_ctx, name.as_ptr(), Some(c.entry), flags.as_ptr(), 1, 1, 1) };

@@ -30,7 +30,7 @@
 //! Every byte format (RDB fields, the dump header of SCANDUMP/LOADCHUNK) lives in [`codec`],
 //! with one strict validator shared by all of them.
 //!
-//! This module never imports `redis_module`: the Redis glue lives in `crate::module`.
+//! Nothing below this folder uses the Redis module API: the Redis glue lives in `crate::module`.
 
 pub mod bits;
 pub mod chain;

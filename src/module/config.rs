@@ -1,7 +1,7 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`, `bf.random-seeds`. Each can be given as a `--loadmodule` argument (`error-rate 0.001`;
-//! RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE` spellings work too) and read or changed with
-//! `CONFIG GET` / `CONFIG SET`, and in redis.conf.
+//! `bf.max-filter-bytes`, `bf.random-seeds`. Each can be given as a `--loadmodule` argument
+//! (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE` spellings work too) and
+//! read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
