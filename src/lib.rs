@@ -92,6 +92,19 @@ fn send(ctx: *mut raw::RedisModuleCtx, reply: Reply) {
                 send(ctx, item);
             }
         }
+        Reply::Bools(values, error) => {
+            raw::reply_with_array(ctx, (values.len() + usize::from(error.is_some())) as _);
+            // The per-item loop of MADD/MEXISTS replies: the function pointer is looked up once
+            // rather than through the crate's per-call wrapper.
+            if let Some(reply_with_bool) = unsafe { raw::RedisModule_ReplyWithBool } {
+                for b in values {
+                    unsafe { reply_with_bool(ctx, c_int::from(b)) };
+                }
+            }
+            if let Some(text) = error {
+                send(ctx, Reply::Error(text));
+            }
+        }
         Reply::Map(fields) => {
             raw::reply_with_map(ctx, fields.len() as _);
             for (name, value) in fields {

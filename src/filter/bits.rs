@@ -91,6 +91,41 @@ impl BitArray {
         self.segments[seg][word] & mask != 0
     }
 
+    /// Sets bit `pos` only if it is clear, and returns whether it was clear. Unlike [`set`],
+    /// a bit that is already set is only read: a page is never written (and so never copied
+    /// by the kernel under a forked `BGSAVE`) for an item that changes nothing.
+    ///
+    /// [`set`]: BitArray::set
+    #[inline]
+    pub fn set_if_clear(&mut self, pos: u64) -> bool {
+        let (seg, word, mask) = Self::locate(pos);
+        let w = &mut self.segments[seg][word];
+        let clear = *w & mask == 0;
+        if clear {
+            *w |= mask;
+        }
+        clear
+    }
+
+    /// Asks the CPU to start loading the cache line that holds bit `pos`, so that a later
+    /// [`get`](BitArray::get) or [`set_if_clear`](BitArray::set_if_clear) of it does not wait
+    /// for memory. Only a hint: it changes no state, and it never faults (a prefetch of a page
+    /// not yet mapped is simply dropped). A no-op on targets without a stable prefetch.
+    #[inline]
+    pub fn prefetch(&self, pos: u64) {
+        let (seg, word, _) = Self::locate(pos);
+        let line: *const u64 = &self.segments[seg][word];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing architecturally and is
+        // defined for any address. SSE, which it needs, is part of the x86_64 baseline.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(line.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = line;
+    }
+
     /// (segment index, word index inside it, bit mask) of bit `pos`.
     #[inline]
     fn locate(pos: u64) -> (usize, usize, u64) {
@@ -100,6 +135,25 @@ impl BitArray {
             (word & (SEGMENT_WORDS - 1)) as usize,
             1u64 << (pos & 63),
         )
+    }
+
+    /// The words, when the array is one segment (up to [`SEGMENT_BYTES`]): the fast path of
+    /// the probe kernels.
+    #[inline]
+    pub fn single_segment(&self) -> Option<&[u64]> {
+        match self.segments.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
+    /// [`BitArray::single_segment`], writable.
+    #[inline]
+    pub fn single_segment_mut(&mut self) -> Option<&mut [u64]> {
+        match self.segments.as_mut_slice() {
+            [only] => Some(only),
+            _ => None,
+        }
     }
 
     /// Number of set bits.
@@ -160,12 +214,27 @@ impl BitArray {
         if end > self.len_bytes() {
             return Err(BloomError::BadData);
         }
-        for (i, &b) in data.iter().enumerate() {
-            let byte = offset + i as u64;
-            let (seg, word, _) = Self::locate(byte * 8);
-            let shift = (byte % 8) * 8;
+        let mut pos = offset;
+        let mut data = data;
+        while !data.is_empty() {
+            let (seg, word, _) = Self::locate(pos * 8);
+            let in_word = (pos % 8) as usize;
             let w = &mut self.segments[seg][word];
-            *w = (*w & !(0xffu64 << shift)) | (u64::from(b) << shift);
+            if in_word == 0 && data.len() >= 8 {
+                // Whole words: the common case (chunks start at a layer or at a whole word).
+                let (head, rest) = data.split_at(8);
+                *w = u64::from_le_bytes(head.try_into().expect("8 bytes"));
+                data = rest;
+                pos += 8;
+            } else {
+                // A partial word at either end of the range: merge its bytes.
+                let mut bytes = w.to_le_bytes();
+                let take = (8 - in_word).min(data.len());
+                bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
+                *w = u64::from_le_bytes(bytes);
+                data = &data[take..];
+                pos += take as u64;
+            }
         }
         Ok(())
     }

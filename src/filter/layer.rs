@@ -4,6 +4,7 @@
 use super::BloomError;
 use super::bits::BitArray;
 use super::hash::ItemHash;
+use super::probe;
 use super::params::{LayerSize, layer_size};
 
 /// One fixed-size Bloom filter inside a chain.
@@ -60,10 +61,14 @@ impl Layer {
     }
 
     /// Whether every probe of `h` is set.
-    #[inline]
+    #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
-        h.probes(self.size.bits, self.size.hashes)
-            .all(|p| self.bits.get(p))
+        match self.bits.single_segment() {
+            Some(words) => probe::all_set(words, self.size.hashes, h),
+            None => h
+                .probes(self.size.bits, self.size.hashes)
+                .all(|p| self.bits.get(p)),
+        }
     }
 
     /// Sets every probe of `h` and counts the item.
@@ -73,5 +78,63 @@ impl Layer {
             self.bits.set(p);
         }
         self.items += 1;
+    }
+
+    /// Tests and sets in one pass: sets the probes of `h` that are clear and, if any was, counts
+    /// the item and returns `true`. Same answer and same bits as `!contains(h)` followed by
+    /// `insert(h)`, with each probed word visited once; an item already present writes nothing.
+    #[inline]
+    pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
+        let (bits, hashes) = (self.size.bits, self.size.hashes);
+        let new = match self.bits.single_segment_mut() {
+            Some(words) => probe::set_clear(words, hashes, h),
+            None => h
+                .probes(bits, hashes)
+                .fold(false, |new, p| self.bits.set_if_clear(p) | new),
+        };
+        self.items += u64::from(new);
+        new
+    }
+
+    /// [`Layer::insert_if_new`] for each of `hashes` in order, appending the results to `out`,
+    /// when the layer is one segment with room for all of them (so it cannot fill up part-way);
+    /// returns how many were new. `None`, changing nothing, when that does not hold.
+    #[inline]
+    pub fn insert_block(&mut self, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+        if self.items.checked_add(hashes.len() as u64)? > self.size.capacity {
+            return None;
+        }
+        let k = self.size.hashes;
+        let set_clear = probe::Kernels::for_hashes(k).set_clear;
+        let words = self.bits.single_segment_mut()?;
+        let mut new = 0;
+        for &h in hashes {
+            let n = set_clear(words, k, h);
+            new += u64::from(n);
+            out.push(n);
+        }
+        self.items += new;
+        Some(new)
+    }
+
+    /// [`Layer::contains`] for each of `hashes`, appended to `out`; `false`, doing nothing, when
+    /// the layer is not one segment.
+    #[inline]
+    pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+        let k = self.size.hashes;
+        let all_set = probe::Kernels::for_hashes(k).all_set;
+        let Some(words) = self.bits.single_segment() else {
+            return false;
+        };
+        out.extend(hashes.iter().map(|&h| all_set(words, k, h)));
+        true
+    }
+
+    /// Starts loading the cache lines `h` probes (see [`BitArray::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, h: ItemHash) {
+        for p in h.probes(self.size.bits, self.size.hashes) {
+            self.bits.prefetch(p);
+        }
     }
 }

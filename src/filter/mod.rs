@@ -38,6 +38,7 @@ pub mod codec;
 pub mod hash;
 pub mod layer;
 pub mod params;
+pub mod probe;
 
 pub use chain::{AllocGuard, Chain, MaxFilterBytes, Unlimited};
 pub use hash::HashScheme;

@@ -42,6 +42,11 @@ impl<'a> Args<'a> {
             .map(|&p| RedisString::string_as_slice(p))
     }
 
+    /// Arguments `from..` as a vector of byte slices (the batched core paths take a slice).
+    pub fn items(&self, from: usize) -> Vec<&'a [u8]> {
+        self.rest(from).collect()
+    }
+
     /// The key (argument 1) as a RedisString borrowed from argv. `ManuallyDrop`: argv owns it,
     /// so dropping our view must not release it.
     pub fn key(&self) -> ManuallyDrop<RedisString> {

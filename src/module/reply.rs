@@ -16,6 +16,10 @@ pub enum Reply {
     Null,
     /// An array.
     Array(Vec<Reply>),
+    /// An array of RESP3 booleans (`:1` / `:0` for RESP2), optionally ending with an error:
+    /// the per-item answers of BF.MADD, BF.INSERT and BF.MEXISTS, one byte per item rather than
+    /// one [`Reply`] per item.
+    Bools(Vec<bool>, Option<String>),
     /// A map with simple-string keys; RESP2 clients get a flat array of key, value, ….
     Map(Vec<(&'static str, Reply)>),
     /// An error reply (the text as sent, including its code such as `ERR`).

@@ -109,7 +109,7 @@ fn add_items(
     first_item: usize,
     create: Create,
     event: &str,
-) -> Result<Vec<Reply>, Reply> {
+) -> Result<(Vec<bool>, Option<String>), Reply> {
     let key_name = args.key();
     let key = ctx.open_key_writable(&key_name);
     let existing = write_chain(&key)?;
@@ -139,22 +139,13 @@ fn add_items(
         }
     };
     let mut results = Vec::with_capacity(args.len() - first_item);
-    let mut changed = false;
-    let mut processed = 0;
-    for item in args.rest(first_item) {
-        match chain.add(item, &guard) {
-            Ok(new) => {
-                changed |= new;
-                processed += 1;
-                results.push(Reply::Bool(new));
-            }
-            Err(e) => {
-                results.push(core_err(&e));
-                break;
-            }
-        }
-    }
-    let all_done = processed == args.len() - first_item;
+    let error = chain
+        .add_many(&args.items(first_item), &guard, &mut results)
+        .err()
+        .map(|e| errors::text(&e));
+    let processed = results.len();
+    let changed = results.contains(&true);
+    let all_done = error.is_none();
     let was_created = created.is_some();
     if let Some(chain) = created {
         store_chain(&key, chain)?;
@@ -172,7 +163,7 @@ fn add_items(
     if changed || was_created {
         ctx.notify_keyspace_event(NotifyEvent::MODULE, event, &key_name);
     }
-    Ok(results)
+    Ok((results, error))
 }
 
 /// `BF.ADD key item`
@@ -181,7 +172,8 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
         return Reply::WrongArity;
     }
     match add_items(ctx, args, 2, Create { params: None, nocreate: false }, "bf.add") {
-        Ok(mut results) => results.pop().unwrap_or(Reply::Null),
+        Ok((_, Some(error))) => Reply::Error(error),
+        Ok((results, None)) => Reply::Bool(results.first().copied().unwrap_or(false)),
         Err(r) => r,
     }
 }
@@ -192,7 +184,7 @@ pub fn madd(ctx: &Context, args: &Args) -> Reply {
         return Reply::WrongArity;
     }
     add_items(ctx, args, 2, Create { params: None, nocreate: false }, "bf.madd")
-        .map_or_else(|r| r, Reply::Array)
+        .map_or_else(|r| r, |(values, error)| Reply::Bools(values, error))
 }
 
 /// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
@@ -256,7 +248,7 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
         Err(e) => return core_err(&e),
     };
     add_items(ctx, args, first_item, Create { params: Some(params), nocreate }, "bf.insert")
-        .map_or_else(|r| r, Reply::Array)
+        .map_or_else(|r| r, |(values, error)| Reply::Bools(values, error))
 }
 
 /// `BF.EXISTS key item`
@@ -280,9 +272,11 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
     let key = ctx.open_key(&args.key());
     match read_chain(&key) {
         Err(r) => r,
-        Ok(None) => Reply::Array(args.rest(2).map(|_| Reply::Bool(false)).collect()),
+        Ok(None) => Reply::Bools(vec![false; args.len() - 2], None),
         Ok(Some(chain)) => {
-            Reply::Array(args.rest(2).map(|item| Reply::Bool(chain.contains(item))).collect())
+            let mut results = Vec::with_capacity(args.len() - 2);
+            chain.contains_many(&args.items(2), &mut results);
+            Reply::Bools(results, None)
         }
     }
 }

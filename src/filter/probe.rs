@@ -1,0 +1,152 @@
+//! The probe kernels: the innermost loops of every add and every lookup.
+//!
+//! [`hash::Probes`](super::hash::Probes) defines which bits an item probes; this file walks the
+//! same sequence faster, for the common case of a layer held in one segment (up to 64 MiB).
+//! Two things make the difference, measured with callgrind (see bench/README.md):
+//! - the probe count `k` is made a compile-time constant for every `k` up to [`UNROLLED_MAX`],
+//!   so each loop is fully unrolled: no loop counter, and the step increments become constants;
+//! - the words are one slice whose length bounds every probe by construction, so a probe is one
+//!   multiply, one shift, one load and one bit test, with no bounds check (see [`locate`]).
+//!
+//! Both kernels give exactly the answers and bits of the iterator path; the tests below check
+//! that for every `k` the kernels handle.
+
+use super::hash::{ItemHash, reduce};
+
+/// The largest probe count with an unrolled kernel. Sizing gives `k = ceil(ln 2 · bits/item)`:
+/// 7–8 at 1%, 11 at 0.1%, about 1.44 per halving of the error, so a chain that doubles its
+/// precision per layer stays under 24 for its first dozen layers. Larger `k` takes the loop.
+pub const UNROLLED_MAX: u32 = 24;
+
+/// Tests an item: whether every probe is set (`words`, probe count, hash).
+pub type AllSet = fn(&[u64], u32, ItemHash) -> bool;
+/// Adds an item: sets the clear probes, returns whether any was clear (`words`, count, hash).
+pub type SetClear = fn(&mut [u64], u32, ItemHash) -> bool;
+
+/// The kernels for a probe count, chosen once per batch: per item, the call is then a direct
+/// call to code where `k` is a constant (the count argument is only read by the looping
+/// fallback for `k` > [`UNROLLED_MAX`]).
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    /// See [`AllSet`].
+    pub all_set: AllSet,
+    /// See [`SetClear`].
+    pub set_clear: SetClear,
+}
+
+impl Kernels {
+    /// The kernels for `hashes` probes.
+    pub fn for_hashes(hashes: u32) -> Self {
+        macro_rules! pick {
+            ($($k:literal)*) => {
+                match hashes {
+                    $($k => Kernels { all_set: all_set_k::<$k>, set_clear: set_clear_k::<$k> },)*
+                    _ => Kernels { all_set: all_set_loop, set_clear: set_clear_loop },
+                }
+            };
+        }
+        pick!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
+    }
+}
+
+/// Whether every probe of `h` is set in `words` (a layer of 64 · `words.len()` bits).
+#[inline]
+pub fn all_set(words: &[u64], hashes: u32, h: ItemHash) -> bool {
+    (Kernels::for_hashes(hashes).all_set)(words, hashes, h)
+}
+
+/// Sets the clear probes of `h` in `words`; returns whether any was clear (the item is new).
+#[inline]
+pub fn set_clear(words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
+    (Kernels::for_hashes(hashes).set_clear)(words, hashes, h)
+}
+
+fn all_set_k<const K: u32>(words: &[u64], _hashes: u32, h: ItemHash) -> bool {
+    all_set_loop(words, K, h)
+}
+
+fn set_clear_k<const K: u32>(words: &mut [u64], _hashes: u32, h: ItemHash) -> bool {
+    set_clear_loop(words, K, h)
+}
+
+/// The word index of a probe value in an array of `words.len()` words, and the bit inside it.
+///
+/// `reduce(x, n) = (x · n) >> 64 < n` for every 64-bit `x`, so with `n = 64 · words.len()`
+/// the word index `pos >> 6` is always `< words.len()`: the caller may index unchecked.
+#[inline(always)]
+fn locate(words: &[u64], x: u64) -> (usize, u32) {
+    let pos = reduce(x, words.len() as u64 * 64);
+    ((pos >> 6) as usize, (pos & 63) as u32)
+}
+
+/// The probe sequence of [`hash::Probes`](super::hash::Probes), stopping at the first clear bit.
+#[inline(always)]
+fn all_set_loop(words: &[u64], hashes: u32, h: ItemHash) -> bool {
+    let (mut x, mut step) = (h.h1, h.h2);
+    for i in 0..hashes {
+        let (w, bit) = locate(words, x);
+        debug_assert!(w < words.len());
+        // SAFETY: `locate` returns an index below `words.len()` (see there).
+        let word = unsafe { *words.get_unchecked(w) };
+        if (word >> bit) & 1 == 0 {
+            return false;
+        }
+        x = x.wrapping_add(step);
+        step = step.wrapping_add(u64::from(i));
+    }
+    true
+}
+
+/// The probe sequence of [`hash::Probes`](super::hash::Probes), setting each clear bit.
+#[inline(always)]
+fn set_clear_loop(words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
+    let (mut x, mut step) = (h.h1, h.h2);
+    let mut new = false;
+    for i in 0..hashes {
+        let (w, bit) = locate(words, x);
+        debug_assert!(w < words.len());
+        // SAFETY: `locate` returns an index below `words.len()` (see there).
+        let word = unsafe { words.get_unchecked_mut(w) };
+        if (*word >> bit) & 1 == 0 {
+            *word |= 1 << bit;
+            new = true;
+        }
+        x = x.wrapping_add(step);
+        step = step.wrapping_add(u64::from(i));
+    }
+    new
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::hash::HashScheme;
+
+    /// For every k the kernels dispatch on (and a few past the unrolled ones), on a half-full
+    /// array: `all_set` answers as the iterator does, and `set_clear` sets exactly the
+    /// iterator's probes and reports "new" exactly when one was clear.
+    #[test]
+    fn kernels_equal_the_iterator_for_every_k() {
+        let words_len = 1001usize;
+        let bits = words_len as u64 * 64;
+        for k in 1..=UNROLLED_MAX + 3 {
+            let mut words = vec![0u64; words_len];
+            for (i, w) in words.iter_mut().enumerate() {
+                *w = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0x5555_5555_5555_5555;
+            }
+            for n in 0..300u32 {
+                let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), u64::from(k));
+                let expected = h.probes(bits, k).all(|p| words[(p / 64) as usize] & (1 << (p % 64)) != 0);
+                assert_eq!(all_set(&words, k, h), expected, "k={k} n={n}");
+
+                let mut by_iterator = words.clone();
+                for p in h.probes(bits, k) {
+                    by_iterator[(p / 64) as usize] |= 1 << (p % 64);
+                }
+                let new = set_clear(&mut words, k, h);
+                assert_eq!(new, !expected, "k={k} n={n}");
+                assert_eq!(words, by_iterator, "k={k} n={n}");
+            }
+        }
+    }
+}
