@@ -224,11 +224,15 @@ impl Chain {
     /// as [`Chain::contains`] one by one; faster on filters larger than the CPU caches, because
     /// items are taken in blocks of [`BATCH`]: the whole block is hashed, the cache lines it
     /// will probe are prefetched, and only then tested, so the memory latency of every probe in
-    /// the block overlaps instead of being paid one after another.
+    /// the block overlaps instead of being paid one after another. Prefetching goes in two
+    /// steps (first probes, then the rest for items the first probe does not rule out), so
+    /// absent items cost one miss each, not `k`.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let mut block = Block::new(self);
+        let prefetch = block.prefetch;
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load(self, chunk);
+            let hashes = block.load(self, chunk, Purpose::Lookup);
+            Block::prefetch_candidates(prefetch, self, hashes);
             // One layer (the common case): its kernel straight over the block.
             if let [only] = self.layers.as_slice() {
                 if only.contains_block(hashes, out) {
@@ -252,7 +256,7 @@ impl Chain {
     ) -> Result<(), BloomError> {
         let mut block = Block::new(self);
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load(self, chunk);
+            let hashes = block.load(self, chunk, Purpose::Add);
             // One layer with room for the whole block (the common case): no layer to grow
             // and none to consult first, so its kernel runs straight over the block.
             if let [only] = self.layers.as_mut_slice() {
@@ -299,6 +303,16 @@ pub const BATCH: usize = 16;
 /// anyway, where a prefetch would only cost instructions.
 pub const PREFETCH_MIN_BYTES: u64 = 1 << 20;
 
+/// What a block is loaded for: it decides which cache lines are worth prefetching.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// Adds read (and, for new items, write) every probe: prefetch them all.
+    Add,
+    /// Lookups of absent items usually stop at the first probe: prefetch only that one first,
+    /// then the rest for the items it does not rule out ([`Block::prefetch_candidates`]).
+    Lookup,
+}
+
 /// One block of hashed items for the batched paths.
 struct Block {
     hashes: [ItemHash; BATCH],
@@ -310,26 +324,49 @@ impl Block {
     fn new(chain: &Chain) -> Self {
         Self {
             hashes: [ItemHash { h1: 0, h2: 1 }; BATCH],
-            prefetch: chain.layers.iter().any(|l| l.size().bytes() >= PREFETCH_MIN_BYTES),
+            prefetch: chain.layers.iter().any(is_large),
         }
     }
 
-    /// Hashes `items` (at most [`BATCH`]), prefetches their probes in every layer too large to
-    /// be in cache, and returns the hashes.
-    fn load<T: AsRef<[u8]>>(&mut self, chain: &Chain, items: &[T]) -> &[ItemHash] {
+    /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every
+    /// layer too large to be in cache, and returns the hashes.
+    fn load<T: AsRef<[u8]>>(&mut self, chain: &Chain, items: &[T], purpose: Purpose) -> &[ItemHash] {
         let hashes = &mut self.hashes[..items.len()];
         for (h, item) in hashes.iter_mut().zip(items) {
             *h = chain.hash(item.as_ref());
         }
         if self.prefetch {
-            for layer in chain.layers.iter().filter(|l| l.size().bytes() >= PREFETCH_MIN_BYTES) {
+            for layer in chain.layers.iter().filter(|l| is_large(l)) {
                 for &h in hashes.iter() {
-                    layer.prefetch(h);
+                    match purpose {
+                        Purpose::Add => layer.prefetch(h),
+                        Purpose::Lookup => layer.prefetch_first(h),
+                    }
                 }
             }
         }
         hashes
     }
+
+    /// For lookups: once the first probes are (being) loaded, prefetches the remaining probes
+    /// of each item whose first probe is set in a large layer. An absent item, whose first
+    /// probe is usually clear, so costs one cache miss (and one page walk) instead of `k`.
+    fn prefetch_candidates(prefetch: bool, chain: &Chain, hashes: &[ItemHash]) {
+        if prefetch {
+            for layer in chain.layers.iter().filter(|l| is_large(l)) {
+                for &h in hashes {
+                    if layer.first_probe_set(h) {
+                        layer.prefetch(h);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a layer is worth prefetching ([`PREFETCH_MIN_BYTES`]).
+fn is_large(layer: &Layer) -> bool {
+    layer.size().bytes() >= PREFETCH_MIN_BYTES
 }
 
 /// The layer a chain with `params` has at position `index`: capacity × expansion^index at

@@ -130,6 +130,22 @@ impl Layer {
         true
     }
 
+    /// Whether the first probe of `h` is set (a lookup that finds it clear is over).
+    #[inline]
+    pub fn first_probe_set(&self, h: ItemHash) -> bool {
+        h.probes(self.size.bits, self.size.hashes)
+            .next()
+            .is_none_or(|p| self.bits.get(p))
+    }
+
+    /// Starts loading the cache line of the first probe of `h`.
+    #[inline]
+    pub fn prefetch_first(&self, h: ItemHash) {
+        if let Some(p) = h.probes(self.size.bits, self.size.hashes).next() {
+            self.bits.prefetch(p);
+        }
+    }
+
     /// Starts loading the cache lines `h` probes (see [`BitArray::prefetch`]).
     #[inline]
     pub fn prefetch(&self, h: ItemHash) {
