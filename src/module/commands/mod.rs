@@ -37,17 +37,25 @@ fn store_chain(key: &RedisKeyWritable, chain: Chain) -> Result<(), Reply> {
 /// The allocation policy of the running command: the per-filter limit and `maxmemory` for
 /// commands from clients; nothing for replicated commands and loading (the primary, or the
 /// server that wrote the file, already decided, and a replica must hold the same bits).
+///
+/// Built for every write command but consulted only when a filter would grow, so the context
+/// flags are read then, not on every command.
 pub struct ServerGuard<'a> {
     ctx: &'a Context,
-    enforce: bool,
 }
 
 impl<'a> ServerGuard<'a> {
     /// The policy for the command running in `ctx`.
     pub fn new(ctx: &'a Context) -> Self {
-        let flags = ctx.get_flags();
-        let enforce = !flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-        Self { ctx, enforce }
+        Self { ctx }
+    }
+
+    /// Whether this command's allocations are checked: not for replicated commands or loading.
+    fn enforce(&self) -> bool {
+        !self
+            .ctx
+            .get_flags()
+            .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
     }
 
     /// `used_memory` and `maxmemory` from the server, if it reports them.
@@ -60,7 +68,7 @@ impl<'a> ServerGuard<'a> {
 
 impl AllocGuard for ServerGuard<'_> {
     fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), BloomError> {
-        if !self.enforce {
+        if !self.enforce() {
             return Ok(());
         }
         MaxFilterBytes(super::config::max_filter_bytes()).admit(filter_bytes_after, new_bytes)?;
