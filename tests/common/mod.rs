@@ -887,7 +887,7 @@ pub fn crc64(data: &[u8]) -> u64 {
 }
 
 /// Replaces the CRC trailer of a DUMP payload so that it matches the (modified) body.
-pub fn fix_dump_crc(payload: &mut Vec<u8>) {
+pub fn fix_dump_crc(payload: &mut [u8]) {
     assert!(payload.len() >= 10, "payload too short for a DUMP trailer");
     let n = payload.len() - 8;
     let crc = crc64(&payload[..n]);
