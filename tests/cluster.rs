@@ -69,12 +69,6 @@ fn assert_all_present(client: &mut ClusterClient, filters: &[Filter], what: &str
     }
 }
 
-/// `WAIT 1`: the primary at `port` has its replica's acknowledgement of every write so far.
-fn wait_replicated(port: u16) {
-    let mut c = Conn::connect(port);
-    wait_until("WAIT 1 to acknowledge", || c.int(&["WAIT", "1", "5000"]) >= 1);
-}
-
 /// DEBUG DIGEST-VALUE of `key` on the node at `port` (DEBUG has no key, so no redirection).
 fn digest_on(port: u16, key: &str) -> String {
     Conn::connect(port).digest(key)
@@ -82,11 +76,11 @@ fn digest_on(port: u16, key: &str) -> String {
 
 const NO_KEY_DIGEST: &str = "0000000000000000000000000000000000000000";
 
-/// After `WAIT 1` on every primary, each filter's digest on its replica equals its primary's.
+/// Once every replica has caught up, each filter's digest on its replica equals its primary's.
 /// Returns the digests by key.
 fn assert_replicas_match(topo: &Topology, filters: &[Filter], what: &str) -> Vec<String> {
     for s in topo.shards() {
-        wait_replicated(s.primary.port);
+        s.wait_replicated();
     }
     filters
         .iter()
@@ -154,6 +148,7 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
     let mut rc = Conn::connect(shard0.replicas[0].port);
     assert_eq!(rc.err(&["BF.MEXISTS", f0, &filters[0].items[0]]), moved0);
     rc.ok(&["READONLY"]);
+    shard0.wait_replicated(); // replication is asynchronous
     assert_eq!(rc.mexists(f0, &filters[0].items[..3]), vec![1, 1, 1]);
     assert!(rc.err(&["BF.ADD", f0, "x"]).starts_with("MOVED "), "a replica refuses writes");
     for cmd in [vec!["BF.ADD", f0, "x"], vec!["BF.INSERT", f0, "CAPACITY", "10", "ITEMS", "a", "b"]] {
@@ -275,7 +270,7 @@ fn resharding_a_slot_with_migrate_moves_filters_and_the_client_follows_ask_then_
 
     // Replicas followed: the target's replica holds the filters, the source's no longer does.
     let _ = assert_replicas_match(&after, &filters, "after resharding");
-    wait_replicated(src.primary.port);
+    src.wait_replicated();
     assert_eq!(count_in_slot(src.replicas[0].port), 0);
     assert_eq!(count_in_slot(dst.replicas[0].port), 10);
 }

@@ -262,6 +262,31 @@ impl Cluster {
     }
 }
 
+impl Shard {
+    /// Polls until every replica of this shard has applied the primary's replication stream up to
+    /// the primary's offset at the time of the call.
+    ///
+    /// Not `WAIT`: WAIT only waits for the writes made on its own connection, and the writes of a
+    /// test come from several (the cluster client's, MIGRATE's link to the target node). And not
+    /// just `master_link_status:up` either: Valkey starts streaming to a freshly synced replica only
+    /// after its first `REPLCONF ACK`, up to a second later.
+    pub fn wait_replicated(&self) {
+        let mut pc = Conn::connect(self.primary.port);
+        let offset = |c: &mut Conn, field: &str| -> i64 {
+            let v = c.info_field("replication", field);
+            v.as_deref().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no {} in INFO replication: {:?}", field, v))
+        };
+        let target = offset(&mut pc, "master_repl_offset");
+        for r in &self.replicas {
+            let mut rc = Conn::connect(r.port);
+            poll_until(&format!("replica {} to reach offset {} of {}", r.port, target, self.primary.port), || {
+                let at = offset(&mut rc, "slave_repl_offset");
+                if at >= target { Ok(()) } else { Err(format!("at offset {}", at)) }
+            });
+        }
+    }
+}
+
 impl Conn {
     /// A field of `CLUSTER INFO`.
     pub fn info_field_cluster(&mut self, field: &str) -> Option<String> {
