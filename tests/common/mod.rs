@@ -4,7 +4,10 @@
 //! Environment:
 //! - `SCALEBLOOM_SERVER`: server binary (default `redis-server` from PATH).
 //! - `SCALEBLOOM_MODULE`: module to load (default `<crate>/target/release/libscalebloom.so`).
+//! - `SCALEBLOOM_REDIS_CLI`: `redis-cli` for `--cluster create` (default from PATH; `cluster.rs`).
 #![allow(dead_code)]
+
+pub mod cluster;
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -94,6 +97,8 @@ pub struct ServerOpts {
     pub extra_args: Vec<String>,
     /// Do not load the module at all.
     pub no_module: bool,
+    /// Start in cluster mode (see [`ServerOpts::cluster`]).
+    pub cluster: bool,
 }
 
 impl ServerOpts {
@@ -114,18 +119,29 @@ impl ServerOpts {
         self.no_module = true;
         self
     }
+    /// Cluster mode: `cluster-enabled yes`, a cluster bus port chosen free like the client port,
+    /// and a cluster config file of its own in the server's directory.
+    pub fn cluster(mut self) -> ServerOpts {
+        self.cluster = true;
+        self
+    }
 }
 
 pub struct Server {
     child: Option<Child>,
     pub port: u16,
+    /// The cluster bus port, for a server started with [`ServerOpts::cluster`].
+    pub bus_port: Option<u16>,
     dir: Arc<TempDir>,
     log: PathBuf,
 }
 
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().unwrap().port()
+/// `n` distinct ports that were free a moment ago (all are held at once while choosing, so they
+/// differ). Another process may still take one before the server binds it: starting retries.
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> =
+        (0..n).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0")).collect();
+    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
 }
 
 const STARTUP_DEADLINE: Duration = Duration::from_secs(60);
@@ -154,7 +170,11 @@ impl Server {
         let module = if opts.no_module { None } else { Some(module_path()) };
         let mut last_err = String::new();
         for attempt in 0..20 {
-            let port = free_port();
+            // A cluster node also listens on its bus port. Redis' default is port + 10000, which
+            // may be taken or above 65535; `cluster-port` (Redis 7.0+, Valkey) names one that was
+            // just found free instead, and a clash on either port is retried like any other.
+            let ports = free_ports(if opts.cluster { 2 } else { 1 });
+            let (port, bus_port) = (ports[0], ports.get(1).copied());
             let log = dir.path().join(format!("server-{}-{}.log", port, attempt));
             let mut cmd = Command::new(server_binary());
             cmd.arg("--port")
@@ -175,6 +195,10 @@ impl Server {
                 .arg("local")
                 .arg("--enable-module-command")
                 .arg("local");
+            if let Some(bus) = bus_port {
+                cmd.args(["--cluster-enabled", "yes", "--cluster-port", &bus.to_string()]);
+                cmd.arg("--cluster-config-file").arg(format!("nodes-{}.conf", port));
+            }
             for a in &opts.extra_args {
                 cmd.arg(a);
             }
@@ -191,7 +215,7 @@ impl Server {
                 Ok(c) => c,
                 Err(e) => panic!("cannot run server binary {:?}: {}", server_binary(), e),
             };
-            let mut server = Server { child: Some(child), port, dir: dir.clone(), log: log.clone() };
+            let mut server = Server { child: Some(child), port, bus_port, dir: dir.clone(), log: log.clone() };
             match server.wait_ready() {
                 Ok(()) => return Ok(server),
                 Err(exited) => {
@@ -333,6 +357,19 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
             panic!("timed out waiting for: {}", what);
         }
         std::thread::sleep(Duration::from_millis(5)); // polling interval
+    }
+}
+
+/// Polls `f` until it returns `Ok`; after the same deadline as [`wait_until`] panics with
+/// `what` and the last `Err` (which says what was still missing).
+pub fn poll_until<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(e) if Instant::now() > deadline => panic!("timed out waiting for: {}; last state: {}", what, e),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)), // polling interval
+        }
     }
 }
 
@@ -887,7 +924,7 @@ pub fn crc64(data: &[u8]) -> u64 {
 }
 
 /// Replaces the CRC trailer of a DUMP payload so that it matches the (modified) body.
-pub fn fix_dump_crc(payload: &mut Vec<u8>) {
+pub fn fix_dump_crc(payload: &mut [u8]) {
     assert!(payload.len() >= 10, "payload too short for a DUMP trailer");
     let n = payload.len() - 8;
     let crc = crc64(&payload[..n]);
