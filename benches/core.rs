@@ -48,7 +48,11 @@ const ITEM_LENS: &[usize] = &[16, 100];
 
 /// The largest capacity whose nonscaling layer at [`ERROR`] has at most `bytes` bytes of bits.
 fn capacity_for(bytes: u64) -> u64 {
-    let bytes_of = |cap: u64| layer_size(cap, ERROR).expect("benched sizes are valid").bytes();
+    let bytes_of = |cap: u64| {
+        layer_size(cap, ERROR)
+            .expect("benched sizes are valid")
+            .bytes()
+    };
     let bpe = -ERROR.ln() / std::f64::consts::LN_2.powi(2);
     let mut cap = (bytes as f64 * 8.0 / bpe) as u64;
     while bytes_of(cap) > bytes {
@@ -123,7 +127,8 @@ impl Fixture {
     }
 
     fn empty(params: ChainParams) -> Chain {
-        Chain::new(params, HashScheme::Xxh3Enhanced, 0x5eed, &Unlimited).expect("filter fits in memory")
+        Chain::new(params, HashScheme::Xxh3Enhanced, 0x5eed, &Unlimited)
+            .expect("filter fits in memory")
     }
 }
 
@@ -194,7 +199,11 @@ fn contains_each(chain: &Chain, items: &[&[u8]]) -> usize {
 fn add_each(chain: &mut Chain, items: &[&[u8]]) -> usize {
     items
         .iter()
-        .filter(|item| chain.add(item, &Unlimited).expect("the filter is replaced before it is full"))
+        .filter(|item| {
+            chain
+                .add(item, &Unlimited)
+                .expect("the filter is replaced before it is full")
+        })
         .count()
 }
 
