@@ -15,6 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod hostile;
+
 // ---------------------------------------------------------------------------------------------
 // Binaries
 // ---------------------------------------------------------------------------------------------
@@ -121,6 +123,7 @@ pub struct Server {
     pub port: u16,
     dir: Arc<TempDir>,
     log: PathBuf,
+    stderr: PathBuf,
 }
 
 fn free_port() -> u16 {
@@ -191,7 +194,8 @@ impl Server {
                 Ok(c) => c,
                 Err(e) => panic!("cannot run server binary {:?}: {}", server_binary(), e),
             };
-            let mut server = Server { child: Some(child), port, dir: dir.clone(), log: log.clone() };
+            let mut server =
+                Server { child: Some(child), port, dir: dir.clone(), log: log.clone(), stderr: stderr_path.clone() };
             match server.wait_ready() {
                 Ok(()) => return Ok(server),
                 Err(exited) => {
@@ -239,6 +243,22 @@ impl Server {
 
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// What the server process wrote to stderr (Rust's panic hook writes there, even for a
+    /// panic the module catches).
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Lines of the log and of stderr that report a panic, caught or not.
+    pub fn panic_lines(&self) -> Vec<String> {
+        let (log, stderr) = (self.log_text(), self.stderr_text());
+        log.lines()
+            .chain(stderr.lines())
+            .filter(|l| l.contains("panicked") || l.contains("panic caught"))
+            .map(str::to_string)
+            .collect()
     }
 
     /// A RESP2 connection.
@@ -887,7 +907,7 @@ pub fn crc64(data: &[u8]) -> u64 {
 }
 
 /// Replaces the CRC trailer of a DUMP payload so that it matches the (modified) body.
-pub fn fix_dump_crc(payload: &mut Vec<u8>) {
+pub fn fix_dump_crc(payload: &mut [u8]) {
     assert!(payload.len() >= 10, "payload too short for a DUMP trailer");
     let n = payload.len() - 8;
     let crc = crc64(&payload[..n]);
