@@ -89,6 +89,13 @@ const INTERESTING_U64: &[u64] = &[
     u64::MAX,
 ];
 
+/// The fuzzed server: fixed hash seeds, so the same SCALEBLOOM_FUZZ_SEED sends the same bytes
+/// again; a 64 MiB per-filter limit, so a mutated header that happens to describe a valid huge
+/// filter is refused rather than allocated.
+fn server_opts() -> ServerOpts {
+    ServerOpts::new().module_args(&["max-filter-bytes", "64mb", "random-seeds", "no"])
+}
+
 // ---------------------------------------------------------------------------------------------
 // The filters the mutations start from
 // ---------------------------------------------------------------------------------------------
@@ -443,7 +450,7 @@ fn mutated_payload(rng: &mut Rng, sources: &[Source]) -> (Vec<u8>, String, bool)
 #[test]
 fn ten_thousand_mutated_restore_payloads_never_crash_the_server() {
     let (mut rng, seed) = fuzz_rng("restore");
-    let opts = ServerOpts::new().module_args(&["max-filter-bytes", "64mb"]);
+    let opts = server_opts();
     let mut fx = Hostile::start_with(opts);
     let sources = sources(&mut fx);
     let mut kept: Vec<(String, String)> = Vec::new();
@@ -773,7 +780,7 @@ fn loadchunk_sequence(rng: &mut Rng, key: &str, sources: &[Source], plain: &[&st
 #[test]
 fn ten_thousand_hostile_loadchunk_commands_never_crash_the_server() {
     let (mut rng, seed) = fuzz_rng("loadchunk");
-    let opts = ServerOpts::new().module_args(&["max-filter-bytes", "64mb"]);
+    let opts = server_opts();
     let mut fx = Hostile::start_with(opts);
     let sources = sources(&mut fx);
     fx.conn.cmd(&["RPUSH", "bystander:list", "a", "b"]);
