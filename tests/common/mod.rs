@@ -18,6 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod hostile;
+
 // ---------------------------------------------------------------------------------------------
 // Binaries
 // ---------------------------------------------------------------------------------------------
@@ -134,6 +136,7 @@ pub struct Server {
     pub bus_port: Option<u16>,
     dir: Arc<TempDir>,
     log: PathBuf,
+    stderr: PathBuf,
 }
 
 /// `n` distinct ports that were free a moment ago (all are held at once while choosing, so they
@@ -215,7 +218,14 @@ impl Server {
                 Ok(c) => c,
                 Err(e) => panic!("cannot run server binary {:?}: {}", server_binary(), e),
             };
-            let mut server = Server { child: Some(child), port, bus_port, dir: dir.clone(), log: log.clone() };
+            let mut server = Server {
+                child: Some(child),
+                port,
+                bus_port,
+                dir: dir.clone(),
+                log: log.clone(),
+                stderr: stderr_path.clone(),
+            };
             match server.wait_ready() {
                 Ok(()) => return Ok(server),
                 Err(exited) => {
@@ -263,6 +273,22 @@ impl Server {
 
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// What the server process wrote to stderr (Rust's panic hook writes there, even for a
+    /// panic the module catches).
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Lines of the log and of stderr that report a panic, caught or not.
+    pub fn panic_lines(&self) -> Vec<String> {
+        let (log, stderr) = (self.log_text(), self.stderr_text());
+        log.lines()
+            .chain(stderr.lines())
+            .filter(|l| l.contains("panicked") || l.contains("panic caught"))
+            .map(str::to_string)
+            .collect()
     }
 
     /// A RESP2 connection.
