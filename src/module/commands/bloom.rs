@@ -1,8 +1,10 @@
 //! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.DEBUG.
 
-use redis_module::{Context, ContextFlags, NotifyEvent};
+use std::ffi::CStr;
 
-use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
+use redis_module::{Context, ContextFlags};
+
+use super::{ServerGuard, core_err, notify, read_chain, store_chain, write_chain};
 use crate::filter::params::MAX_CAPACITY;
 use crate::filter::codec::dump_header;
 use crate::filter::{Chain, ChainParams, HashScheme};
@@ -90,7 +92,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     if let Err(r) = store_chain(&key, chain) {
         return r;
     }
-    ctx.notify_keyspace_event(NotifyEvent::MODULE, "bf.reserve", &key_name);
+    notify(ctx, c"bf.reserve", &key_name);
     Reply::Ok
 }
 
@@ -98,6 +100,31 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
 struct Create {
     params: Option<ChainParams>,
     nocreate: bool,
+}
+
+/// The per-item answers of an add-family command: one for BF.ADD (no allocation), or one per
+/// item for BF.MADD / BF.INSERT.
+enum Answers {
+    One(Option<bool>),
+    Many(Vec<bool>),
+}
+
+impl Answers {
+    /// How many items went in (or were found present).
+    fn len(&self) -> usize {
+        match self {
+            Answers::One(a) => usize::from(a.is_some()),
+            Answers::Many(v) => v.len(),
+        }
+    }
+
+    /// Whether any item was new.
+    fn any_new(&self) -> bool {
+        match self {
+            Answers::One(a) => *a == Some(true),
+            Answers::Many(v) => v.contains(&true),
+        }
+    }
 }
 
 /// Shared body of ADD, MADD and INSERT: adds the items from `args[first_item]` on in order,
@@ -108,8 +135,8 @@ fn add_items(
     args: &Args,
     first_item: usize,
     create: Create,
-    event: &str,
-) -> Result<(Vec<bool>, Option<String>), Reply> {
+    event: &CStr,
+) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
     let key = ctx.open_key_writable(&key_name);
     let existing = write_chain(&key)?;
@@ -138,13 +165,20 @@ fn add_items(
             }
         }
     };
-    let mut results = Vec::with_capacity(args.len() - first_item);
-    let error = chain
-        .add_many(&args.items(first_item), &guard, &mut results)
-        .err()
-        .map(|e| errors::text(&e));
-    let processed = results.len();
-    let changed = results.contains(&true);
+    let wanted = args.len() - first_item;
+    let (answers, error) = if wanted == 1 {
+        // BF.ADD (and one-item MADD/INSERT): straight to the core, no batch machinery.
+        match chain.add(args.bytes(first_item), &guard) {
+            Ok(new) => (Answers::One(Some(new)), None),
+            Err(e) => (Answers::One(None), Some(e)),
+        }
+    } else {
+        let mut results = Vec::with_capacity(wanted);
+        let error = chain.add_many(&args.items(first_item), &guard, &mut results).err();
+        (Answers::Many(results), error)
+    };
+    let processed = answers.len();
+    let changed = answers.any_new();
     let all_done = error.is_none();
     let was_created = created.is_some();
     if let Some(chain) = created {
@@ -161,9 +195,18 @@ fn add_items(
         ctx.replicate("BF.MADD", &v[..]);
     }
     if changed || was_created {
-        ctx.notify_keyspace_event(NotifyEvent::MODULE, event, &key_name);
+        notify(ctx, event, &key_name);
     }
-    Ok((results, error))
+    Ok((answers, error.map(|e| errors::text(&e))))
+}
+
+/// The reply of MADD / INSERT: one boolean per item, then the error that stopped them, if any.
+fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
+    match result {
+        Ok((Answers::Many(values), error)) => Reply::Bools(values, error),
+        Ok((Answers::One(value), error)) => Reply::Bools(value.into_iter().collect(), error),
+        Err(r) => r,
+    }
 }
 
 /// `BF.ADD key item`
@@ -171,9 +214,10 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
     if args.len() != 3 {
         return Reply::WrongArity;
     }
-    match add_items(ctx, args, 2, Create { params: None, nocreate: false }, "bf.add") {
+    match add_items(ctx, args, 2, Create { params: None, nocreate: false }, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
-        Ok((results, None)) => Reply::Bool(results.first().copied().unwrap_or(false)),
+        Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
+        Ok(_) => Reply::err(errors::INTERNAL),
         Err(r) => r,
     }
 }
@@ -183,8 +227,7 @@ pub fn madd(ctx: &Context, args: &Args) -> Reply {
     if args.len() < 3 {
         return Reply::WrongArity;
     }
-    add_items(ctx, args, 2, Create { params: None, nocreate: false }, "bf.madd")
-        .map_or_else(|r| r, |(values, error)| Reply::Bools(values, error))
+    many_reply(add_items(ctx, args, 2, Create { params: None, nocreate: false }, c"bf.madd"))
 }
 
 /// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
@@ -247,8 +290,7 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
         Ok(p) => p,
         Err(e) => return core_err(&e),
     };
-    add_items(ctx, args, first_item, Create { params: Some(params), nocreate }, "bf.insert")
-        .map_or_else(|r| r, |(values, error)| Reply::Bools(values, error))
+    many_reply(add_items(ctx, args, first_item, Create { params: Some(params), nocreate }, c"bf.insert"))
 }
 
 /// `BF.EXISTS key item`

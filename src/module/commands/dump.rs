@@ -1,9 +1,9 @@
 //! BF.SCANDUMP and BF.LOADCHUNK: moving a filter in pieces, with RedisBloom's iterator protocol.
 //! The byte formats and their validation are in `crate::filter::codec`.
 
-use redis_module::{Context, NotifyEvent};
+use redis_module::Context;
 
-use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
+use super::{ServerGuard, core_err, notify, read_chain, store_chain, write_chain};
 use crate::filter::codec::{chunk_at, dump_header, parse_dump_header, write_chunk};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;
@@ -75,7 +75,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     match result {
         Ok(()) => {
             ctx.replicate_verbatim();
-            ctx.notify_keyspace_event(NotifyEvent::MODULE, "bf.loadchunk", &key_name);
+            notify(ctx, c"bf.loadchunk", &key_name);
             Reply::Ok
         }
         Err(e) => core_err(&e),
