@@ -23,7 +23,9 @@ pub const SEGMENT_BYTES: u64 = SEGMENT_WORDS * 8;
 #[derive(Clone, PartialEq, Eq)]
 pub struct BitArray {
     bits: u64,
-    segments: Vec<Box<[u64]>>,
+    /// Exactly as many slots as segments (a boxed slice, not a `Vec` with spare capacity):
+    /// this table is part of every filter's fixed overhead.
+    segments: Box<[Box<[u64]>]>,
 }
 
 impl std::fmt::Debug for BitArray {
@@ -71,7 +73,8 @@ impl BitArray {
         }
         let segments = segment_lengths(bits / 64)
             .map(zeroed_words)
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?
+            .into_boxed_slice();
         Ok(Self { bits, segments })
     }
 
@@ -154,7 +157,7 @@ impl BitArray {
     /// the probe kernels.
     #[inline]
     pub fn single_segment(&self) -> Option<&[u64]> {
-        match self.segments.as_slice() {
+        match &*self.segments {
             [only] => Some(only),
             _ => None,
         }
@@ -163,7 +166,7 @@ impl BitArray {
     /// [`BitArray::single_segment`], writable.
     #[inline]
     pub fn single_segment_mut(&mut self) -> Option<&mut [u64]> {
-        match self.segments.as_mut_slice() {
+        match &mut *self.segments {
             [only] => Some(only),
             _ => None,
         }
@@ -288,7 +291,10 @@ impl BitArray {
             }
             segments.push(seg);
         }
-        Ok(Self { bits, segments })
+        Ok(Self {
+            bits,
+            segments: segments.into_boxed_slice(),
+        })
     }
 }
 

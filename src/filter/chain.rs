@@ -103,6 +103,10 @@ impl Chain {
         if sum != items {
             return Err(BloomError::BadData);
         }
+        // Loaded layers were collected through an iterator of unknown length: drop the spare
+        // slots, which would otherwise stay in every loaded filter.
+        let mut layers = layers;
+        layers.shrink_to_fit();
         Ok(Self {
             scheme,
             seed,
@@ -289,7 +293,11 @@ impl Chain {
             .checked_add(next.bytes())
             .ok_or(BloomError::TooLarge)?;
         guard.admit(info_size(self.layers.len() as u64 + 1, after), next.bytes())?;
-        self.layers.push(Layer::new(next.capacity, next.error)?);
+        let layer = Layer::new(next.capacity, next.error)?;
+        // Exactly one more slot: a chain grows rarely, and doubling would leave up to half the
+        // layer table unused in every filter (`Vec` starts at 4 slots and doubles).
+        self.layers.reserve_exact(1);
+        self.layers.push(layer);
         Ok(())
     }
 }
@@ -525,6 +533,24 @@ mod tests {
         assert!(matches!(err, BloomError::FilterLimit { limit: 300, .. }));
         assert_eq!(c.layers().len(), 1);
         assert_eq!(c.items(), 100);
+    }
+
+    /// The layer table is part of every filter's fixed memory: no spare slots after growing,
+    /// nor after loading.
+    #[test]
+    fn the_layer_table_has_no_spare_slots() {
+        let mut c = chain(0.01, 10, 2);
+        assert_eq!(c.layers.capacity(), 1);
+        for i in 0..300 {
+            c.add(&item(i), &Unlimited).unwrap();
+        }
+        assert_eq!(c.layers.len(), 5);
+        assert_eq!(c.layers.capacity(), c.layers.len());
+        // Collected through an iterator of unknown length, as the loader does: spare slots.
+        let layers: Vec<Layer> = c.layers().iter().filter(|_| true).cloned().collect();
+        assert!(layers.capacity() > layers.len());
+        let loaded = Chain::from_parts(*c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
+        assert_eq!(loaded.layers.capacity(), loaded.layers.len());
     }
 
     #[test]
