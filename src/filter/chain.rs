@@ -309,7 +309,7 @@ pub const BATCH: usize = 16;
 
 /// Layers at least this large are prefetched in batches; smaller ones sit in the CPU caches
 /// anyway, where a prefetch would only cost instructions.
-pub const PREFETCH_MIN_BYTES: u64 = 1 << 20;
+pub const PREFETCH_MIN_BYTES: u64 = 4 << 20;
 
 /// What a block is loaded for: it decides which cache lines are worth prefetching.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -693,8 +693,8 @@ mod batch_tests {
 
     #[test]
     fn batches_equal_one_by_one_on_prefetched_and_multi_segment_layers() {
-        // 2 MiB: above PREFETCH_MIN_BYTES, one segment.
-        let c = chain(0.01, 1_500_000, 2);
+        // 5.5 MiB: above PREFETCH_MIN_BYTES, one segment.
+        let c = chain(0.01, 4_000_000, 2);
         assert!(c.layers()[0].size().bytes() >= PREFETCH_MIN_BYTES);
         assert_batch_equals_one_by_one(c, &items("p", 3000), &Unlimited);
         // Over 64 MiB: several segments, the kernels' fallback path.
