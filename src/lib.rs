@@ -2,16 +2,19 @@
 //!
 //! `filter` is the pure core (no Redis); `module` is the glue. This file is the module entry:
 //! the allocator, command registration, the panic barrier around every command, and sending
-//! replies. Together with `module/datatype.rs` it holds all the `unsafe` code.
+//! replies. Together with `module/datatype.rs` it holds all the `unsafe` code that talks to
+//! Redis. The core has three small unsafe blocks, each with its proof beside it: the zeroed
+//! allocation of bit arrays and the prefetch hint (`filter/bits.rs`), and unchecked indexing in
+//! the probe kernels (`filter/probe.rs`).
 
 pub mod filter;
 pub mod module;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::ffi::{CString, c_int};
+use std::ffi::{CStr, CString, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use redis_module::{Context, RedisString, Status, raw, redis_module};
+use redis_module::{Context, NotifyEvent, RedisString, Status, raw, redis_module};
 
 use module::args::Args;
 use module::commands::{Handler, bloom, dump};
@@ -121,6 +124,19 @@ fn send(ctx: *mut raw::RedisModuleCtx, reply: Reply) {
             if let Some(wrong_arity) = unsafe { raw::RedisModule_WrongArity } {
                 unsafe { wrong_arity(ctx) };
             }
+        }
+    }
+}
+
+/// Publishes the keyspace event `event` (a module-type event) for `key`. Like the crate's
+/// `Context::notify_keyspace_event`, but the event name is a static C string, so a write
+/// command does not allocate one each time.
+pub fn notify(ctx: &Context, event: &CStr, key: &RedisString) {
+    if let Some(notify) = unsafe { raw::RedisModule_NotifyKeyspaceEvent } {
+        // SAFETY: `ctx` is the running command's context and `key` a live string; Redis only
+        // reads `event` during the call, and a `&CStr` is NUL-terminated.
+        unsafe {
+            notify(ctx.ctx, NotifyEvent::MODULE.bits(), event.as_ptr(), key.inner);
         }
     }
 }

@@ -1041,3 +1041,51 @@ fn acl_read_users_can_query_but_not_write() {
         }
     }
 }
+
+/// Every write publishes its module keyspace event (`bf.reserve`, `bf.add`, `bf.madd`,
+/// `bf.insert`, `bf.loadchunk`), in order, on the key's channel; a write that changes nothing
+/// (an item already present) publishes none.
+#[test]
+fn every_write_publishes_its_keyspace_event_and_no_op_writes_none() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["CONFIG", "SET", "notify-keyspace-events", "Kd"]);
+    let mut sub = s.conn();
+    let confirm = sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    assert_eq!(confirm.as_array()[0].as_str(), "psubscribe", "{:?}", confirm);
+
+    c.ok(&["BF.RESERVE", "k1", "0.01", "100"]);
+    assert_eq!(c.cmd(&["BF.ADD", "k1", "x"]).as_int(), 1);
+    assert_eq!(c.cmd(&["BF.ADD", "k1", "x"]).as_int(), 0, "present: no change, no event");
+    c.madd("k1", &items("m", 3));
+    c.madd("k1", &items("m", 3)); // all present: no event
+    c.cmd(&["BF.INSERT", "k2", "CAPACITY", "50", "ITEMS", "a", "b"]);
+    c.cmd(&["BF.ADD", "k3", "auto-created"]);
+    let chunks = c.scandump_all("k1");
+    for (it, data) in &chunks {
+        let r = c.cmd(&[&b"BF.LOADCHUNK"[..], b"k4", it.to_string().as_bytes(), data]);
+        assert!(r.is_ok(), "{:?}", r);
+    }
+
+    let mut expected: Vec<(String, String)> = vec![
+        ("k1".into(), "bf.reserve".into()),
+        ("k1".into(), "bf.add".into()),
+        ("k1".into(), "bf.madd".into()),
+        ("k2".into(), "bf.insert".into()),
+        ("k3".into(), "bf.add".into()),
+    ];
+    expected.extend(chunks.iter().map(|_| ("k4".to_string(), "bf.loadchunk".to_string())));
+    for (key, event) in &expected {
+        let m = sub.read_reply().expect("a keyspace event before the read timeout");
+        let parts = m.as_array();
+        assert_eq!(parts[0].as_str(), "pmessage", "{:?}", m);
+        assert_eq!(parts[2].as_str(), format!("__keyspace@0__:{key}"), "{:?}", m);
+        assert_eq!(parts[3].as_str(), event.as_str(), "{:?}", m);
+    }
+    // Nothing more was published: a marker event from a plain SET comes next.
+    c.ok(&["SET", "marker", "1"]);
+    c.ok(&["CONFIG", "SET", "notify-keyspace-events", "KA"]);
+    c.ok(&["SET", "marker", "2"]);
+    let m = sub.read_reply().expect("the marker event");
+    assert_eq!(m.as_array()[2].as_str(), "__keyspace@0__:marker", "an unexpected event came first: {:?}", m);
+}

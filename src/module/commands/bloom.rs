@@ -4,7 +4,8 @@ use std::ffi::CStr;
 
 use redis_module::{Context, ContextFlags};
 
-use super::{ServerGuard, core_err, notify, read_chain, store_chain, write_chain};
+use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
+use crate::notify;
 use crate::filter::params::MAX_CAPACITY;
 use crate::filter::codec::dump_header;
 use crate::filter::{Chain, ChainParams, HashScheme};

@@ -3,7 +3,8 @@
 
 use redis_module::Context;
 
-use super::{ServerGuard, core_err, notify, read_chain, store_chain, write_chain};
+use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
+use crate::notify;
 use crate::filter::codec::{chunk_at, dump_header, parse_dump_header, write_chunk};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;

@@ -5,9 +5,7 @@ pub mod bloom;
 pub mod dump;
 
 use redis_module::key::{RedisKey, RedisKeyWritable};
-use std::ffi::CStr;
-
-use redis_module::{Context, ContextFlags, NotifyEvent, RedisString, raw};
+use redis_module::{Context, ContextFlags};
 
 use super::args::Args;
 use super::datatype::BLOOM_TYPE;
@@ -80,19 +78,6 @@ impl AllocGuard for ServerGuard<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// Publishes the keyspace event `event` (a module-type event) for `key`. Like the crate's
-/// `Context::notify_keyspace_event`, but the event name is a static C string, so a write
-/// command does not allocate one each time.
-fn notify(ctx: &Context, event: &CStr, key: &RedisString) {
-    if let Some(notify) = unsafe { raw::RedisModule_NotifyKeyspaceEvent } {
-        // SAFETY: `ctx` is the running command's context and `key` a live string; Redis only
-        // reads `event` during the call, and a `&CStr` is NUL-terminated.
-        unsafe {
-            notify(ctx.ctx, NotifyEvent::MODULE.bits(), event.as_ptr(), key.inner);
-        }
     }
 }
 
