@@ -630,6 +630,9 @@ fn mutated_header(rng: &mut Rng, sources: &[Source]) -> Vec<u8> {
     let mut h = rng.pick(sources).chunks[0].1.clone();
     for _ in 0..1 + rng.below(2) {
         let len = h.len();
+        if len == 0 {
+            break; // truncated to nothing by the first mutation: already as hostile as it gets
+        }
         match rng.below(8) {
             0 | 1 => {
                 let p = rng.pos(len);
