@@ -20,17 +20,27 @@ pub const SEGMENT_WORDS: u64 = 1 << SEGMENT_WORDS_SHIFT;
 pub const SEGMENT_BYTES: u64 = SEGMENT_WORDS * 8;
 
 /// A bit array of a fixed length (a multiple of 64 bits).
+///
+/// Its length is not stored: every segment but the last is full, so the words of the last and
+/// the number of segments give it. This struct is part of every filter's fixed overhead, so it
+/// stays at 24 bytes and an array of one segment (up to 64 MiB, nearly every filter) has no
+/// separate segment table.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BitArray {
-    bits: u64,
-    /// Exactly as many slots as segments (a boxed slice, not a `Vec` with spare capacity):
-    /// this table is part of every filter's fixed overhead.
-    segments: Box<[Box<[u64]>]>,
+    segments: Segments,
+}
+
+/// The segments of a [`BitArray`]: one held directly, or a table of exactly as many slots as
+/// segments (a boxed slice, not a `Vec` with spare capacity). `Many` always has two or more.
+#[derive(Clone, PartialEq, Eq)]
+enum Segments {
+    One(Box<[u64]>),
+    Many(Box<[Box<[u64]>]>),
 }
 
 impl std::fmt::Debug for BitArray {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BitArray").field("bits", &self.bits).finish()
+        f.debug_struct("BitArray").field("bits", &self.len_bits()).finish()
     }
 }
 
@@ -73,28 +83,57 @@ impl BitArray {
         }
         let segments = segment_lengths(bits / 64)
             .map(zeroed_words)
-            .collect::<Result<Vec<_>, _>>()?
-            .into_boxed_slice();
-        Ok(Self { bits, segments })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::from_vec(segments))
+    }
+
+    /// The array of these segments (at least one; all but the last full).
+    fn from_vec(mut segments: Vec<Box<[u64]>>) -> Self {
+        let segments = if segments.len() == 1 {
+            Segments::One(segments.pop().unwrap_or_default())
+        } else {
+            Segments::Many(segments.into_boxed_slice())
+        };
+        Self { segments }
+    }
+
+    /// The segments as a slice, whichever way they are held.
+    #[inline]
+    fn segs(&self) -> &[Box<[u64]>] {
+        match &self.segments {
+            Segments::One(s) => std::slice::from_ref(s),
+            Segments::Many(s) => s,
+        }
+    }
+
+    /// [`BitArray::segs`], writable.
+    #[inline]
+    fn segs_mut(&mut self) -> &mut [Box<[u64]>] {
+        match &mut self.segments {
+            Segments::One(s) => std::slice::from_mut(s),
+            Segments::Many(s) => s,
+        }
     }
 
     /// Number of bits.
     #[inline]
     pub fn len_bits(&self) -> u64 {
-        self.bits
+        let segs = self.segs();
+        let last = segs.last().map_or(0, |s| s.len() as u64);
+        ((segs.len() as u64).saturating_sub(1) * SEGMENT_WORDS + last) * 64
     }
 
     /// Number of bytes (bits / 8).
     #[inline]
     pub fn len_bytes(&self) -> u64 {
-        self.bits / 8
+        self.len_bits() / 8
     }
 
     /// Sets bit `pos` and returns whether it was already set. `pos < len_bits()`.
     #[inline]
     pub fn set(&mut self, pos: u64) -> bool {
         let (seg, word, mask) = Self::locate(pos);
-        let w = &mut self.segments[seg][word];
+        let w = &mut self.segs_mut()[seg][word];
         let was = *w & mask != 0;
         *w |= mask;
         was
@@ -104,7 +143,7 @@ impl BitArray {
     #[inline]
     pub fn get(&self, pos: u64) -> bool {
         let (seg, word, mask) = Self::locate(pos);
-        self.segments[seg][word] & mask != 0
+        self.segs()[seg][word] & mask != 0
     }
 
     /// Sets bit `pos` only if it is clear, and returns whether it was clear. Unlike [`set`],
@@ -115,7 +154,7 @@ impl BitArray {
     #[inline]
     pub fn set_if_clear(&mut self, pos: u64) -> bool {
         let (seg, word, mask) = Self::locate(pos);
-        let w = &mut self.segments[seg][word];
+        let w = &mut self.segs_mut()[seg][word];
         let clear = *w & mask == 0;
         if clear {
             *w |= mask;
@@ -130,7 +169,7 @@ impl BitArray {
     #[inline]
     pub fn prefetch(&self, pos: u64) {
         let (seg, word, _) = Self::locate(pos);
-        let line: *const u64 = &self.segments[seg][word];
+        let line: *const u64 = &self.segs()[seg][word];
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing architecturally and is
         // defined for any address. SSE, which it needs, is part of the x86_64 baseline.
@@ -157,24 +196,24 @@ impl BitArray {
     /// the probe kernels.
     #[inline]
     pub fn single_segment(&self) -> Option<&[u64]> {
-        match &*self.segments {
-            [only] => Some(only),
-            _ => None,
+        match &self.segments {
+            Segments::One(only) => Some(only),
+            Segments::Many(_) => None,
         }
     }
 
     /// [`BitArray::single_segment`], writable.
     #[inline]
     pub fn single_segment_mut(&mut self) -> Option<&mut [u64]> {
-        match &mut *self.segments {
-            [only] => Some(only),
-            _ => None,
+        match &mut self.segments {
+            Segments::One(only) => Some(only),
+            Segments::Many(_) => None,
         }
     }
 
     /// Number of set bits.
     pub fn count_ones(&self) -> u64 {
-        self.segments
+        self.segs()
             .iter()
             .flat_map(|s| s.iter())
             .map(|w| u64::from(w.count_ones()))
@@ -183,7 +222,7 @@ impl BitArray {
 
     /// The segments' sizes in bytes, in order; they add up to `len_bytes()`.
     pub fn segment_byte_lengths(&self) -> impl Iterator<Item = u64> + '_ {
-        self.segments.iter().map(|s| s.len() as u64 * 8)
+        self.segs().iter().map(|s| s.len() as u64 * 8)
     }
 
     /// Calls `f` with the little-endian bytes of the range `[offset, offset + len)`, in pieces
@@ -203,12 +242,12 @@ impl BitArray {
         while pos < end {
             let seg = (pos / SEGMENT_BYTES) as usize;
             let seg_start = seg as u64 * SEGMENT_BYTES;
-            let seg_bytes = self.segments[seg].len() as u64 * 8;
+            let seg_bytes = self.segs()[seg].len() as u64 * 8;
             let take = (end - pos).min(seg_start + seg_bytes - pos);
             let from = (pos - seg_start) as usize;
             buf.clear();
             buf.reserve(take as usize);
-            let words = &self.segments[seg];
+            let words = &self.segs()[seg];
             // Copy the words that cover [from, from + take) as little-endian bytes.
             let first_word = from / 8;
             let last_word = (from + take as usize).div_ceil(8);
@@ -235,7 +274,7 @@ impl BitArray {
         while !data.is_empty() {
             let (seg, word, _) = Self::locate(pos * 8);
             let in_word = (pos % 8) as usize;
-            let w = &mut self.segments[seg][word];
+            let w = &mut self.segs_mut()[seg][word];
             if in_word == 0 && data.len() >= 8 {
                 // Whole words: the common case (chunks start at a layer or at a whole word).
                 let (head, rest) = data.split_at(8);
@@ -258,7 +297,7 @@ impl BitArray {
     /// Iterates over the segments as little-endian byte vectors (one segment at a time).
     pub fn for_each_segment_bytes(&self, mut f: impl FnMut(&[u8])) {
         let mut buf = Vec::new();
-        for seg in &self.segments {
+        for seg in self.segs() {
             buf.clear();
             buf.reserve(seg.len() * 8);
             for w in seg.iter() {
@@ -291,10 +330,7 @@ impl BitArray {
             }
             segments.push(seg);
         }
-        Ok(Self {
-            bits,
-            segments: segments.into_boxed_slice(),
-        })
+        Ok(Self::from_vec(segments))
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::hash::{HashScheme, ItemHash};
 use super::layer::Layer;
-use super::params::{ChainParams, MAX_LAYERS, TIGHTENING, info_size, layer_size};
+use super::params::{ChainParams, LayerSize, MAX_LAYERS, TIGHTENING, bits_per_entry, info_size, layer_size};
 use super::BloomError;
 
 /// Decides whether a filter may grow by some bytes. The core checks the per-filter limit
@@ -51,8 +51,9 @@ pub struct Chain {
     scheme: HashScheme,
     seed: u64,
     params: ChainParams,
-    layers: Vec<Layer>,
-    items: u64,
+    /// Exactly as many slots as layers: with the header this is a filter's fixed memory
+    /// (48 bytes here, 48 per layer; RedisBloom's is 32, 64 per layer).
+    layers: Box<[Layer]>,
 }
 
 impl Chain {
@@ -69,8 +70,7 @@ impl Chain {
             scheme,
             seed,
             params,
-            layers: vec![Layer::new(first.capacity, first.error)?],
-            items: 0,
+            layers: Box::new([Layer::new(first.capacity, first.error)?]),
         })
     }
 
@@ -91,7 +91,7 @@ impl Chain {
         }
         let mut sum = 0u64;
         for (i, layer) in layers.iter().enumerate() {
-            if *layer.size() != expected_layer(&params, i)? {
+            if !layer.is_sized_as(&expected_layer(&params, i)?) {
                 return Err(BloomError::BadData);
             }
             // Only the last layer may be partly filled: a layer is added when the last is full.
@@ -103,16 +103,13 @@ impl Chain {
         if sum != items {
             return Err(BloomError::BadData);
         }
-        // Loaded layers were collected through an iterator of unknown length: drop the spare
-        // slots, which would otherwise stay in every loaded filter.
-        let mut layers = layers;
-        layers.shrink_to_fit();
+        // Loaded layers were collected through an iterator of unknown length: the boxed slice
+        // drops the spare slots, which would otherwise stay in every loaded filter.
         Ok(Self {
             scheme,
             seed,
             params,
-            layers,
-            items,
+            layers: layers.into_boxed_slice(),
         })
     }
 
@@ -141,21 +138,40 @@ impl Chain {
         &mut self.layers
     }
 
-    /// Items added (`BF.CARD`).
+    /// Items added (`BF.CARD`): the sum over the layers (at most [`MAX_LAYERS`], and counted
+    /// rather than stored, to keep the chain header small).
     pub fn items(&self) -> u64 {
-        self.items
+        self.layers.iter().map(Layer::items).sum()
     }
 
     /// Sum of layer capacities (`BF.INFO Capacity`).
     pub fn capacity(&self) -> u64 {
         self.layers
             .iter()
-            .fold(0u64, |acc, l| acc.saturating_add(l.size().capacity))
+            .fold(0u64, |acc, l| acc.saturating_add(l.capacity()))
     }
 
     /// Bytes of all bit arrays.
     pub fn bit_bytes(&self) -> u64 {
-        self.layers.iter().map(|l| l.size().bytes()).sum()
+        self.layers.iter().map(Layer::bytes).sum()
+    }
+
+    /// The full sizing of layer `index` (< `layers().len()`): its capacity, probes and bits as
+    /// stored, and the error and bits per entry it was built for, computed exactly as
+    /// [`expected_layer`] computes them (error × 0.5^index, which is exact in binary).
+    pub fn layer_size(&self, index: usize) -> LayerSize {
+        let layer = &self.layers[index];
+        let mut error = self.params.first_layer_error();
+        for _ in 0..index {
+            error *= TIGHTENING;
+        }
+        LayerSize {
+            capacity: layer.capacity(),
+            error,
+            bpe: bits_per_entry(error),
+            bits: layer.len_bits(),
+            hashes: layer.hashes(),
+        }
     }
 
     /// `BF.INFO Size` and `MEMORY USAGE`: RedisBloom's struct overheads plus the bit arrays.
@@ -204,9 +220,7 @@ impl Chain {
         if last.is_full() {
             return self.add_past_full(h, guard);
         }
-        let new = last.insert_if_new(h);
-        self.items += u64::from(new);
-        Ok(new)
+        Ok(last.insert_if_new(h))
     }
 
     /// The rare end of [`Chain::add_hash`]: the last layer is full, so a new item needs a new
@@ -220,7 +234,6 @@ impl Chain {
         self.grow(guard)?;
         let last = self.layers.len() - 1;
         self.layers[last].insert(h);
-        self.items += 1;
         Ok(true)
     }
 
@@ -238,7 +251,7 @@ impl Chain {
             let hashes = block.load(self, chunk, Purpose::Lookup);
             Block::prefetch_candidates(prefetch, self, hashes);
             // One layer (the common case): its kernel straight over the block.
-            if let [only] = self.layers.as_slice() {
+            if let [only] = &*self.layers {
                 if only.contains_block(hashes, out) {
                     continue;
                 }
@@ -263,9 +276,8 @@ impl Chain {
             let hashes = block.load(self, chunk, Purpose::Add);
             // One layer with room for the whole block (the common case): no layer to grow
             // and none to consult first, so its kernel runs straight over the block.
-            if let [only] = self.layers.as_mut_slice() {
-                if let Some(new) = only.insert_block(hashes, out) {
-                    self.items += new;
+            if let [only] = &mut *self.layers {
+                if only.insert_block(hashes, out).is_some() {
                     continue;
                 }
             }
@@ -294,10 +306,12 @@ impl Chain {
             .ok_or(BloomError::TooLarge)?;
         guard.admit(info_size(self.layers.len() as u64 + 1, after), next.bytes())?;
         let layer = Layer::new(next.capacity, next.error)?;
-        // Exactly one more slot: a chain grows rarely, and doubling would leave up to half the
-        // layer table unused in every filter (`Vec` starts at 4 slots and doubles).
-        self.layers.reserve_exact(1);
-        self.layers.push(layer);
+        // Exactly one more slot: a chain grows rarely, and spare slots would stay in every
+        // filter (`Vec` starts at 4 and doubles).
+        let mut layers = std::mem::take(&mut self.layers).into_vec();
+        layers.reserve_exact(1);
+        layers.push(layer);
+        self.layers = layers.into_boxed_slice();
         Ok(())
     }
 }
@@ -374,7 +388,7 @@ impl Block {
 
 /// Whether a layer is worth prefetching ([`PREFETCH_MIN_BYTES`]).
 fn is_large(layer: &Layer) -> bool {
-    layer.size().bytes() >= PREFETCH_MIN_BYTES
+    layer.bytes() >= PREFETCH_MIN_BYTES
 }
 
 /// The layer a chain with `params` has at position `index`: capacity × expansion^index at
@@ -464,8 +478,8 @@ mod tests {
             i += 1;
         }
         let l = c.layers();
-        assert_eq!(l[1].size().capacity, 20);
-        assert_eq!(l[1].size().error, 0.0025);
+        assert_eq!(l[1].capacity(), 20);
+        assert_eq!(c.layer_size(1).error, 0.0025);
         assert_eq!(l[1].items(), 1);
         assert_eq!(c.capacity(), 30);
     }
@@ -506,9 +520,10 @@ mod tests {
         }
         assert_eq!(refused, Some(BloomError::TooManyLayers));
         assert!(c.layers().len() <= MAX_LAYERS);
-        for l in c.layers() {
-            assert!(l.size().hashes >= 1 && l.size().hashes <= crate::filter::params::MAX_HASHES);
-            assert!(l.size().error >= crate::filter::params::MIN_LAYER_ERROR);
+        for (i, l) in c.layers().iter().enumerate() {
+            assert!(l.hashes() >= 1 && l.hashes() <= crate::filter::params::MAX_HASHES);
+            assert!(c.layer_size(i).error >= crate::filter::params::MIN_LAYER_ERROR);
+            assert_eq!(Ok(c.layer_size(i)), expected_layer(c.params(), i), "layer {i}");
         }
         // Still answers correctly: an absent item is not reported present by a degenerate layer.
         assert!(!c.contains(b"never added"));
@@ -535,22 +550,24 @@ mod tests {
         assert_eq!(c.items(), 100);
     }
 
-    /// The layer table is part of every filter's fixed memory: no spare slots after growing,
-    /// nor after loading.
+    /// A filter's fixed memory: the chain header and one record per layer, with no spare
+    /// slots after growing or loading. 48 + 48 bytes for one layer, where RedisBloom's
+    /// `SBChain` + `SBLink` take 32 + 64 (jemalloc classes 48 and 64 fit these exactly).
     #[test]
-    fn the_layer_table_has_no_spare_slots() {
+    fn a_filter_has_small_fixed_tables_without_spare_slots() {
+        assert!(std::mem::size_of::<Chain>() <= 48, "{}", std::mem::size_of::<Chain>());
+        assert!(std::mem::size_of::<Layer>() <= 48, "{}", std::mem::size_of::<Layer>());
         let mut c = chain(0.01, 10, 2);
-        assert_eq!(c.layers.capacity(), 1);
         for i in 0..300 {
             c.add(&item(i), &Unlimited).unwrap();
         }
         assert_eq!(c.layers.len(), 5);
-        assert_eq!(c.layers.capacity(), c.layers.len());
         // Collected through an iterator of unknown length, as the loader does: spare slots.
         let layers: Vec<Layer> = c.layers().iter().filter(|_| true).cloned().collect();
         assert!(layers.capacity() > layers.len());
         let loaded = Chain::from_parts(*c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
-        assert_eq!(loaded.layers.capacity(), loaded.layers.len());
+        assert_eq!(loaded.layers.len(), 5, "a boxed slice holds no spare slot");
+        assert_eq!(loaded, c);
     }
 
     #[test]
@@ -593,7 +610,7 @@ mod batch_tests {
     fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
         let h = c.hash(item);
         let present = |l: &Layer| {
-            h.probes(l.size().bits, l.size().hashes).all(|p| l.bits().get(p))
+            h.probes(l.len_bits(), l.hashes()).all(|p| l.bits().get(p))
         };
         if c.layers.iter().any(present) {
             return Ok(false);
@@ -603,7 +620,6 @@ mod batch_tests {
         }
         let last = c.layers.len() - 1;
         c.layers[last].insert(h);
-        c.items += 1;
         Ok(true)
     }
 
@@ -695,7 +711,7 @@ mod batch_tests {
     fn batches_equal_one_by_one_on_prefetched_and_multi_segment_layers() {
         // 5.5 MiB: above PREFETCH_MIN_BYTES, one segment.
         let c = chain(0.01, 4_000_000, 2);
-        assert!(c.layers()[0].size().bytes() >= PREFETCH_MIN_BYTES);
+        assert!(c.layers()[0].bytes() >= PREFETCH_MIN_BYTES);
         assert_batch_equals_one_by_one(c, &items("p", 3000), &Unlimited);
         // Over 64 MiB: several segments, the kernels' fallback path.
         let c = chain(0.01, 60_000_000, 0);
@@ -707,7 +723,7 @@ mod batch_tests {
     fn odd_probe_counts_past_the_unrolled_kernels_equal_one_by_one() {
         // 1e-9 needs 31 probes: past probe::UNROLLED_MAX, the looping kernel.
         let c = chain(1e-9, 2000, 2);
-        assert!(c.layers()[0].size().hashes > crate::filter::probe::UNROLLED_MAX);
+        assert!(c.layers()[0].hashes() > crate::filter::probe::UNROLLED_MAX);
         assert_batch_equals_one_by_one(c, &items("o", 3000), &Unlimited);
     }
 }

@@ -161,7 +161,8 @@ impl ChainMeta {
             layers: chain
                 .layers()
                 .iter()
-                .map(|l| (*l.size(), l.items()))
+                .enumerate()
+                .map(|(i, l)| (chain.layer_size(i), l.items()))
                 .collect(),
         }
     }
@@ -316,7 +317,7 @@ pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
 pub fn chunk_at(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
     let mut start = 0u64;
     for (i, layer) in chain.layers().iter().enumerate() {
-        let len = layer.size().bytes();
+        let len = layer.bytes();
         if offset < start + len {
             let inner = offset - start;
             return Some((i, inner, (len - inner).min(MAX_CHUNK_BYTES)));
@@ -331,7 +332,7 @@ pub fn chunk_at(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
 pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), BloomError> {
     let mut start = 0u64;
     for layer in chain.layers_mut() {
-        let len = layer.size().bytes();
+        let len = layer.bytes();
         if offset < start + len {
             let inner = offset - start;
             if data.len() as u64 > len - inner {
@@ -466,7 +467,7 @@ mod tests {
         let mut c = sample(400, false);
         let total = c.bit_bytes();
         assert_eq!(write_chunk(&mut c, total, b"x").unwrap_err(), BloomError::ChunkOffset);
-        let first = c.layers()[0].size().bytes();
+        let first = c.layers()[0].bytes();
         assert_eq!(
             write_chunk(&mut c, first - 1, b"xy").unwrap_err(),
             BloomError::ChunkTooBig

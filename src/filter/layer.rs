@@ -8,10 +8,16 @@ use super::probe;
 use super::params::{LayerSize, layer_size};
 
 /// One fixed-size Bloom filter inside a chain.
+///
+/// Only what the hot paths read is stored — capacity, probe count, item count and the bits
+/// (whose length is the bit count). The error rate and bits per entry follow from the chain's
+/// parameters and the layer's position ([`Chain::layer_size`](super::Chain::layer_size)). This
+/// keeps a layer at 48 bytes, part of every filter's fixed memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
-    size: LayerSize,
+    capacity: u64,
     items: u64,
+    hashes: u32,
     bits: BitArray,
 }
 
@@ -20,8 +26,9 @@ impl Layer {
     pub fn new(capacity: u64, error: f64) -> Result<Self, BloomError> {
         let size = layer_size(capacity, error)?;
         Ok(Self {
-            size,
+            capacity: size.capacity,
             items: 0,
+            hashes: size.hashes,
             bits: BitArray::new(size.bits)?,
         })
     }
@@ -32,12 +39,38 @@ impl Layer {
         if bits.len_bits() != size.bits || items > size.capacity {
             return Err(BloomError::BadData);
         }
-        Ok(Self { size, items, bits })
+        Ok(Self {
+            capacity: size.capacity,
+            items,
+            hashes: size.hashes,
+            bits,
+        })
     }
 
-    /// Sizing of this layer.
-    pub fn size(&self) -> &LayerSize {
-        &self.size
+    /// Whether this layer has the capacity, probe count and bit count of `size`.
+    pub fn is_sized_as(&self, size: &LayerSize) -> bool {
+        self.capacity == size.capacity && self.hashes == size.hashes && self.len_bits() == size.bits
+    }
+
+    /// Items this layer is built for.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Probes per item.
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// Bits in the array.
+    #[inline]
+    pub fn len_bits(&self) -> u64 {
+        self.bits.len_bits()
+    }
+
+    /// Bytes of the bit array.
+    pub fn bytes(&self) -> u64 {
+        self.len_bits() / 8
     }
 
     /// Items added to this layer.
@@ -57,16 +90,16 @@ impl Layer {
 
     /// Whether the layer holds as many items as it was sized for.
     pub fn is_full(&self) -> bool {
-        self.items >= self.size.capacity
+        self.items >= self.capacity
     }
 
     /// Whether every probe of `h` is set.
     #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
         match self.bits.single_segment() {
-            Some(words) => probe::all_set(words, self.size.hashes, h),
+            Some(words) => probe::all_set(words, self.hashes, h),
             None => h
-                .probes(self.size.bits, self.size.hashes)
+                .probes(self.len_bits(), self.hashes)
                 .all(|p| self.bits.get(p)),
         }
     }
@@ -74,7 +107,7 @@ impl Layer {
     /// Sets every probe of `h` and counts the item.
     #[inline]
     pub fn insert(&mut self, h: ItemHash) {
-        for p in h.probes(self.size.bits, self.size.hashes) {
+        for p in h.probes(self.len_bits(), self.hashes) {
             self.bits.set(p);
         }
         self.items += 1;
@@ -85,7 +118,7 @@ impl Layer {
     /// `insert(h)`, with each probed word visited once; an item already present writes nothing.
     #[inline]
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
-        let (bits, hashes) = (self.size.bits, self.size.hashes);
+        let (bits, hashes) = (self.len_bits(), self.hashes);
         let new = match self.bits.single_segment_mut() {
             Some(words) => probe::set_clear(words, hashes, h),
             None => h
@@ -101,10 +134,10 @@ impl Layer {
     /// returns how many were new. `None`, changing nothing, when that does not hold.
     #[inline]
     pub fn insert_block(&mut self, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
-        if self.items.checked_add(hashes.len() as u64)? > self.size.capacity {
+        if self.items.checked_add(hashes.len() as u64)? > self.capacity {
             return None;
         }
-        let k = self.size.hashes;
+        let k = self.hashes;
         let set_clear = probe::Kernels::for_hashes(k).set_clear;
         let words = self.bits.single_segment_mut()?;
         let mut new = 0;
@@ -121,7 +154,7 @@ impl Layer {
     /// the layer is not one segment.
     #[inline]
     pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
-        let k = self.size.hashes;
+        let k = self.hashes;
         let all_set = probe::Kernels::for_hashes(k).all_set;
         let Some(words) = self.bits.single_segment() else {
             return false;
@@ -133,7 +166,7 @@ impl Layer {
     /// Whether the first probe of `h` is set (a lookup that finds it clear is over).
     #[inline]
     pub fn first_probe_set(&self, h: ItemHash) -> bool {
-        h.probes(self.size.bits, self.size.hashes)
+        h.probes(self.len_bits(), self.hashes)
             .next()
             .is_none_or(|p| self.bits.get(p))
     }
@@ -141,7 +174,7 @@ impl Layer {
     /// Starts loading the cache line of the first probe of `h`.
     #[inline]
     pub fn prefetch_first(&self, h: ItemHash) {
-        if let Some(p) = h.probes(self.size.bits, self.size.hashes).next() {
+        if let Some(p) = h.probes(self.len_bits(), self.hashes).next() {
             self.bits.prefetch(p);
         }
     }
@@ -149,7 +182,7 @@ impl Layer {
     /// Starts loading the cache lines `h` probes (see [`BitArray::prefetch`]).
     #[inline]
     pub fn prefetch(&self, h: ItemHash) {
-        for p in h.probes(self.size.bits, self.size.hashes) {
+        for p in h.probes(self.len_bits(), self.hashes) {
             self.bits.prefetch(p);
         }
     }

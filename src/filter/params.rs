@@ -72,6 +72,11 @@ pub fn error_in_range(error: f64) -> bool {
     error > 0.0 && error < 1.0
 }
 
+/// Bits per entry for a false-positive rate: `-ln(error) / ln(2)^2`, RedisBloom's formula.
+pub fn bits_per_entry(error: f64) -> f64 {
+    -(error.ln() / LN2_SQUARED)
+}
+
 /// Sizes one layer for `capacity` items at `error`, or says why it cannot be built.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
 pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
@@ -83,7 +88,7 @@ pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
     if !(error >= MIN_LAYER_ERROR) {
         return Err(BloomError::ErrorTooSmall);
     }
-    let bpe = -(error.ln() / LN2_SQUARED);
+    let bpe = bits_per_entry(error);
     let raw_bits = capacity as f64 * bpe;
     // f64 holds every integer below 2^53 exactly; MAX_LAYER_BITS (2^43) is far below that,
     // so the comparison is exact and the cast below cannot saturate.

@@ -418,8 +418,8 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
         Ok(Some(c)) => c,
     };
     let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
-    for layer in chain.layers() {
-        let s = layer.size();
+    for (i, layer) in chain.layers().iter().enumerate() {
+        let s = chain.layer_size(i);
         lines.push(Reply::Bulk(
             format!(
                 "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
