@@ -157,14 +157,11 @@ impl Chain {
     }
 
     /// The full sizing of layer `index` (< `layers().len()`): its capacity, probes and bits as
-    /// stored, and the error and bits per entry it was built for, computed exactly as
-    /// [`expected_layer`] computes them (error × 0.5^index, which is exact in binary).
+    /// stored, and the error and bits per entry it was built for ([`layer_error`], as
+    /// [`expected_layer`] uses).
     pub fn layer_size(&self, index: usize) -> LayerSize {
         let layer = &self.layers[index];
-        let mut error = self.params.first_layer_error();
-        for _ in 0..index {
-            error *= TIGHTENING;
-        }
+        let error = layer_error(&self.params, index);
         LayerSize {
             capacity: layer.capacity(),
             error,
@@ -246,10 +243,8 @@ impl Chain {
     /// absent items cost one miss each, not `k`.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let mut block = Block::new(self);
-        let prefetch = block.prefetch;
         for chunk in items.chunks(BATCH) {
             let hashes = block.load(self, chunk, Purpose::Lookup);
-            Block::prefetch_candidates(prefetch, self, hashes);
             // One layer (the common case): its kernel straight over the block.
             if let [only] = &*self.layers {
                 if only.contains_block(hashes, out) {
@@ -331,7 +326,7 @@ enum Purpose {
     /// Adds read (and, for new items, write) every probe: prefetch them all.
     Add,
     /// Lookups of absent items usually stop at the first probe: prefetch only that one first,
-    /// then the rest for the items it does not rule out ([`Block::prefetch_candidates`]).
+    /// then the rest for the items it does not rule out.
     Lookup,
 }
 
@@ -359,30 +354,23 @@ impl Block {
         }
         if self.prefetch {
             for layer in chain.layers.iter().filter(|l| is_large(l)) {
-                for &h in hashes.iter() {
-                    match purpose {
-                        Purpose::Add => layer.prefetch(h),
-                        Purpose::Lookup => layer.prefetch_first(h),
+                match purpose {
+                    Purpose::Add => hashes.iter().for_each(|&h| layer.prefetch(h)),
+                    Purpose::Lookup => {
+                        hashes.iter().for_each(|&h| layer.prefetch_first(h));
+                        // Once the first probes are on their way, the rest of the probes of each
+                        // item its first probe does not rule out. An absent item, whose first
+                        // probe is usually clear, so costs one miss (and one page walk), not k.
+                        for &h in hashes.iter() {
+                            if layer.first_probe_set(h) {
+                                layer.prefetch(h);
+                            }
+                        }
                     }
                 }
             }
         }
         hashes
-    }
-
-    /// For lookups: once the first probes are (being) loaded, prefetches the remaining probes
-    /// of each item whose first probe is set in a large layer. An absent item, whose first
-    /// probe is usually clear, so costs one cache miss (and one page walk) instead of `k`.
-    fn prefetch_candidates(prefetch: bool, chain: &Chain, hashes: &[ItemHash]) {
-        if prefetch {
-            for layer in chain.layers.iter().filter(|l| is_large(l)) {
-                for &h in hashes {
-                    if layer.first_probe_set(h) {
-                        layer.prefetch(h);
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -394,16 +382,19 @@ fn is_large(layer: &Layer) -> bool {
 /// The layer a chain with `params` has at position `index`: capacity × expansion^index at
 /// error × 0.5^index. Multiplying by 0.5 is exact in binary floating point, so a loaded layer
 /// can be compared to this bit for bit.
-pub fn expected_layer(params: &ChainParams, index: usize) -> Result<super::params::LayerSize, BloomError> {
+pub fn expected_layer(params: &ChainParams, index: usize) -> Result<LayerSize, BloomError> {
     let mut capacity = params.capacity;
-    let mut error = params.first_layer_error();
     for _ in 0..index {
         capacity = capacity
             .checked_mul(u64::from(params.expansion))
             .ok_or(BloomError::TooLarge)?;
-        error *= TIGHTENING;
     }
-    layer_size(capacity, error)
+    layer_size(capacity, layer_error(params, index))
+}
+
+/// The error rate of the layer at position `index`: the first layer's × 0.5^index.
+pub fn layer_error(params: &ChainParams, index: usize) -> f64 {
+    (0..index).fold(params.first_layer_error(), |error, _| error * TIGHTENING)
 }
 
 #[cfg(test)]
