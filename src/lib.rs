@@ -3,9 +3,9 @@
 //! `filter` is the pure core (no Redis); `module` is the glue. This file is the module entry:
 //! the allocator, command registration, the panic barrier around every command, and sending
 //! replies. Together with `module/datatype.rs` it holds all the `unsafe` code that talks to
-//! Redis. The core has three small unsafe blocks, each with its proof beside it: the zeroed
-//! allocation of bit arrays and the prefetch hint (`filter/bits.rs`), and unchecked indexing in
-//! the probe kernels (`filter/probe.rs`).
+//! Redis. The core's few unsafe blocks each have their proof beside them: the memory of bit
+//! arrays in `filter/mem.rs` (zeroed allocation, huge-page advice, the prefetch hint), and
+//! unchecked indexing in the probe kernels (`filter/probe.rs`).
 
 pub mod filter;
 pub mod module;

@@ -167,6 +167,7 @@ fn invalid_module_args_refuse_to_load() {
         vec!["expansion-factor", "32769"],
         vec!["expansion-factor", "-1"],
         vec!["max-filter-bytes", "12parsecs"],
+        vec!["huge-pages", "maybe"],
         vec!["no-such-setting", "1"],
         vec!["initial-size"],
     ] {
@@ -196,4 +197,65 @@ fn module_load_at_runtime_checks_args_and_applies_them() {
     c2.cmd(&["BF.ADD", "k", "a"]);
     assert_eq!(c2.bf_info("k").capacity, 250);
     assert!(layer_line(&mut c2, "k").ends_with("ratio:0.01"), "{}", layer_line(&mut c2, "k"));
+}
+
+/// Bytes of the server's mappings that the kernel has marked as advised for transparent huge
+/// pages (`hg` among the `VmFlags` of /proc/PID/smaps).
+fn huge_advised_bytes(c: &mut Conn) -> u64 {
+    let pid = c.info_field("server", "process_id").expect("process_id in INFO server");
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).expect("read smaps");
+    let (mut total, mut size_kb) = (0, 0);
+    for line in smaps.lines() {
+        if let Some(kb) = line.strip_prefix("Size:") {
+            size_kb = kb.trim().trim_end_matches("kB").trim().parse::<u64>().unwrap();
+        } else if let Some(flags) = line.strip_prefix("VmFlags:") {
+            if flags.split_whitespace().any(|f| f == "hg") {
+                total += size_kb * 1024;
+            }
+        }
+    }
+    total
+}
+
+/// Whether this kernel acts on huge-page advice (THP mode `madvise`), as the module checks.
+fn kernel_takes_huge_page_advice() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").is_ok_and(|m| m.contains("[madvise]"))
+}
+
+/// `bf.huge-pages` (default yes): the bit arrays of large filters are advised for huge pages
+/// while they live and the advice is withdrawn before they are freed; small filters and
+/// filters made while the setting is off are never advised.
+#[test]
+#[cfg(target_os = "linux")]
+fn huge_pages_advise_large_bit_arrays_only_while_they_live() {
+    let s = Server::start();
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.huge-pages").as_deref(), Some("yes"));
+    let before = huge_advised_bytes(&mut c);
+    // 14 million items at 1%: a 16 MiB bit array.
+    c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    c.cmd(&["BF.ADD", "small", "a"]);
+    let advised = huge_advised_bytes(&mut c) - before;
+    if kernel_takes_huge_page_advice() {
+        // Everything but the unaligned ends of the 16.04 MiB allocation.
+        assert!((12 << 20..=17 << 20).contains(&advised), "advised {advised} bytes");
+    } else {
+        assert_eq!(advised, 0);
+    }
+    assert_eq!(c.cmd(&["BF.MADD", "big", "x", "y", "x"]).as_array().iter().map(Value::as_int).collect::<Vec<_>>(), [1, 1, 0]);
+    assert_eq!(c.cmd(&["DEL", "big"]).as_int(), 1);
+    assert_eq!(huge_advised_bytes(&mut c), before, "advice withdrawn when the filter is freed");
+
+    c.ok(&["CONFIG", "SET", "bf.huge-pages", "no"]);
+    c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    assert_eq!(huge_advised_bytes(&mut c), before, "no advice with bf.huge-pages no");
+    assert!(c.cmd(&["CONFIG", "SET", "bf.huge-pages", "maybe"]).is_err());
+    assert_eq!(c.config_get("bf.huge-pages").as_deref(), Some("no"));
+
+    let off = Server::start_with(ServerOpts::new().module_args(&["huge-pages", "no"]));
+    let mut c = off.conn();
+    assert_eq!(c.config_get("bf.huge-pages").as_deref(), Some("no"));
+    let before = huge_advised_bytes(&mut c);
+    c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    assert_eq!(huge_advised_bytes(&mut c), before);
 }

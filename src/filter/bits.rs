@@ -11,6 +11,7 @@
 //! so bit `p` is in byte `p / 8` at mask `1 << (p % 8)` — the same byte order RedisBloom uses.
 
 use super::BloomError;
+use super::mem::{self, Words};
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
 pub const SEGMENT_WORDS_SHIFT: u32 = 23;
@@ -34,8 +35,8 @@ pub struct BitArray {
 /// segments (a boxed slice, not a `Vec` with spare capacity). `Many` always has two or more.
 #[derive(Clone, PartialEq, Eq)]
 enum Segments {
-    One(Box<[u64]>),
-    Many(Box<[Box<[u64]>]>),
+    One(Words),
+    Many(Box<[Words]>),
 }
 
 impl std::fmt::Debug for BitArray {
@@ -51,30 +52,6 @@ fn segment_lengths(words: u64) -> impl Iterator<Item = u64> {
     (0..full).map(|_| SEGMENT_WORDS).chain((rest > 0).then_some(rest))
 }
 
-/// Allocates `words` zeroed words without aborting on a size the allocator refuses.
-///
-/// Through `alloc_zeroed`, which is `calloc` (Redis' `RedisModule_Calloc` inside Redis): a large
-/// zeroed allocation is fresh pages from the kernel, already zero and not yet touched, so a
-/// 1 GiB `BF.RESERVE` returns at once and memory is committed as bits are set. (Zeroing through
-/// `Vec::resize` instead wrote every byte: 0.6 s of a blocked server for 1 GiB.)
-fn zeroed_words(words: u64) -> Result<Box<[u64]>, BloomError> {
-    let n = usize::try_from(words).map_err(|_| BloomError::TooLarge)?;
-    if n == 0 {
-        return Ok(Box::default());
-    }
-    let layout = std::alloc::Layout::array::<u64>(n).map_err(|_| BloomError::TooLarge)?;
-    // SAFETY: `layout` has a non-zero size (n > 0). A non-null result is a zeroed allocation of
-    // exactly `layout` from the global allocator, valid as `n` initialised `u64`s (all-zero
-    // bits are a valid u64), which is what `Box<[u64]>` of length `n` owns and frees.
-    unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout).cast::<u64>();
-        if ptr.is_null() {
-            return Err(BloomError::OutOfMemory);
-        }
-        Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)))
-    }
-}
-
 impl BitArray {
     /// A zeroed array of `bits` bits. `bits` must be a positive multiple of 64.
     pub fn new(bits: u64) -> Result<Self, BloomError> {
@@ -82,13 +59,13 @@ impl BitArray {
             return Err(BloomError::BadData);
         }
         let segments = segment_lengths(bits / 64)
-            .map(zeroed_words)
+            .map(Words::zeroed)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self::from_vec(segments))
     }
 
     /// The array of these segments (at least one; all but the last full).
-    fn from_vec(mut segments: Vec<Box<[u64]>>) -> Self {
+    fn from_vec(mut segments: Vec<Words>) -> Self {
         let segments = if segments.len() == 1 {
             Segments::One(segments.pop().unwrap_or_default())
         } else {
@@ -99,7 +76,7 @@ impl BitArray {
 
     /// The segments as a slice, whichever way they are held.
     #[inline]
-    fn segs(&self) -> &[Box<[u64]>] {
+    fn segs(&self) -> &[Words] {
         match &self.segments {
             Segments::One(s) => std::slice::from_ref(s),
             Segments::Many(s) => s,
@@ -108,7 +85,7 @@ impl BitArray {
 
     /// [`BitArray::segs`], writable.
     #[inline]
-    fn segs_mut(&mut self) -> &mut [Box<[u64]>] {
+    fn segs_mut(&mut self) -> &mut [Words] {
         match &mut self.segments {
             Segments::One(s) => std::slice::from_mut(s),
             Segments::Many(s) => s,
@@ -164,21 +141,11 @@ impl BitArray {
 
     /// Asks the CPU to start loading the cache line that holds bit `pos`, so that a later
     /// [`get`](BitArray::get) or [`set_if_clear`](BitArray::set_if_clear) of it does not wait
-    /// for memory. Only a hint: it changes no state, and it never faults (a prefetch of a page
-    /// not yet mapped is simply dropped). A no-op on targets without a stable prefetch.
+    /// for memory (see [`mem::prefetch`]).
     #[inline]
     pub fn prefetch(&self, pos: u64) {
         let (seg, word, _) = Self::locate(pos);
-        let line: *const u64 = &self.segs()[seg][word];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing architecturally and is
-        // defined for any address. SSE, which it needs, is part of the x86_64 baseline.
-        unsafe {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            _mm_prefetch::<_MM_HINT_T0>(line.cast());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = line;
+        mem::prefetch(&self.segs()[seg][word]);
     }
 
     /// (segment index, word index inside it, bit mask) of bit `pos`.
@@ -323,7 +290,7 @@ impl BitArray {
             if bytes.len() as u64 != words * 8 {
                 return Err(BloomError::BadData);
             }
-            let mut seg = zeroed_words(words)?;
+            let mut seg = Words::zeroed(words)?;
             for (w, chunk) in seg.iter_mut().zip(bytes.chunks_exact(8)) {
                 // chunks_exact(8) yields 8-byte slices only.
                 *w = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));

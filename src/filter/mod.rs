@@ -37,6 +37,7 @@ pub mod chain;
 pub mod codec;
 pub mod hash;
 pub mod layer;
+pub mod mem;
 pub mod params;
 pub mod probe;
 

@@ -1,5 +1,5 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`, `bf.random-seeds`. Each can be given as a `--loadmodule` argument
+//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`. Each can be given as a `--loadmodule` argument
 //! (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE` spellings work too) and
 //! read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf.
 
@@ -15,6 +15,7 @@ use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
 use crate::filter::ChainParams;
+use crate::filter::mem::HUGE_PAGES;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
 
 /// Default error rate of filters created by ADD / MADD / INSERT.
@@ -101,6 +102,7 @@ struct Start {
     expansion: i64,
     max_filter_bytes: i64,
     random_seeds: bool,
+    huge_pages: bool,
 }
 
 /// Reads `name value` pairs; refuses unknown names and out-of-range values with a message the
@@ -112,6 +114,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         expansion: DEFAULT_EXPANSION,
         max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
         random_seeds: true,
+        huge_pages: true,
     };
     if args.len() % 2 != 0 {
         return Err("module arguments must be name/value pairs".into());
@@ -119,6 +122,11 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
     for pair in args.chunks(2) {
         let name = pair[0].to_string_lossy().to_ascii_lowercase().replace('_', "-");
         let value = pair[1].to_string_lossy();
+        let yes_no = || match value.to_ascii_lowercase().as_str() {
+            "yes" => Ok(true),
+            "no" => Ok(false),
+            _ => Err(format!("{name} must be yes or no, got '{value}'")),
+        };
         let int = |lo: i64, hi: i64| {
             value
                 .parse::<i64>()
@@ -143,13 +151,8 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
                         format!("max-filter-bytes must be a size of at least {MIN_MAX_FILTER_BYTES} bytes (e.g. 4gb), got '{value}'")
                     })?
             }
-            "random-seeds" => {
-                start.random_seeds = match value.to_ascii_lowercase().as_str() {
-                    "yes" => true,
-                    "no" => false,
-                    _ => return Err(format!("random-seeds must be yes or no, got '{value}'")),
-                }
-            }
+            "random-seeds" => start.random_seeds = yes_no()?,
+            "huge-pages" => start.huge_pages = yes_no()?,
             _ => return Err(format!("unknown module argument '{name}'")),
         }
     }
@@ -203,6 +206,14 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         "random-seeds",
         &RANDOM_SEEDS,
         start.random_seeds,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_bool_configuration(
+        ctx,
+        "huge-pages",
+        &HUGE_PAGES,
+        start.huge_pages,
         ConfigurationFlags::DEFAULT,
         None,
     );
