@@ -138,11 +138,11 @@ impl Layer {
             return None;
         }
         let k = self.hashes;
-        let set_clear = probe::Kernels::for_hashes(k).set_clear;
+        let kernels = probe::Kernels::for_hashes(k);
         let words = self.bits.single_segment_mut()?;
         let mut new = 0;
         for &h in hashes {
-            let n = set_clear(words, k, h);
+            let n = kernels.set_clear(words, k, h);
             new += u64::from(n);
             out.push(n);
         }
@@ -155,11 +155,11 @@ impl Layer {
     #[inline]
     pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = self.hashes;
-        let all_set = probe::Kernels::for_hashes(k).all_set;
+        let kernels = probe::Kernels::for_hashes(k);
         let Some(words) = self.bits.single_segment() else {
             return false;
         };
-        out.extend(hashes.iter().map(|&h| all_set(words, k, h)));
+        out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
         true
     }
 

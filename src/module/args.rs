@@ -8,6 +8,36 @@ use std::mem::ManuallyDrop;
 
 use redis_module::{RedisString, raw};
 
+/// One argument in argv. Its bytes are read through `AsRef<[u8]>`, so a slice of them is a
+/// batch of items for the core ([`Args::items`]).
+#[repr(transparent)]
+pub struct Arg(*mut raw::RedisModuleString);
+
+impl AsRef<[u8]> for Arg {
+    #[inline(always)]
+    fn as_ref(&self) -> &[u8] {
+        string_bytes(self.0)
+    }
+}
+
+/// The bytes of an argv string, read with `RedisModule_StringPtrLen` directly (the hot path of
+/// every MADD/MEXISTS item: the crate's `string_as_slice` is an out-of-line call around it).
+#[inline(always)]
+fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
+    // SAFETY: the API pointer is set by `RedisModule_Init` before any command can run (and
+    // never changed after); reading a `static mut` by value, in a command, races with nothing.
+    let Some(ptr_len) = (unsafe { raw::RedisModule_StringPtrLen }) else {
+        return &[];
+    };
+    let mut len = 0;
+    // SAFETY: `s` is an argv string, valid for the whole command; StringPtrLen returns its
+    // buffer and length, which stay valid and unchanged while argv lives ('a is argv's).
+    unsafe {
+        let ptr = ptr_len(s, &mut len);
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    }
+}
+
 /// A command's argv, borrowed for the duration of the command.
 pub struct Args<'a> {
     ctx: *mut raw::RedisModuleCtx,
@@ -32,19 +62,21 @@ impl<'a> Args<'a> {
 
     /// The bytes of argument `i` (0 is the command name). `i < len()`.
     pub fn bytes(&self, i: usize) -> &'a [u8] {
-        RedisString::string_as_slice(self.argv[i])
+        string_bytes(self.argv[i])
     }
 
     /// Arguments `from..` as byte slices.
     pub fn rest(&self, from: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
-        self.argv[from.min(self.argv.len())..]
-            .iter()
-            .map(|&p| RedisString::string_as_slice(p))
+        self.items(from).iter().map(|a| string_bytes(a.0))
     }
 
-    /// Arguments `from..` as a vector of byte slices (the batched core paths take a slice).
-    pub fn items(&self, from: usize) -> Vec<&'a [u8]> {
-        self.rest(from).collect()
+    /// Arguments `from..` as a slice the batched core paths take directly: argv itself, each
+    /// element read as bytes when the core hashes it (no vector of slices built first).
+    pub fn items(&self, from: usize) -> &'a [Arg] {
+        let argv: &'a [*mut raw::RedisModuleString] = &self.argv[from.min(self.argv.len())..];
+        // SAFETY: `Arg` is `repr(transparent)` over `*mut RedisModuleString`, so the two slice
+        // types have the same layout; the lifetime is argv's.
+        unsafe { &*(std::ptr::from_ref(argv) as *const [Arg]) }
     }
 
     /// The key (argument 1) as a RedisString borrowed from argv. `ManuallyDrop`: argv owns it,
