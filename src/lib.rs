@@ -3,9 +3,10 @@
 //! `filter` is the pure core (no Redis); `module` is the glue. This file is the module entry:
 //! the allocator, command registration, the panic barrier around every command, and sending
 //! replies. Together with `module/datatype.rs` it holds all the `unsafe` code that talks to
-//! Redis. The core's few unsafe blocks each have their proof beside them: the memory of bit
-//! arrays in `filter/mem.rs` (zeroed allocation, huge-page advice, the prefetch hint), and
-//! unchecked indexing in the probe kernels (`filter/probe.rs`).
+//! Redis, with `module/args.rs` (argv read in place). The core's few unsafe blocks each have
+//! their proof beside them: the memory of bit arrays in `filter/mem.rs` (zeroed allocation,
+//! huge-page advice, the prefetch hint), and in the probe kernels (`filter/probe.rs`) unchecked
+//! indexing and the kernels compiled for BMI2, called only on CPUs that have it.
 
 pub mod filter;
 pub mod module;

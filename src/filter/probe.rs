@@ -59,11 +59,23 @@ impl Kernels {
     /// fewer per probe, measured with callgrind) where the CPU has it, else the baseline ones.
     #[inline]
     pub fn for_hashes(hashes: u32) -> Self {
+        Self::bmi2(hashes).unwrap_or_else(|| Self::baseline(hashes))
+    }
+
+    /// The kernels compiled for the x86_64 baseline (or whatever the target is).
+    fn baseline(hashes: u32) -> Self {
+        kernel_table!(hashes, all_set_k, set_clear_k, all_set_dyn, set_clear_dyn)
+    }
+
+    /// The kernels compiled with BMI2, if this CPU has it.
+    #[inline]
+    fn bmi2(hashes: u32) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("bmi2") {
-            return kernel_table!(hashes, all_set_bmi2, set_clear_bmi2, all_set_loop_bmi2, set_clear_loop_bmi2);
+            return Some(kernel_table!(hashes, all_set_bmi2, set_clear_bmi2, all_set_loop_bmi2, set_clear_loop_bmi2));
         }
-        kernel_table!(hashes, all_set_k, set_clear_k, all_set_dyn, set_clear_dyn)
+        let _ = hashes;
+        None
     }
 
     /// Whether every probe of `h` is set in `words`.
@@ -190,30 +202,37 @@ mod tests {
     use crate::filter::hash::HashScheme;
 
     /// For every k the kernels dispatch on (and a few past the unrolled ones), on a half-full
-    /// array: `all_set` answers as the iterator does, and `set_clear` sets exactly the
-    /// iterator's probes and reports "new" exactly when one was clear.
+    /// array, both the baseline kernels and (where the CPU has BMI2) the BMI2 ones: `all_set`
+    /// answers as the iterator does, and `set_clear` sets exactly the iterator's probes and
+    /// reports "new" exactly when one was clear.
     #[test]
     fn kernels_equal_the_iterator_for_every_k() {
         let words_len = 1001usize;
         let bits = words_len as u64 * 64;
+        let mut sets_checked = 0;
         for k in 1..=UNROLLED_MAX + 3 {
-            let mut words = vec![0u64; words_len];
-            for (i, w) in words.iter_mut().enumerate() {
-                *w = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0x5555_5555_5555_5555;
-            }
-            for n in 0..300u32 {
-                let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), u64::from(k));
-                let expected = h.probes(bits, k).all(|p| words[(p / 64) as usize] & (1 << (p % 64)) != 0);
-                assert_eq!(all_set(&words, k, h), expected, "k={k} n={n}");
-
-                let mut by_iterator = words.clone();
-                for p in h.probes(bits, k) {
-                    by_iterator[(p / 64) as usize] |= 1 << (p % 64);
+            for kernels in [Some(Kernels::baseline(k)), Kernels::bmi2(k)].into_iter().flatten() {
+                sets_checked += 1;
+                let mut words = vec![0u64; words_len];
+                for (i, w) in words.iter_mut().enumerate() {
+                    *w = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0x5555_5555_5555_5555;
                 }
-                let new = set_clear(&mut words, k, h);
-                assert_eq!(new, !expected, "k={k} n={n}");
-                assert_eq!(words, by_iterator, "k={k} n={n}");
+                for n in 0..300u32 {
+                    let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), u64::from(k));
+                    let expected = h.probes(bits, k).all(|p| words[(p / 64) as usize] & (1 << (p % 64)) != 0);
+                    assert_eq!(kernels.all_set(&words, k, h), expected, "k={k} n={n}");
+
+                    let mut by_iterator = words.clone();
+                    for p in h.probes(bits, k) {
+                        by_iterator[(p / 64) as usize] |= 1 << (p % 64);
+                    }
+                    let new = kernels.set_clear(&mut words, k, h);
+                    assert_eq!(new, !expected, "k={k} n={n}");
+                    assert_eq!(words, by_iterator, "k={k} n={n}");
+                }
             }
         }
+        let with_bmi2 = cfg!(target_arch = "x86_64") && Kernels::bmi2(1).is_some();
+        assert_eq!(sets_checked, (UNROLLED_MAX + 3) * if with_bmi2 { 2 } else { 1 });
     }
 }

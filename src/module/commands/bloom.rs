@@ -175,7 +175,7 @@ fn add_items(
         }
     } else {
         let mut results = Vec::with_capacity(wanted);
-        let error = chain.add_many(&args.items(first_item), &guard, &mut results).err();
+        let error = chain.add_many(args.items(first_item), &guard, &mut results).err();
         (Answers::Many(results), error)
     };
     let processed = answers.len();
@@ -318,7 +318,7 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
         Ok(None) => Reply::Bools(vec![false; args.len() - 2], None),
         Ok(Some(chain)) => {
             let mut results = Vec::with_capacity(args.len() - 2);
-            chain.contains_many(&args.items(2), &mut results);
+            chain.contains_many(args.items(2), &mut results);
             Reply::Bools(results, None)
         }
     }
