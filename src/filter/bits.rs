@@ -12,6 +12,7 @@
 
 use super::BloomError;
 use super::mem::{self, Words};
+use super::probe::WordArray;
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
 pub const SEGMENT_WORDS_SHIFT: u32 = 23;
@@ -32,11 +33,81 @@ pub struct BitArray {
 }
 
 /// The segments of a [`BitArray`]: one held directly, or a table of exactly as many slots as
-/// segments (a boxed slice, not a `Vec` with spare capacity). `Many` always has two or more.
+/// segments (a boxed slice, not a `Vec` with spare capacity).
 #[derive(Clone, PartialEq, Eq)]
 enum Segments {
     One(Words),
-    Many(Box<[Words]>),
+    Many(SegmentTable),
+}
+
+/// The segments of an array of more than one: every segment but the last has exactly
+/// [`SEGMENT_WORDS`] words, the last 1 to [`SEGMENT_WORDS`]. [`SegmentTable::new`] checks
+/// that; it is what lets the probe kernels address word `w` as word `w % SEGMENT_WORDS` of
+/// segment `w / SEGMENT_WORDS` without bounds checks.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SegmentTable(Box<[Words]>);
+
+impl SegmentTable {
+    /// The table of `segments`. Panics if the shape above does not hold: callers build the
+    /// segments from [`segment_lengths`], so that would be a bug here, never bad input.
+    fn new(segments: Vec<Words>) -> Self {
+        let n = segments.len();
+        assert!(
+            n >= 2
+                && segments[..n - 1].iter().all(|s| s.len() as u64 == SEGMENT_WORDS)
+                && (1..=SEGMENT_WORDS).contains(&(segments[n - 1].len() as u64)),
+            "segment table of the wrong shape"
+        );
+        Self(segments.into_boxed_slice())
+    }
+}
+
+// SAFETY: `bits` is 64 per word. For `w < bits / 64 = (n - 1) · S + last` (S = SEGMENT_WORDS,
+// n segments, the last of `last` ≤ S words, as `SegmentTable::new` checked): the segment
+// `i = w / S` is below n (as `w < n · S`), and the word `w % S` is below the segment's length
+// (S for i < n − 1; for i = n − 1 it is `w − (n − 1) · S < last`).
+unsafe impl WordArray for SegmentTable {
+    #[inline(always)]
+    fn bits(&self) -> u64 {
+        let last = self.0.last().map_or(0, |s| s.len() as u64);
+        ((self.0.len() as u64).saturating_sub(1) * SEGMENT_WORDS + last) * 64
+    }
+    #[inline(always)]
+    unsafe fn word(&self, w: u64) -> &u64 {
+        debug_assert!(w < self.bits() / 64);
+        // SAFETY: the caller's `w < bits / 64`, and the proof above.
+        unsafe {
+            self.0
+                .get_unchecked((w >> SEGMENT_WORDS_SHIFT) as usize)
+                .get_unchecked((w & (SEGMENT_WORDS - 1)) as usize)
+        }
+    }
+    #[inline(always)]
+    unsafe fn word_mut(&mut self, w: u64) -> &mut u64 {
+        debug_assert!(w < self.bits() / 64);
+        // SAFETY: as in `word`.
+        unsafe {
+            self.0
+                .get_unchecked_mut((w >> SEGMENT_WORDS_SHIFT) as usize)
+                .get_unchecked_mut((w & (SEGMENT_WORDS - 1)) as usize)
+        }
+    }
+}
+
+/// How the probe kernels see a [`BitArray`]: one slice, or a [`SegmentTable`].
+pub enum View<'a> {
+    /// An array of one segment (up to 64 MiB: nearly every layer).
+    One(&'a [u64]),
+    /// A larger array.
+    Many(&'a SegmentTable),
+}
+
+/// [`View`], writable.
+pub enum ViewMut<'a> {
+    /// An array of one segment.
+    One(&'a mut [u64]),
+    /// A larger array.
+    Many(&'a mut SegmentTable),
 }
 
 impl std::fmt::Debug for BitArray {
@@ -69,7 +140,7 @@ impl BitArray {
         let segments = if segments.len() == 1 {
             Segments::One(segments.pop().unwrap_or_default())
         } else {
-            Segments::Many(segments.into_boxed_slice())
+            Segments::Many(SegmentTable::new(segments))
         };
         Self { segments }
     }
@@ -79,7 +150,7 @@ impl BitArray {
     fn segs(&self) -> &[Words] {
         match &self.segments {
             Segments::One(s) => std::slice::from_ref(s),
-            Segments::Many(s) => s,
+            Segments::Many(s) => &s.0,
         }
     }
 
@@ -88,7 +159,7 @@ impl BitArray {
     fn segs_mut(&mut self) -> &mut [Words] {
         match &mut self.segments {
             Segments::One(s) => std::slice::from_mut(s),
-            Segments::Many(s) => s,
+            Segments::Many(s) => &mut s.0,
         }
     }
 
@@ -175,6 +246,24 @@ impl BitArray {
         match &mut self.segments {
             Segments::One(only) => Some(only),
             Segments::Many(_) => None,
+        }
+    }
+
+    /// The array as the probe kernels see it.
+    #[inline]
+    pub fn view(&self) -> View<'_> {
+        match &self.segments {
+            Segments::One(only) => View::One(only),
+            Segments::Many(table) => View::Many(table),
+        }
+    }
+
+    /// [`BitArray::view`], writable.
+    #[inline]
+    pub fn view_mut(&mut self) -> ViewMut<'_> {
+        match &mut self.segments {
+            Segments::One(only) => ViewMut::One(only),
+            Segments::Many(table) => ViewMut::Many(table),
         }
     }
 

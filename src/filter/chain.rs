@@ -354,20 +354,7 @@ impl Block {
         }
         if self.prefetch {
             for layer in chain.layers.iter().filter(|l| is_large(l)) {
-                match purpose {
-                    Purpose::Add => hashes.iter().for_each(|&h| layer.prefetch(h)),
-                    Purpose::Lookup => {
-                        hashes.iter().for_each(|&h| layer.prefetch_first(h));
-                        // Once the first probes are on their way, the rest of the probes of each
-                        // item its first probe does not rule out. An absent item, whose first
-                        // probe is usually clear, so costs one miss (and one page walk), not k.
-                        for &h in hashes.iter() {
-                            if layer.first_probe_set(h) {
-                                layer.prefetch(h);
-                            }
-                        }
-                    }
-                }
+                layer.prefetch_block(hashes, purpose == Purpose::Lookup);
             }
         }
         hashes

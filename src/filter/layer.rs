@@ -2,7 +2,7 @@
 //! items added to it.
 
 use super::BloomError;
-use super::bits::BitArray;
+use super::bits::{BitArray, View, ViewMut};
 use super::hash::ItemHash;
 use super::probe;
 use super::params::{LayerSize, layer_size};
@@ -96,11 +96,9 @@ impl Layer {
     /// Whether every probe of `h` is set.
     #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
-        match self.bits.single_segment() {
-            Some(words) => probe::all_set(words, self.hashes, h),
-            None => h
-                .probes(self.len_bits(), self.hashes)
-                .all(|p| self.bits.get(p)),
+        match self.bits.view() {
+            View::One(words) => probe::all_set(words, self.hashes, h),
+            View::Many(table) => probe::all_set(table, self.hashes, h),
         }
     }
 
@@ -118,12 +116,10 @@ impl Layer {
     /// `insert(h)`, with each probed word visited once; an item already present writes nothing.
     #[inline]
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
-        let (bits, hashes) = (self.len_bits(), self.hashes);
-        let new = match self.bits.single_segment_mut() {
-            Some(words) => probe::set_clear(words, hashes, h),
-            None => h
-                .probes(bits, hashes)
-                .fold(false, |new, p| self.bits.set_if_clear(p) | new),
+        let hashes = self.hashes;
+        let new = match self.bits.view_mut() {
+            ViewMut::One(words) => probe::set_clear(words, hashes, h),
+            ViewMut::Many(table) => probe::set_clear(table, hashes, h),
         };
         self.items += u64::from(new);
         new
@@ -138,7 +134,7 @@ impl Layer {
             return None;
         }
         let k = self.hashes;
-        let kernels = probe::Kernels::for_hashes(k);
+        let kernels = probe::Kernels::<[u64]>::for_hashes(k);
         let words = self.bits.single_segment_mut()?;
         let mut new = 0;
         for &h in hashes {
@@ -155,7 +151,7 @@ impl Layer {
     #[inline]
     pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = self.hashes;
-        let kernels = probe::Kernels::for_hashes(k);
+        let kernels = probe::Kernels::<[u64]>::for_hashes(k);
         let Some(words) = self.bits.single_segment() else {
             return false;
         };
@@ -163,27 +159,31 @@ impl Layer {
         true
     }
 
-    /// Whether the first probe of `h` is set (a lookup that finds it clear is over).
-    #[inline]
-    pub fn first_probe_set(&self, h: ItemHash) -> bool {
-        h.probes(self.len_bits(), self.hashes)
-            .next()
-            .is_none_or(|p| self.bits.get(p))
-    }
-
-    /// Starts loading the cache line of the first probe of `h`.
-    #[inline]
-    pub fn prefetch_first(&self, h: ItemHash) {
-        if let Some(p) = h.probes(self.len_bits(), self.hashes).next() {
-            self.bits.prefetch(p);
+    /// Starts loading the cache lines that `hashes` probe: every probe of each item
+    /// (`Purpose::Add` in the chain's batches), or, with `candidates_only`, first every item's
+    /// first probe and then the remaining probes of the items whose first probe is set (an
+    /// absent item usually stops at its first probe, so it costs one miss, not `k`). Hints
+    /// only: nothing changes.
+    pub fn prefetch_block(&self, hashes: &[ItemHash], candidates_only: bool) {
+        match self.bits.view() {
+            View::One(words) => prefetch_block(words, self.hashes, hashes, candidates_only),
+            View::Many(table) => prefetch_block(table, self.hashes, hashes, candidates_only),
         }
     }
+}
 
-    /// Starts loading the cache lines `h` probes (see [`BitArray::prefetch`]).
-    #[inline]
-    pub fn prefetch(&self, h: ItemHash) {
-        for p in h.probes(self.len_bits(), self.hashes) {
-            self.bits.prefetch(p);
+/// [`Layer::prefetch_block`] over one kind of word array.
+#[inline(always)]
+fn prefetch_block<A: probe::WordArray + ?Sized>(words: &A, k: u32, hashes: &[ItemHash], candidates_only: bool) {
+    let kernels = probe::Kernels::<A>::for_hashes(k);
+    if !candidates_only {
+        hashes.iter().for_each(|&h| kernels.prefetch(words, k, h));
+        return;
+    }
+    hashes.iter().for_each(|&h| probe::prefetch_first(words, h));
+    for &h in hashes {
+        if probe::first_probe_set(words, h) {
+            kernels.prefetch(words, k, h);
         }
     }
 }

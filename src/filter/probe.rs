@@ -1,15 +1,17 @@
 //! The probe kernels: the innermost loops of every add and every lookup.
 //!
 //! [`hash::Probes`](super::hash::Probes) defines which bits an item probes; this file walks the
-//! same sequence faster, for the common case of a layer held in one segment (up to 64 MiB).
-//! Two things make the difference, measured with callgrind (see bench/README.md):
+//! same sequence faster. What makes the difference, measured with callgrind (bench/README.md):
 //! - the probe count `k` is made a compile-time constant for every `k` up to [`UNROLLED_MAX`],
 //!   so each loop is fully unrolled: no loop counter, and the step increments become constants;
-//! - the words are one slice whose length bounds every probe by construction, so a probe is one
-//!   multiply, one shift, one load and one bit test, with no bounds check (see [`locate`]).
+//! - every probe is below the array's length by construction, so a probe is a multiply, a shift
+//!   or two, one load and one bit test, with no bounds check (see [`WordArray::word`]);
+//! - each kernel also exists compiled with BMI2 (`mulx`, `shlx`), used where the CPU has it.
 //!
-//! Both kernels give exactly the answers and bits of the iterator path; the tests below check
-//! that for every `k` the kernels handle.
+//! Kernels are generic over where the words are ([`WordArray`]): one slice (a layer of up to
+//! 64 MiB, nearly every layer) or the 64 MiB segments of a larger one
+//! ([`SegmentTable`](super::bits::SegmentTable)). Both give exactly the answers and bits of the
+//! iterator path; the tests below check that for every `k` and both builds.
 
 use super::hash::{ItemHash, reduce};
 
@@ -18,43 +20,99 @@ use super::hash::{ItemHash, reduce};
 /// precision per layer stays under 24 for its first dozen layers. Larger `k` takes the loop.
 pub const UNROLLED_MAX: u32 = 24;
 
-/// Tests an item: whether every probe is set (`words`, probe count, hash).
+/// The words of one layer's bit array, by index: bit `p` is bit `p % 64` of word `p / 64`.
+///
+/// # Safety
+/// [`WordArray::word`] and [`WordArray::word_mut`] must be sound for every `w` below
+/// `bits() / 64`, and `bits()` must be a multiple of 64: kernels index unchecked on that promise.
+pub unsafe trait WordArray {
+    /// Bits in the array.
+    fn bits(&self) -> u64;
+    /// Word `w`.
+    ///
+    /// # Safety
+    /// `w < self.bits() / 64`.
+    unsafe fn word(&self, w: u64) -> &u64;
+    /// Word `w`, writable.
+    ///
+    /// # Safety
+    /// `w < self.bits() / 64`.
+    unsafe fn word_mut(&mut self, w: u64) -> &mut u64;
+}
+
+// SAFETY: `bits` is 64 per element, so `w < bits / 64` is `w < len`.
+unsafe impl WordArray for [u64] {
+    #[inline(always)]
+    fn bits(&self) -> u64 {
+        self.len() as u64 * 64
+    }
+    #[inline(always)]
+    unsafe fn word(&self, w: u64) -> &u64 {
+        debug_assert!(w < self.len() as u64);
+        // SAFETY: the caller's `w < bits / 64 = len`.
+        unsafe { self.get_unchecked(w as usize) }
+    }
+    #[inline(always)]
+    unsafe fn word_mut(&mut self, w: u64) -> &mut u64 {
+        debug_assert!(w < self.len() as u64);
+        // SAFETY: as in `word`.
+        unsafe { self.get_unchecked_mut(w as usize) }
+    }
+}
+
+/// Tests an item: whether every probe is set (array, probe count, hash).
 ///
 /// `unsafe fn` only because some kernels are compiled for CPU features beyond the x86_64
 /// baseline: calling one is safe exactly when the CPU has them, which [`Kernels::for_hashes`]
-/// checks before it hands one out. The slice and hash may be anything.
-pub type AllSet = unsafe fn(&[u64], u32, ItemHash) -> bool;
-/// Adds an item: sets the clear probes, returns whether any was clear (`words`, count, hash).
+/// checks before it hands one out. The array and hash may be anything.
+pub type AllSet<A> = unsafe fn(&A, u32, ItemHash) -> bool;
+/// Adds an item: sets the clear probes, returns whether any was clear (array, count, hash).
 /// `unsafe fn` for the reason given at [`AllSet`].
-pub type SetClear = unsafe fn(&mut [u64], u32, ItemHash) -> bool;
+pub type SetClear<A> = unsafe fn(&mut A, u32, ItemHash) -> bool;
+/// Starts loading the cache line of every probe (array, count, hash); changes nothing.
+/// `unsafe fn` for the reason given at [`AllSet`].
+pub type Prefetch<A> = unsafe fn(&A, u32, ItemHash);
 
-/// The kernels for a probe count, chosen once per batch: per item, the call is then a direct
-/// call to code where `k` is a constant (the count argument is only read by the looping
-/// fallback for `k` > [`UNROLLED_MAX`]), compiled for the best instructions the CPU has.
+/// The kernels for a probe count over one kind of array, chosen once per batch: per item, the
+/// call is then a direct call to code where `k` is a constant (the count argument is only read
+/// by the looping fallback for `k` > [`UNROLLED_MAX`]), compiled for the best instructions the
+/// CPU has.
 ///
-/// Invariant: every kernel held runs on this CPU (see [`AllSet`]), so [`Kernels::all_set`] and
-/// [`Kernels::set_clear`] may call them.
-#[derive(Clone, Copy)]
-pub struct Kernels {
-    all_set: AllSet,
-    set_clear: SetClear,
+/// Invariant: every kernel held runs on this CPU (see [`AllSet`]), so the methods may call them.
+pub struct Kernels<A: ?Sized> {
+    all_set: AllSet<A>,
+    set_clear: SetClear<A>,
+    prefetch: Prefetch<A>,
 }
 
-/// Generates the kernel table for every unrolled `k` from two generic kernels.
+impl<A: ?Sized> Clone for Kernels<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A: ?Sized> Copy for Kernels<A> {}
+
+/// Generates the kernel table for every unrolled `k` from generic kernels.
 macro_rules! kernel_table {
-    ($hashes:expr, $all_set:ident, $set_clear:ident, $all_set_loop:ident, $set_clear_loop:ident) => {
-        kernel_table!(@pick $hashes, $all_set, $set_clear, $all_set_loop, $set_clear_loop;
+    ($hashes:expr, $all_set:ident, $set_clear:ident, $prefetch:ident) => {
+        kernel_table!(@pick $hashes, $all_set, $set_clear, $prefetch;
             1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
     };
-    (@pick $hashes:expr, $all_set:ident, $set_clear:ident, $all_set_loop:ident, $set_clear_loop:ident; $($k:literal)*) => {
+    (@pick $hashes:expr, $all_set:ident, $set_clear:ident, $prefetch:ident; $($k:literal)*) => {
         match $hashes {
-            $($k => Kernels { all_set: $all_set::<$k>, set_clear: $set_clear::<$k> },)*
-            _ => Kernels { all_set: $all_set_loop, set_clear: $set_clear_loop },
+            $($k => Kernels {
+                all_set: $all_set::<A, $k>,
+                set_clear: $set_clear::<A, $k>,
+                prefetch: $prefetch::<A, $k>,
+            },)*
+            // Past the unrolled ones, `K = 0` means "read the count argument".
+            _ => Kernels { all_set: $all_set::<A, 0>, set_clear: $set_clear::<A, 0>, prefetch: $prefetch::<A, 0> },
         }
     };
 }
 
-impl Kernels {
+impl<A: WordArray + ?Sized> Kernels<A> {
     /// The kernels for `hashes` probes: with BMI2 (`mulx`, `shlx`: about 3 instructions
     /// fewer per probe, measured with callgrind) where the CPU has it, else the baseline ones.
     #[inline]
@@ -64,7 +122,7 @@ impl Kernels {
 
     /// The kernels compiled for the x86_64 baseline (or whatever the target is).
     fn baseline(hashes: u32) -> Self {
-        kernel_table!(hashes, all_set_k, set_clear_k, all_set_dyn, set_clear_dyn)
+        kernel_table!(hashes, all_set_base, set_clear_base, prefetch_base)
     }
 
     /// The kernels compiled with BMI2, if this CPU has it.
@@ -72,7 +130,7 @@ impl Kernels {
     fn bmi2(hashes: u32) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("bmi2") {
-            return Some(kernel_table!(hashes, all_set_bmi2, set_clear_bmi2, all_set_loop_bmi2, set_clear_loop_bmi2));
+            return Some(kernel_table!(hashes, all_set_bmi2, set_clear_bmi2, prefetch_bmi2));
         }
         let _ = hashes;
         None
@@ -80,120 +138,148 @@ impl Kernels {
 
     /// Whether every probe of `h` is set in `words`.
     #[inline(always)]
-    pub fn all_set(self, words: &[u64], hashes: u32, h: ItemHash) -> bool {
+    pub fn all_set(self, words: &A, hashes: u32, h: ItemHash) -> bool {
         // SAFETY: the struct's invariant: `for_hashes` only holds kernels this CPU runs.
         unsafe { (self.all_set)(words, hashes, h) }
     }
 
     /// Sets the clear probes of `h` in `words`; whether any was clear.
     #[inline(always)]
-    pub fn set_clear(self, words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
+    pub fn set_clear(self, words: &mut A, hashes: u32, h: ItemHash) -> bool {
         // SAFETY: as in `all_set`.
         unsafe { (self.set_clear)(words, hashes, h) }
     }
+
+    /// Starts loading the cache lines `h` probes in `words` (a hint; changes nothing).
+    #[inline(always)]
+    pub fn prefetch(self, words: &A, hashes: u32, h: ItemHash) {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.prefetch)(words, hashes, h) }
+    }
 }
 
-/// Whether every probe of `h` is set in `words` (a layer of 64 · `words.len()` bits).
+/// Whether every probe of `h` is set in `words`.
 #[inline]
-pub fn all_set(words: &[u64], hashes: u32, h: ItemHash) -> bool {
+pub fn all_set<A: WordArray + ?Sized>(words: &A, hashes: u32, h: ItemHash) -> bool {
     Kernels::for_hashes(hashes).all_set(words, hashes, h)
 }
 
 /// Sets the clear probes of `h` in `words`; returns whether any was clear (the item is new).
 #[inline]
-pub fn set_clear(words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
+pub fn set_clear<A: WordArray + ?Sized>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
     Kernels::for_hashes(hashes).set_clear(words, hashes, h)
+}
+
+/// The word index and bit of the first probe of `h` in `words` (where a lookup starts).
+#[inline]
+pub fn first_probe<A: WordArray + ?Sized>(words: &A, h: ItemHash) -> (u64, u32) {
+    let pos = reduce(h.h1, words.bits());
+    (pos >> 6, (pos & 63) as u32)
+}
+
+/// Whether the first probe of `h` is set (a lookup that finds it clear is over).
+#[inline]
+pub fn first_probe_set<A: WordArray + ?Sized>(words: &A, h: ItemHash) -> bool {
+    let (w, bit) = first_probe(words, h);
+    // SAFETY: `first_probe` gives `w < bits / 64` (see `probes`).
+    (unsafe { *words.word(w) } >> bit) & 1 == 1
+}
+
+/// Starts loading the cache line of the first probe of `h`.
+#[inline]
+pub fn prefetch_first<A: WordArray + ?Sized>(words: &A, h: ItemHash) {
+    let (w, _) = first_probe(words, h);
+    // SAFETY: as in `first_probe_set`.
+    super::mem::prefetch(unsafe { words.word(w) });
+}
+
+/// Calls `f(word index, bit)` for each of the `hashes` probes of `h` in an array of `bits`
+/// bits, in order, until `f` returns `false`; the probe sequence of
+/// [`hash::Probes`](super::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
+/// `K` = 0 reads `hashes`.
+///
+/// `reduce(x, bits) = (x · bits) >> 64 < bits` for every 64-bit `x`, so every word index is
+/// below `bits / 64`: the precondition of [`WordArray::word`] holds for each.
+#[inline(always)]
+fn probes<const K: u32>(bits: u64, hashes: u32, h: ItemHash, mut f: impl FnMut(u64, u32) -> bool) {
+    let count = if K > 0 { K } else { hashes };
+    let (mut x, mut step) = (h.h1, h.h2);
+    for i in 0..count {
+        let pos = reduce(x, bits);
+        if !f(pos >> 6, (pos & 63) as u32) {
+            return;
+        }
+        x = x.wrapping_add(step);
+        step = step.wrapping_add(u64::from(i));
+    }
+}
+
+#[inline(always)]
+fn all_set_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) -> bool {
+    let mut all = true;
+    probes::<K>(words.bits(), hashes, h, |w, bit| {
+        // SAFETY: `probes` gives `w < bits / 64`.
+        all = (unsafe { *words.word(w) } >> bit) & 1 == 1;
+        all
+    });
+    all
+}
+
+#[inline(always)]
+fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+    let mut new = false;
+    probes::<K>(words.bits(), hashes, h, |w, bit| {
+        // SAFETY: `probes` gives `w < bits / 64`.
+        let word = unsafe { words.word_mut(w) };
+        if (*word >> bit) & 1 == 0 {
+            *word |= 1 << bit;
+            new = true;
+        }
+        true
+    });
+    new
+}
+
+#[inline(always)]
+fn prefetch_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
+    probes::<K>(words.bits(), hashes, h, |w, _| {
+        // SAFETY: `probes` gives `w < bits / 64`.
+        super::mem::prefetch(unsafe { words.word(w) });
+        true
+    });
 }
 
 // The baseline kernels. `unsafe fn` only to share the pointer type with the BMI2 ones; they
 // have no precondition.
-unsafe fn all_set_k<const K: u32>(words: &[u64], _hashes: u32, h: ItemHash) -> bool {
-    all_set_loop(words, K, h)
+unsafe fn all_set_base<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) -> bool {
+    all_set_loop::<A, K>(words, hashes, h)
 }
 
-unsafe fn set_clear_k<const K: u32>(words: &mut [u64], _hashes: u32, h: ItemHash) -> bool {
-    set_clear_loop(words, K, h)
+unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+    set_clear_loop::<A, K>(words, hashes, h)
 }
 
-unsafe fn all_set_dyn(words: &[u64], hashes: u32, h: ItemHash) -> bool {
-    all_set_loop(words, hashes, h)
-}
-
-unsafe fn set_clear_dyn(words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
-    set_clear_loop(words, hashes, h)
+unsafe fn prefetch_base<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
+    prefetch_loop::<A, K>(words, hashes, h)
 }
 
 // The same kernels compiled with BMI2. Precondition: the CPU has BMI2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn all_set_bmi2<const K: u32>(words: &[u64], _hashes: u32, h: ItemHash) -> bool {
-    all_set_loop(words, K, h)
+unsafe fn all_set_bmi2<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) -> bool {
+    all_set_loop::<A, K>(words, hashes, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn set_clear_bmi2<const K: u32>(words: &mut [u64], _hashes: u32, h: ItemHash) -> bool {
-    set_clear_loop(words, K, h)
+unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+    set_clear_loop::<A, K>(words, hashes, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn all_set_loop_bmi2(words: &[u64], hashes: u32, h: ItemHash) -> bool {
-    all_set_loop(words, hashes, h)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-unsafe fn set_clear_loop_bmi2(words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
-    set_clear_loop(words, hashes, h)
-}
-
-/// The word index of a probe value in an array of `words.len()` words, and the bit inside it.
-///
-/// `reduce(x, n) = (x · n) >> 64 < n` for every 64-bit `x`, so with `n = 64 · words.len()`
-/// the word index `pos >> 6` is always `< words.len()`: the caller may index unchecked.
-#[inline(always)]
-fn locate(words: &[u64], x: u64) -> (usize, u32) {
-    let pos = reduce(x, words.len() as u64 * 64);
-    ((pos >> 6) as usize, (pos & 63) as u32)
-}
-
-/// The probe sequence of [`hash::Probes`](super::hash::Probes), stopping at the first clear bit.
-#[inline(always)]
-fn all_set_loop(words: &[u64], hashes: u32, h: ItemHash) -> bool {
-    let (mut x, mut step) = (h.h1, h.h2);
-    for i in 0..hashes {
-        let (w, bit) = locate(words, x);
-        debug_assert!(w < words.len());
-        // SAFETY: `locate` returns an index below `words.len()` (see there).
-        let word = unsafe { *words.get_unchecked(w) };
-        if (word >> bit) & 1 == 0 {
-            return false;
-        }
-        x = x.wrapping_add(step);
-        step = step.wrapping_add(u64::from(i));
-    }
-    true
-}
-
-/// The probe sequence of [`hash::Probes`](super::hash::Probes), setting each clear bit.
-#[inline(always)]
-fn set_clear_loop(words: &mut [u64], hashes: u32, h: ItemHash) -> bool {
-    let (mut x, mut step) = (h.h1, h.h2);
-    let mut new = false;
-    for i in 0..hashes {
-        let (w, bit) = locate(words, x);
-        debug_assert!(w < words.len());
-        // SAFETY: `locate` returns an index below `words.len()` (see there).
-        let word = unsafe { words.get_unchecked_mut(w) };
-        if (*word >> bit) & 1 == 0 {
-            *word |= 1 << bit;
-            new = true;
-        }
-        x = x.wrapping_add(step);
-        step = step.wrapping_add(u64::from(i));
-    }
-    new
+unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
+    prefetch_loop::<A, K>(words, hashes, h)
 }
 
 #[cfg(test)]
@@ -202,16 +288,18 @@ mod tests {
     use crate::filter::hash::HashScheme;
 
     /// For every k the kernels dispatch on (and a few past the unrolled ones), on a half-full
-    /// array, both the baseline kernels and (where the CPU has BMI2) the BMI2 ones: `all_set`
-    /// answers as the iterator does, and `set_clear` sets exactly the iterator's probes and
-    /// reports "new" exactly when one was clear.
+    /// array, both the baseline kernels and (where the CPU has BMI2) the BMI2 ones, over one
+    /// slice and over segments: `all_set` answers as the iterator does, `set_clear` sets
+    /// exactly the iterator's probes and reports "new" exactly when one was clear, and the
+    /// first-probe helpers agree with the iterator's first probe.
     #[test]
     fn kernels_equal_the_iterator_for_every_k() {
         let words_len = 1001usize;
         let bits = words_len as u64 * 64;
         let mut sets_checked = 0;
         for k in 1..=UNROLLED_MAX + 3 {
-            for kernels in [Some(Kernels::baseline(k)), Kernels::bmi2(k)].into_iter().flatten() {
+            let flat = [Some(Kernels::<[u64]>::baseline(k)), Kernels::<[u64]>::bmi2(k)];
+            for kernels in flat.into_iter().flatten() {
                 sets_checked += 1;
                 let mut words = vec![0u64; words_len];
                 for (i, w) in words.iter_mut().enumerate() {
@@ -219,20 +307,63 @@ mod tests {
                 }
                 for n in 0..300u32 {
                     let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), u64::from(k));
-                    let expected = h.probes(bits, k).all(|p| words[(p / 64) as usize] & (1 << (p % 64)) != 0);
-                    assert_eq!(kernels.all_set(&words, k, h), expected, "k={k} n={n}");
+                    let bit = |words: &[u64], p: u64| words[(p / 64) as usize] & (1 << (p % 64)) != 0;
+                    let expected = h.probes(bits, k).all(|p| bit(&words, p));
+                    assert_eq!(kernels.all_set(&words[..], k, h), expected, "k={k} n={n}");
+                    let first = h.probes(bits, k).next().unwrap();
+                    assert_eq!(first_probe_set(&words[..], h), bit(&words, first), "k={k} n={n}");
+                    kernels.prefetch(&words[..], k, h);
 
                     let mut by_iterator = words.clone();
                     for p in h.probes(bits, k) {
                         by_iterator[(p / 64) as usize] |= 1 << (p % 64);
                     }
-                    let new = kernels.set_clear(&mut words, k, h);
+                    let new = kernels.set_clear(&mut words[..], k, h);
                     assert_eq!(new, !expected, "k={k} n={n}");
                     assert_eq!(words, by_iterator, "k={k} n={n}");
                 }
             }
         }
-        let with_bmi2 = cfg!(target_arch = "x86_64") && Kernels::bmi2(1).is_some();
+        let with_bmi2 = cfg!(target_arch = "x86_64") && Kernels::<[u64]>::bmi2(1).is_some();
         assert_eq!(sets_checked, (UNROLLED_MAX + 3) * if with_bmi2 { 2 } else { 1 });
+    }
+
+    /// The same over an array of several segments (three: two full 64 MiB ones and a short
+    /// last one), probing with a few k: the segmented kernels address word `w` where the
+    /// iterator's bit position says, across segment boundaries.
+    #[test]
+    fn segmented_kernels_equal_the_iterator() {
+        fn table(array: &mut crate::filter::bits::BitArray) -> &mut crate::filter::bits::SegmentTable {
+            match array.view_mut() {
+                crate::filter::bits::ViewMut::Many(t) => t,
+                crate::filter::bits::ViewMut::One(_) => panic!("one segment"),
+            }
+        }
+        use crate::filter::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
+        let bits = (2 * SEGMENT_WORDS + 1000) * 64;
+        for k in [1, 7, 8, 11, UNROLLED_MAX + 2] {
+            let kernels = [Some(Kernels::<SegmentTable>::baseline(k)), Kernels::bmi2(k)];
+            for kernels in kernels.into_iter().flatten() {
+                let mut array = BitArray::new(bits).unwrap();
+                let mut by_iterator = BitArray::new(bits).unwrap();
+                let ViewMut::Many(_) = array.view_mut() else { panic!("one segment") };
+                // Items 0..2000, then 0..500 again: the second time every probe is set.
+                for n in (0..2000u32).chain(0..500) {
+                    let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), 99);
+                    let expected = h.probes(bits, k).all(|p| by_iterator.get(p));
+                    assert_eq!(kernels.all_set(table(&mut array), k, h), expected, "k={k} n={n}");
+                    let first = h.probes(bits, k).next().unwrap();
+                    assert_eq!(first_probe_set(table(&mut array), h), by_iterator.get(first));
+                    kernels.prefetch(table(&mut array), k, h);
+                    assert_eq!(table(&mut array).bits(), bits);
+                    for p in h.probes(bits, k) {
+                        by_iterator.set(p);
+                    }
+                    let new = kernels.set_clear(table(&mut array), k, h);
+                    assert_eq!(new, !expected, "k={k} n={n}");
+                }
+                assert!(array == by_iterator, "k={k}: the kernels set other bits than the iterator");
+            }
+        }
     }
 }
