@@ -212,7 +212,7 @@ enum KeyUse {
 }
 
 /// One command: name, entry point, arity (negative: at least), key use, and summary and
-/// complexity for `COMMAND DOCS`. All take their one key at argv[1]; flags and ACL categories
+/// complexity for `COMMAND DOCS`. All take their one key at `argv[1]`; flags and ACL categories
 /// follow from whether the command reads or writes it.
 struct Command {
     name: &'static str,

@@ -41,7 +41,7 @@ enum Segments {
 }
 
 /// The segments of an array of more than one: every segment but the last has exactly
-/// [`SEGMENT_WORDS`] words, the last 1 to [`SEGMENT_WORDS`]. [`SegmentTable::new`] checks
+/// [`SEGMENT_WORDS`] words, the last 1 to [`SEGMENT_WORDS`]. `SegmentTable::new` checks
 /// that; it is what lets the probe kernels address word `w` as word `w % SEGMENT_WORDS` of
 /// segment `w / SEGMENT_WORDS` without bounds checks.
 #[derive(Clone, PartialEq, Eq)]

@@ -45,7 +45,7 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    /// Wraps Redis' argv (argv[0] is the command name).
+    /// Wraps Redis' argv (`argv[0]` is the command name).
     pub fn new(ctx: *mut raw::RedisModuleCtx, argv: &'a [*mut raw::RedisModuleString]) -> Self {
         Self { ctx, argv }
     }
