@@ -5,8 +5,9 @@
 //! replies. Together with `module/datatype.rs` it holds all the `unsafe` code that talks to
 //! Redis, with `module/args.rs` (argv read in place). The core's few unsafe blocks each have
 //! their proof beside them: the memory of bit arrays in `filter/mem.rs` (zeroed allocation,
-//! huge-page advice, the prefetch hint), and in the probe kernels (`filter/probe.rs`) unchecked
-//! indexing and the kernels compiled for BMI2, called only on CPUs that have it.
+//! huge-page advice, the prefetch hint); in the probe kernels (`filter/probe.rs`) unchecked
+//! indexing and the kernels compiled for BMI2, called only on CPUs that have it; and the
+//! segment table of large arrays (`filter/bits.rs`), whose checked shape bounds every probe.
 
 pub mod filter;
 pub mod module;

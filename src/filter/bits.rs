@@ -11,7 +11,7 @@
 //! so bit `p` is in byte `p / 8` at mask `1 << (p % 8)` — the same byte order RedisBloom uses.
 
 use super::BloomError;
-use super::mem::{self, Words};
+use super::mem::Words;
 use super::probe::WordArray;
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
@@ -69,8 +69,7 @@ impl SegmentTable {
 unsafe impl WordArray for SegmentTable {
     #[inline(always)]
     fn bits(&self) -> u64 {
-        let last = self.0.last().map_or(0, |s| s.len() as u64);
-        ((self.0.len() as u64).saturating_sub(1) * SEGMENT_WORDS + last) * 64
+        bits_of(&self.0)
     }
     #[inline(always)]
     unsafe fn word(&self, w: u64) -> &u64 {
@@ -114,6 +113,13 @@ impl std::fmt::Debug for BitArray {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BitArray").field("bits", &self.len_bits()).finish()
     }
+}
+
+/// The bits of an array held as `segs`, every segment but the last full.
+#[inline(always)]
+fn bits_of(segs: &[Words]) -> u64 {
+    let last = segs.last().map_or(0, |s| s.len() as u64);
+    ((segs.len() as u64).saturating_sub(1) * SEGMENT_WORDS + last) * 64
 }
 
 /// The word count of each segment of an array of `words` words, in order.
@@ -166,9 +172,7 @@ impl BitArray {
     /// Number of bits.
     #[inline]
     pub fn len_bits(&self) -> u64 {
-        let segs = self.segs();
-        let last = segs.last().map_or(0, |s| s.len() as u64);
-        ((segs.len() as u64).saturating_sub(1) * SEGMENT_WORDS + last) * 64
+        bits_of(self.segs())
     }
 
     /// Number of bytes (bits / 8).
@@ -194,31 +198,6 @@ impl BitArray {
         self.segs()[seg][word] & mask != 0
     }
 
-    /// Sets bit `pos` only if it is clear, and returns whether it was clear. Unlike [`set`],
-    /// a bit that is already set is only read: a page is never written (and so never copied
-    /// by the kernel under a forked `BGSAVE`) for an item that changes nothing.
-    ///
-    /// [`set`]: BitArray::set
-    #[inline]
-    pub fn set_if_clear(&mut self, pos: u64) -> bool {
-        let (seg, word, mask) = Self::locate(pos);
-        let w = &mut self.segs_mut()[seg][word];
-        let clear = *w & mask == 0;
-        if clear {
-            *w |= mask;
-        }
-        clear
-    }
-
-    /// Asks the CPU to start loading the cache line that holds bit `pos`, so that a later
-    /// [`get`](BitArray::get) or [`set_if_clear`](BitArray::set_if_clear) of it does not wait
-    /// for memory (see [`mem::prefetch`]).
-    #[inline]
-    pub fn prefetch(&self, pos: u64) {
-        let (seg, word, _) = Self::locate(pos);
-        mem::prefetch(&self.segs()[seg][word]);
-    }
-
     /// (segment index, word index inside it, bit mask) of bit `pos`.
     #[inline]
     fn locate(pos: u64) -> (usize, usize, u64) {
@@ -228,25 +207,6 @@ impl BitArray {
             (word & (SEGMENT_WORDS - 1)) as usize,
             1u64 << (pos & 63),
         )
-    }
-
-    /// The words, when the array is one segment (up to [`SEGMENT_BYTES`]): the fast path of
-    /// the probe kernels.
-    #[inline]
-    pub fn single_segment(&self) -> Option<&[u64]> {
-        match &self.segments {
-            Segments::One(only) => Some(only),
-            Segments::Many(_) => None,
-        }
-    }
-
-    /// [`BitArray::single_segment`], writable.
-    #[inline]
-    pub fn single_segment_mut(&mut self) -> Option<&mut [u64]> {
-        match &mut self.segments {
-            Segments::One(only) => Some(only),
-            Segments::Many(_) => None,
-        }
     }
 
     /// The array as the probe kernels see it.

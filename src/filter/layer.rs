@@ -135,7 +135,9 @@ impl Layer {
         }
         let k = self.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        let words = self.bits.single_segment_mut()?;
+        let ViewMut::One(words) = self.bits.view_mut() else {
+            return None;
+        };
         let mut new = 0;
         for &h in hashes {
             let n = kernels.set_clear(words, k, h);
@@ -152,7 +154,7 @@ impl Layer {
     pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = self.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        let Some(words) = self.bits.single_segment() else {
+        let View::One(words) = self.bits.view() else {
             return false;
         };
         out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));

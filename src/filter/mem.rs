@@ -9,9 +9,9 @@
 //!   Linux only; the `bf.huge-pages` setting, on by default). Every probe of a large filter
 //!   lands on a random page; with 4 KiB pages each one misses the TLB too, and a page walk
 //!   costs several memory accesses (more under virtualisation). 2 MiB pages let the TLB cover
-//!   a GiB. Measured in bench/README.md ("Huge pages"): lookups on a 1 GiB filter 2–2.5× faster,
-//!   and `fork` (BGSAVE, AOF rewrite, full sync) about 8× faster, with no more copy-on-write
-//!   cost per write during a save. The advice is given back (`MADV_NOHUGEPAGE`, the default of
+//!   a GiB. Measured in bench/README.md ("Huge pages: what they cost and save"): MADD and
+//!   MEXISTS on a 1 GiB filter 1.3–2.8× faster, and the `fork` of a BGSAVE about 10× shorter,
+//!   with no more copy-on-write cost per write during a save. The advice is given back (`MADV_NOHUGEPAGE`, the default of
 //!   the kernel's `madvise` mode) before the memory is freed, so the allocator never reuses
 //!   huge-page-backed memory for small objects — the reason Redis itself avoids THP.
 //! - [`prefetch`]: the cache hint of the batched paths.
