@@ -44,11 +44,7 @@ const ITEM_LENS: &[usize] = &[16, 100];
 
 /// The largest capacity whose nonscaling layer at [`ERROR`] has at most `bytes` bytes of bits.
 fn capacity_for(bytes: u64) -> u64 {
-    let bytes_of = |cap: u64| {
-        layer_size(cap, ERROR)
-            .expect("benched sizes are valid")
-            .bytes()
-    };
+    let bytes_of = |cap: u64| layer_size(cap, ERROR).expect("benched sizes are valid").bytes();
     let bpe = -ERROR.ln() / std::f64::consts::LN_2.powi(2);
     let mut cap = (bytes as f64 * 8.0 / bpe) as u64;
     while bytes_of(cap) > bytes {
@@ -69,10 +65,7 @@ struct Items {
 
 impl Items {
     fn new(tag: u8, first: u64, count: usize, len: usize) -> Self {
-        let mut items = Self {
-            len,
-            data: vec![b'.'; count * len],
-        };
+        let mut items = Self { len, data: vec![b'.'; count * len] };
         items.fill(tag, first);
         items
     }
@@ -112,14 +105,7 @@ impl Fixture {
         for item in hit.slices() {
             chain.add(item, &Unlimited).expect("pool fits the filter");
         }
-        Self {
-            params,
-            chain,
-            item_len,
-            hit,
-            miss,
-            next_fresh: 0,
-        }
+        Self { params, chain, item_len, hit, miss, next_fresh: 0 }
     }
 
     fn empty(params: ChainParams) -> Chain {
@@ -196,9 +182,7 @@ fn add_each(chain: &mut Chain, items: &[&[u8]]) -> usize {
     items
         .iter()
         .filter(|item| {
-            chain
-                .add(item, &Unlimited)
-                .expect("the filter is replaced before it is full")
+            chain.add(item, &Unlimited).expect("the filter is replaced before it is full")
         })
         .count()
 }
@@ -212,9 +196,7 @@ fn contains_batched(chain: &Chain, items: &[&[u8]]) -> usize {
 
 fn add_batched(chain: &mut Chain, items: &[&[u8]]) -> usize {
     let mut out = Vec::with_capacity(items.len());
-    chain
-        .add_many(items, &Unlimited, &mut out)
-        .expect("the filter is replaced before it is full");
+    chain.add_many(items, &Unlimited, &mut out).expect("the filter is replaced before it is full");
     out.iter().filter(|&&new| new).count()
 }
 

@@ -17,9 +17,7 @@ fn filter(error: f64, capacity: u64, expansion: u64, items: u32) -> Chain {
     let mut chain = Chain::new(params, HashScheme::Xxh3Enhanced, 42, &Unlimited).expect("small");
     for i in 0..items {
         // A nonscaling filter refuses items once full; the seeds stop short of that.
-        chain
-            .add(format!("item{i}").as_bytes(), &Unlimited)
-            .expect("room for the item");
+        chain.add(format!("item{i}").as_bytes(), &Unlimited).expect("room for the item");
     }
     chain
 }

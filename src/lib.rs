@@ -158,11 +158,12 @@ fn run(
     let reply = if argv.len() < 2 {
         Reply::WrongArity
     } else {
-        catch_unwind(AssertUnwindSafe(|| handler(&context, &Args::new(ctx, argv))))
-            .unwrap_or_else(|_| {
+        catch_unwind(AssertUnwindSafe(|| handler(&context, &Args::new(ctx, argv)))).unwrap_or_else(
+            |_| {
                 context.log_warning("scalebloom: a command panicked; the panic was caught");
                 Reply::err(errors::INTERNAL)
-            })
+            },
+        )
     };
     send(ctx, reply);
     raw::REDISMODULE_OK as c_int
@@ -252,28 +253,87 @@ const fn cmd(
 }
 
 const COMMANDS: &[Command] = &[
-    cmd("bf.reserve", cmd_reserve, -4, KeyUse::Insert,
-        "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)"),
-    cmd("bf.add", cmd_add, 3, KeyUse::Insert,
-        "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers"),
-    cmd("bf.madd", cmd_madd, -3, KeyUse::Insert,
-        "Adds one or more items, creating the filter if needed", "O(n * (k + i))"),
-    cmd("bf.insert", cmd_insert, -4, KeyUse::Insert,
-        "Adds items, creating the filter with the given options if needed", "O(n * (k + i))"),
-    cmd("bf.loadchunk", cmd_loadchunk, 4, KeyUse::Update,
-        "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes"),
-    cmd("bf.exists", cmd_exists, 3, KeyUse::Read,
-        "Tells whether an item may have been added", "O(k * i)"),
-    cmd("bf.mexists", cmd_mexists, -3, KeyUse::Read,
-        "Tells for each item whether it may have been added", "O(n * k * i)"),
-    cmd("bf.info", cmd_info, -2, KeyUse::Read,
-        "Returns a filter's capacity, size, layers, items and expansion", "O(1)"),
-    cmd("bf.card", cmd_card, 2, KeyUse::Read,
-        "Returns the number of items added to a filter", "O(1)"),
-    cmd("bf.debug", cmd_debug, 2, KeyUse::Read,
-        "Describes every layer of a filter", "O(i)"),
-    cmd("bf.scandump", cmd_scandump, 3, KeyUse::Read,
-        "Returns a filter's header or its next chunk of bits", "O(n), n bytes"),
+    cmd(
+        "bf.reserve",
+        cmd_reserve,
+        -4,
+        KeyUse::Insert,
+        "Creates an empty scalable Bloom filter with an error rate and initial capacity",
+        "O(1)",
+    ),
+    cmd(
+        "bf.add",
+        cmd_add,
+        3,
+        KeyUse::Insert,
+        "Adds an item, creating the filter if needed",
+        "O(k + i), k hashes, i layers",
+    ),
+    cmd(
+        "bf.madd",
+        cmd_madd,
+        -3,
+        KeyUse::Insert,
+        "Adds one or more items, creating the filter if needed",
+        "O(n * (k + i))",
+    ),
+    cmd(
+        "bf.insert",
+        cmd_insert,
+        -4,
+        KeyUse::Insert,
+        "Adds items, creating the filter with the given options if needed",
+        "O(n * (k + i))",
+    ),
+    cmd(
+        "bf.loadchunk",
+        cmd_loadchunk,
+        4,
+        KeyUse::Update,
+        "Restores a filter from a header or chunk produced by BF.SCANDUMP",
+        "O(n), n bytes",
+    ),
+    cmd(
+        "bf.exists",
+        cmd_exists,
+        3,
+        KeyUse::Read,
+        "Tells whether an item may have been added",
+        "O(k * i)",
+    ),
+    cmd(
+        "bf.mexists",
+        cmd_mexists,
+        -3,
+        KeyUse::Read,
+        "Tells for each item whether it may have been added",
+        "O(n * k * i)",
+    ),
+    cmd(
+        "bf.info",
+        cmd_info,
+        -2,
+        KeyUse::Read,
+        "Returns a filter's capacity, size, layers, items and expansion",
+        "O(1)",
+    ),
+    cmd(
+        "bf.card",
+        cmd_card,
+        2,
+        KeyUse::Read,
+        "Returns the number of items added to a filter",
+        "O(1)",
+    ),
+    cmd("bf.debug", cmd_debug, 2, KeyUse::Read, "Describes every layer of a filter", "O(i)"),
+    cmd(
+        "bf.scandump",
+        cmd_scandump,
+        3,
+        KeyUse::Read,
+        "Returns a filter's header or its next chunk of bits",
+        "O(n), n bytes",
+    ),
 ];
 
 /// Sets arity, key spec and docs (Redis 7.0+), and ACL categories where the server has them.

@@ -44,7 +44,17 @@ fn fill(client: &mut ClusterClient, prefix: &str, n: usize) -> Vec<Filter> {
             }
             _ => {
                 let its = items(&key, 60);
-                let mut args = vec!["BF.INSERT", key.as_str(), "CAPACITY", "30", "ERROR", "0.001", "EXPANSION", "3", "ITEMS"];
+                let mut args = vec![
+                    "BF.INSERT",
+                    key.as_str(),
+                    "CAPACITY",
+                    "30",
+                    "ERROR",
+                    "0.001",
+                    "EXPANSION",
+                    "3",
+                    "ITEMS",
+                ];
                 args.extend(its.iter().map(|s| s.as_str()));
                 let card = ones(&client.cmd(&args));
                 (its, card)
@@ -65,7 +75,13 @@ fn assert_all_present(client: &mut ClusterClient, filters: &[Filter], what: &str
         for (item, bit) in f.items.iter().zip(v.as_array()) {
             assert_eq!(bit.as_bit(), 1, "{}: item {:?} of {:?} is missing", what, item, f.key);
         }
-        assert_eq!(client.cmd(&["BF.CARD", &f.key]).as_int(), f.card, "{}: BF.CARD {}", what, f.key);
+        assert_eq!(
+            client.cmd(&["BF.CARD", &f.key]).as_int(),
+            f.card,
+            "{}: BF.CARD {}",
+            what,
+            f.key
+        );
     }
 }
 
@@ -87,8 +103,18 @@ fn assert_replicas_match(topo: &Topology, filters: &[Filter], what: &str) -> Vec
         .map(|f| {
             let shard = topo.shard_of(key_slot(f.key.as_bytes()));
             let d = digest_on(shard.primary.port, &f.key);
-            assert_ne!(d, NO_KEY_DIGEST, "{}: primary {} lacks {}", what, shard.primary.port, f.key);
-            assert_eq!(digest_on(shard.replicas[0].port, &f.key), d, "{}: replica digest of {}", what, f.key);
+            assert_ne!(
+                d, NO_KEY_DIGEST,
+                "{}: primary {} lacks {}",
+                what, shard.primary.port, f.key
+            );
+            assert_eq!(
+                digest_on(shard.replicas[0].port, &f.key),
+                d,
+                "{}: replica digest of {}",
+                what,
+                f.key
+            );
             d
         })
         .collect()
@@ -122,10 +148,20 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
         let slot = key_slot(f.key.as_bytes());
         assert_eq!(any.int(&["CLUSTER", "KEYSLOT", &f.key]), slot as i64, "slot of {}", f.key);
         let owner = topo.shard_of(slot).primary.port;
-        assert!(Conn::connect(owner).exists_key(&f.key), "{} not on its slot owner {}", f.key, owner);
+        assert!(
+            Conn::connect(owner).exists_key(&f.key),
+            "{} not on its slot owner {}",
+            f.key,
+            owner
+        );
     }
     for tricky in ["foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}", "{user1000}.following"] {
-        assert_eq!(any.int(&["CLUSTER", "KEYSLOT", tricky]), key_slot(tricky.as_bytes()) as i64, "slot of {}", tricky);
+        assert_eq!(
+            any.int(&["CLUSTER", "KEYSLOT", tricky]),
+            key_slot(tricky.as_bytes()) as i64,
+            "slot of {}",
+            tricky
+        );
     }
     // Every shard got some of them.
     let mut total = 0;
@@ -151,10 +187,16 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
     shard0.wait_replicated(); // replication is asynchronous
     assert_eq!(rc.mexists(f0, &filters[0].items[..3]), vec![1, 1, 1]);
     assert!(rc.err(&["BF.ADD", f0, "x"]).starts_with("MOVED "), "a replica refuses writes");
-    for cmd in [vec!["BF.ADD", f0, "x"], vec!["BF.INSERT", f0, "CAPACITY", "10", "ITEMS", "a", "b"]] {
+    for cmd in [vec!["BF.ADD", f0, "x"], vec!["BF.INSERT", f0, "CAPACITY", "10", "ITEMS", "a", "b"]]
+    {
         let mut getkeys = vec!["COMMAND", "GETKEYS"];
         getkeys.extend(cmd.iter().copied());
-        assert_eq!(any.cmd(&getkeys), Value::Array(Some(vec![Value::Bulk(Some(f0.as_bytes().to_vec()))])), "{:?}", cmd);
+        assert_eq!(
+            any.cmd(&getkeys),
+            Value::Array(Some(vec![Value::Bulk(Some(f0.as_bytes().to_vec()))])),
+            "{:?}",
+            cmd
+        );
     }
 
     // Replicas hold the primaries' exact bits.
@@ -167,7 +209,8 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
         let t = poll_until(&format!("{} to take over from {}", new.port, old.port), || {
             let t = cluster.wait_settled("the cluster after a failover");
             let (n, o) = (t.node(new.port), t.node(old.port));
-            if n.primary && n.slots == old.slots && o.replicates.as_deref() == Some(new.id.as_str()) {
+            if n.primary && n.slots == old.slots && o.replicates.as_deref() == Some(new.id.as_str())
+            {
                 Ok(t)
             } else {
                 Err(format!("{:?}", t))
@@ -177,7 +220,11 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
     }
     let after = cluster.wait_settled("the cluster after every failover");
     for s in after.shards() {
-        assert!(topo.shards().iter().any(|o| o.replicas[0].port == s.primary.port), "{} was not a replica", s.primary.port);
+        assert!(
+            topo.shards().iter().any(|o| o.replicas[0].port == s.primary.port),
+            "{} was not a replica",
+            s.primary.port
+        );
     }
 
     // Nothing was lost: the client follows MOVED from its stale map to the new primaries.
@@ -186,7 +233,13 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
     assert!(client.moved > moved, "the stale slot map was never corrected by a MOVED");
     for (f, d) in filters.iter().zip(&digests) {
         let owner = after.shard_of(key_slot(f.key.as_bytes())).primary.port;
-        assert_eq!(&digest_on(owner, &f.key), d, "digest of {} on its new primary {}", f.key, owner);
+        assert_eq!(
+            &digest_on(owner, &f.key),
+            d,
+            "digest of {} on its new primary {}",
+            f.key,
+            owner
+        );
     }
 
     // The promoted primaries take writes, and their replicas (the old primaries) get them.
@@ -196,9 +249,14 @@ fn filters_on_every_shard_survive_a_failover_of_each_primary() {
         let mut args = vec!["BF.MADD", f.key.as_str()];
         args.extend(more.iter().map(|s| s.as_str()));
         let card = f.card + ones(&client.cmd(&args));
-        more_filters.push(Filter { key: f.key.clone(), items: f.items.iter().chain(&more).cloned().collect(), card });
+        more_filters.push(Filter {
+            key: f.key.clone(),
+            items: f.items.iter().chain(&more).cloned().collect(),
+            card,
+        });
     }
-    let new_digests = assert_replicas_match(&after, &more_filters, "after failover and more writes");
+    let new_digests =
+        assert_replicas_match(&after, &more_filters, "after failover and more writes");
     assert!(new_digests.iter().zip(&digests).all(|(a, b)| a != b), "every filter changed");
     assert_all_present(&mut client, &more_filters, "after more writes");
     for f in &more_filters {
@@ -221,9 +279,15 @@ fn resharding_a_slot_with_migrate_moves_filters_and_the_client_follows_ask_then_
     assert!(filters.iter().all(|f| key_slot(f.key.as_bytes()) == slot));
     let src = topo.shard_of(slot);
     let dst = topo.shards().into_iter().find(|s| !s.owns(slot)).unwrap();
-    let third = topo.shards().into_iter().find(|s| !s.owns(slot) && s.primary.port != dst.primary.port).unwrap();
-    let digests: Vec<String> = filters.iter().map(|f| digest_on(src.primary.port, &f.key)).collect();
-    let count_in_slot = |port: u16| Conn::connect(port).int(&["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]);
+    let third = topo
+        .shards()
+        .into_iter()
+        .find(|s| !s.owns(slot) && s.primary.port != dst.primary.port)
+        .unwrap();
+    let digests: Vec<String> =
+        filters.iter().map(|f| digest_on(src.primary.port, &f.key)).collect();
+    let count_in_slot =
+        |port: u16| Conn::connect(port).int(&["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]);
     assert_eq!(count_in_slot(src.primary.port), 9);
 
     // Open the migration and move the first four filters.
@@ -264,7 +328,12 @@ fn resharding_a_slot_with_migrate_moves_filters_and_the_client_follows_ask_then_
     assert!(client.moved > moved, "the stale slot map was never corrected by a MOVED");
     for (f, d) in filters.iter().zip(&digests) {
         assert_eq!(&digest_on(dst.primary.port, &f.key), d, "digest of {} after MIGRATE", f.key);
-        assert_eq!(digest_on(src.primary.port, &f.key), NO_KEY_DIGEST, "{} left on the source", f.key);
+        assert_eq!(
+            digest_on(src.primary.port, &f.key),
+            NO_KEY_DIGEST,
+            "{} left on the source",
+            f.key
+        );
     }
     assert_eq!(client.cmd(&["BF.EXISTS", "{moving}:new", "x"]).as_bit(), 1);
 

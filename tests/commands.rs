@@ -18,7 +18,9 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 fn layer_fields(line: &str) -> Vec<(String, String)> {
     line.split(' ')
         .map(|f| {
-            let (k, v) = f.split_once(':').unwrap_or_else(|| panic!("bad BF.DEBUG field {:?} in {:?}", f, line));
+            let (k, v) = f
+                .split_once(':')
+                .unwrap_or_else(|| panic!("bad BF.DEBUG field {:?} in {:?}", f, line));
             (k.to_string(), v.to_string())
         })
         .collect()
@@ -49,7 +51,15 @@ fn module_is_listed_as_bf() {
     let names: Vec<String> = v
         .as_array()
         .iter()
-        .map(|m| m.pairs().into_iter().find(|(k, _)| k.as_str() == "name").unwrap().1.as_str().to_string())
+        .map(|m| {
+            m.pairs()
+                .into_iter()
+                .find(|(k, _)| k.as_str() == "name")
+                .unwrap()
+                .1
+                .as_str()
+                .to_string()
+        })
         .collect();
     assert!(names.contains(&"bf".to_string()), "MODULE LIST names: {:?}", names);
 }
@@ -83,7 +93,10 @@ fn madd_answers_each_item_including_repeats_within_one_call() {
         c.cmd(&["BF.MADD", "k", "a", "b", "a"]),
         Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(0)]))
     );
-    assert_eq!(c.cmd(&["BF.MADD", "k", "b", "c"]), Value::Array(Some(vec![Value::Int(0), Value::Int(1)])));
+    assert_eq!(
+        c.cmd(&["BF.MADD", "k", "b", "c"]),
+        Value::Array(Some(vec![Value::Int(0), Value::Int(1)]))
+    );
     assert_eq!(c.bf_card("k"), 3);
 }
 
@@ -108,7 +121,10 @@ fn exists_finds_every_added_item_and_few_others() {
 fn exists_and_mexists_on_missing_key_answer_zero_without_creating_it() {
     let (_s, mut c) = start();
     assert_eq!(c.cmd(&["BF.EXISTS", "nokey", "a"]), Value::Int(0));
-    assert_eq!(c.cmd(&["BF.MEXISTS", "nokey", "a", "b"]), Value::Array(Some(vec![Value::Int(0), Value::Int(0)])));
+    assert_eq!(
+        c.cmd(&["BF.MEXISTS", "nokey", "a", "b"]),
+        Value::Array(Some(vec![Value::Int(0), Value::Int(0)]))
+    );
     assert_no_key(&mut c, "nokey");
 }
 
@@ -144,10 +160,19 @@ fn resp2_add_family_answers_are_integers() {
     let (_s, mut c) = start();
     assert_eq!(c.cmd(&["BF.ADD", "k", "a"]), Value::Int(1));
     assert_eq!(c.cmd(&["BF.ADD", "k", "a"]), Value::Int(0));
-    assert_eq!(c.cmd(&["BF.MADD", "k", "a", "b"]), Value::Array(Some(vec![Value::Int(0), Value::Int(1)])));
+    assert_eq!(
+        c.cmd(&["BF.MADD", "k", "a", "b"]),
+        Value::Array(Some(vec![Value::Int(0), Value::Int(1)]))
+    );
     assert_eq!(c.cmd(&["BF.EXISTS", "k", "a"]), Value::Int(1));
-    assert_eq!(c.cmd(&["BF.MEXISTS", "k", "a", "zz"]), Value::Array(Some(vec![Value::Int(1), Value::Int(0)])));
-    assert_eq!(c.cmd(&["BF.INSERT", "k", "ITEMS", "c", "a"]), Value::Array(Some(vec![Value::Int(1), Value::Int(0)])));
+    assert_eq!(
+        c.cmd(&["BF.MEXISTS", "k", "a", "zz"]),
+        Value::Array(Some(vec![Value::Int(1), Value::Int(0)]))
+    );
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "k", "ITEMS", "c", "a"]),
+        Value::Array(Some(vec![Value::Int(1), Value::Int(0)]))
+    );
     assert_eq!(c.cmd(&["BF.CARD", "k"]), Value::Int(3));
 }
 
@@ -163,9 +188,15 @@ fn resp3_add_family_answers_are_booleans() {
     assert_eq!(c.cmd(&["BF.EXISTS", "k", "a"]), t);
     assert_eq!(c.cmd(&["BF.EXISTS", "k", "zz"]), f);
     assert_eq!(c.cmd(&["BF.EXISTS", "nokey", "a"]), f);
-    assert_eq!(c.cmd(&["BF.MEXISTS", "k", "a", "zz"]), Value::Array(Some(vec![t.clone(), f.clone()])));
+    assert_eq!(
+        c.cmd(&["BF.MEXISTS", "k", "a", "zz"]),
+        Value::Array(Some(vec![t.clone(), f.clone()]))
+    );
     assert_eq!(c.cmd(&["BF.MEXISTS", "nokey", "a"]), Value::Array(Some(vec![f.clone()])));
-    assert_eq!(c.cmd(&["BF.INSERT", "k", "ITEMS", "c", "a"]), Value::Array(Some(vec![t.clone(), f.clone()])));
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "k", "ITEMS", "c", "a"]),
+        Value::Array(Some(vec![t.clone(), f.clone()]))
+    );
     assert_eq!(c.cmd(&["BF.CARD", "k"]), Value::Int(3));
     assert_eq!(c.cmd(&["BF.RESERVE", "r", "0.01", "10"]), Value::Simple("OK".into()));
 }
@@ -189,7 +220,10 @@ fn auto_create_uses_capacity_100_error_001_expansion_2() {
         );
         assert_eq!(
             c.bf_debug(key),
-            vec!["size:1", "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:1 ratio:0.005"],
+            vec![
+                "size:1",
+                "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:1 ratio:0.005"
+            ],
             "BF.DEBUG {}",
             key
         );
@@ -204,13 +238,19 @@ fn nonscaling_layer_uses_full_error_rate_scaling_layer_half() {
         c.bf_debug("n"),
         vec!["size:0", "bytes:120 bits:960 hashes:7 hashwidth:64 capacity:100 size:0 ratio:0.01"]
     );
-    assert_eq!(c.bf_info("n"), BfInfo { capacity: 100, size: 32 + 64 + 120, filters: 1, items: 0, expansion: None });
+    assert_eq!(
+        c.bf_info("n"),
+        BfInfo { capacity: 100, size: 32 + 64 + 120, filters: 1, items: 0, expansion: None }
+    );
     c.ok(&["BF.RESERVE", "s", "0.01", "100"]);
     assert_eq!(
         c.bf_debug("s"),
         vec!["size:0", "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:0 ratio:0.005"]
     );
-    assert_eq!(c.bf_info("s"), BfInfo { capacity: 100, size: 32 + 64 + 144, filters: 1, items: 0, expansion: Some(2) });
+    assert_eq!(
+        c.bf_info("s"),
+        BfInfo { capacity: 100, size: 32 + 64 + 144, filters: 1, items: 0, expansion: Some(2) }
+    );
 }
 
 #[test]
@@ -226,16 +266,35 @@ fn debug_after_5000_adds_shows_redisbloom_layer_geometry() {
     let lines = c.bf_debug("k");
     assert_eq!(lines.len(), 4, "BF.DEBUG: {:?}", lines);
     assert_eq!(lines[0], format!("size:{}", n));
-    assert!((4900..5000).contains(&n), "items counted {} (5000 distinct adds, a few false positives)", n);
-    assert_eq!(lines[1], "bytes:1384 bits:11072 hashes:8 hashwidth:64 capacity:1000 size:1000 ratio:0.005");
-    assert_eq!(lines[2], "bytes:3120 bits:24960 hashes:9 hashwidth:64 capacity:2000 size:2000 ratio:0.0025");
+    assert!(
+        (4900..5000).contains(&n),
+        "items counted {} (5000 distinct adds, a few false positives)",
+        n
+    );
+    assert_eq!(
+        lines[1],
+        "bytes:1384 bits:11072 hashes:8 hashwidth:64 capacity:1000 size:1000 ratio:0.005"
+    );
+    assert_eq!(
+        lines[2],
+        "bytes:3120 bits:24960 hashes:9 hashwidth:64 capacity:2000 size:2000 ratio:0.0025"
+    );
     assert_eq!(
         lines[3],
-        format!("bytes:6960 bits:55680 hashes:10 hashwidth:64 capacity:4000 size:{} ratio:0.00125", n - 3000)
+        format!(
+            "bytes:6960 bits:55680 hashes:10 hashwidth:64 capacity:4000 size:{} ratio:0.00125",
+            n - 3000
+        )
     );
     assert_eq!(
         c.bf_info("k"),
-        BfInfo { capacity: 7000, size: 32 + 64 * 3 + 1384 + 3120 + 6960, filters: 3, items: n, expansion: Some(2) }
+        BfInfo {
+            capacity: 7000,
+            size: 32 + 64 * 3 + 1384 + 3120 + 6960,
+            filters: 3,
+            items: n,
+            expansion: Some(2)
+        }
     );
     assert_eq!(c.bf_card("k"), n);
     c.assert_all_present("k", &its);
@@ -310,7 +369,8 @@ fn info_expansion_is_null_for_nonscaling_filter() {
     assert!(a[9].is_null(), "RESP2 expansion of a nonscaling filter: {:?}", a[9]);
     let mut c3 = s.conn3();
     let v = c3.cmd(&["BF.INFO", "n"]);
-    let exp = v.as_map().iter().find(|(k, _)| k.as_str() == "Expansion rate").map(|(_, v)| v.clone());
+    let exp =
+        v.as_map().iter().find(|(k, _)| k.as_str() == "Expansion rate").map(|(_, v)| v.clone());
     assert_eq!(exp, Some(Value::Null), "RESP3 BF.INFO {:?}", v);
 }
 
@@ -331,7 +391,12 @@ fn info_single_field_is_array_of_one_integer_and_case_insensitive() {
         ("EXPANSION", 4),
         ("expansion", 4),
     ] {
-        assert_eq!(c.cmd(&["BF.INFO", "k", field]), Value::Array(Some(vec![Value::Int(want)])), "BF.INFO k {}", field);
+        assert_eq!(
+            c.cmd(&["BF.INFO", "k", field]),
+            Value::Array(Some(vec![Value::Int(want)])),
+            "BF.INFO k {}",
+            field
+        );
     }
 }
 
@@ -341,7 +406,8 @@ fn info_resp3_is_a_map_with_the_same_labels() {
     let mut c = s.conn3();
     c.cmd(&["BF.MADD", "k", "a", "b"]);
     let v = c.cmd(&["BF.INFO", "k"]);
-    let m: Vec<(String, Value)> = v.as_map().iter().map(|(k, v)| (k.as_str().to_string(), v.clone())).collect();
+    let m: Vec<(String, Value)> =
+        v.as_map().iter().map(|(k, v)| (k.as_str().to_string(), v.clone())).collect();
     assert_eq!(
         m,
         vec![
@@ -400,7 +466,20 @@ fn info_debug_scandump_on_missing_key_are_not_found() {
 fn insert_creates_filter_with_given_options() {
     let (_s, mut c) = start();
     assert_eq!(
-        c.cmd(&["BF.INSERT", "k", "CAPACITY", "1000", "ERROR", "0.001", "EXPANSION", "4", "ITEMS", "a", "b", "c"]),
+        c.cmd(&[
+            "BF.INSERT",
+            "k",
+            "CAPACITY",
+            "1000",
+            "ERROR",
+            "0.001",
+            "EXPANSION",
+            "4",
+            "ITEMS",
+            "a",
+            "b",
+            "c"
+        ]),
         Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(1)]))
     );
     let info = c.bf_info("k");
@@ -410,7 +489,18 @@ fn insert_creates_filter_with_given_options() {
     assert_eq!(layer_field(l, "bits"), 15872, "{}", l);
     assert_eq!(layer_field(l, "hashes"), 11, "{}", l);
     // lower-case options, options in another order
-    c.cmd(&["BF.INSERT", "k2", "expansion", "4", "error", "0.001", "capacity", "1000", "items", "a"]);
+    c.cmd(&[
+        "BF.INSERT",
+        "k2",
+        "expansion",
+        "4",
+        "error",
+        "0.001",
+        "capacity",
+        "1000",
+        "items",
+        "a",
+    ]);
     let info = c.bf_info("k2");
     assert_eq!((info.capacity, info.items, info.expansion), (1000, 1, Some(4)));
 }
@@ -429,7 +519,18 @@ fn insert_options_are_ignored_on_existing_key() {
     let (_s, mut c) = start();
     c.ok(&["BF.RESERVE", "k", "0.01", "100"]);
     let before = c.bf_debug("k");
-    let r = c.cmd(&["BF.INSERT", "k", "CAPACITY", "5000", "ERROR", "0.2", "EXPANSION", "9", "ITEMS", "a"]);
+    let r = c.cmd(&[
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "5000",
+        "ERROR",
+        "0.2",
+        "EXPANSION",
+        "9",
+        "ITEMS",
+        "a",
+    ]);
     assert_eq!(r, Value::Array(Some(vec![Value::Int(1)])));
     let r = c.cmd(&["BF.INSERT", "k", "NONSCALING", "ITEMS", "a"]);
     assert_eq!(r, Value::Array(Some(vec![Value::Int(0)])));
@@ -443,10 +544,16 @@ fn insert_options_are_ignored_on_existing_key() {
 fn insert_nocreate_on_missing_key_is_not_found() {
     let (_s, mut c) = start();
     c.expect_err(&["BF.INSERT", "k", "NOCREATE", "ITEMS", "a"], "ERR not found");
-    c.expect_err(&["BF.INSERT", "k", "CAPACITY", "10", "NOCREATE", "ITEMS", "a", "b"], "ERR not found");
+    c.expect_err(
+        &["BF.INSERT", "k", "CAPACITY", "10", "NOCREATE", "ITEMS", "a", "b"],
+        "ERR not found",
+    );
     assert_no_key(&mut c, "k");
     c.cmd(&["BF.ADD", "k", "a"]);
-    assert_eq!(c.cmd(&["BF.INSERT", "k", "NOCREATE", "ITEMS", "a", "b"]), Value::Array(Some(vec![Value::Int(0), Value::Int(1)])));
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "k", "NOCREATE", "ITEMS", "a", "b"]),
+        Value::Array(Some(vec![Value::Int(0), Value::Int(1)]))
+    );
 }
 
 #[test]
@@ -468,7 +575,10 @@ fn insert_options_are_exact_keywords() {
         c.expect_err(&["BF.INSERT", "k", opt, "ITEMS", "a"], "Unknown argument received");
         assert_no_key(&mut c, "k");
     }
-    c.expect_err(&["BF.INSERT", "k", "CAPACITY", "10", "FOO", "ITEMS", "a"], "Unknown argument received");
+    c.expect_err(
+        &["BF.INSERT", "k", "CAPACITY", "10", "FOO", "ITEMS", "a"],
+        "Unknown argument received",
+    );
     assert_no_key(&mut c, "k");
 }
 
@@ -507,10 +617,19 @@ fn insert_bad_option_values_are_refused() {
 #[test]
 fn insert_key_is_never_read_as_an_option() {
     let (_s, mut c) = start();
-    assert_eq!(c.cmd(&["BF.INSERT", "NOCREATE", "ITEMS", "a"]), Value::Array(Some(vec![Value::Int(1)])));
-    assert_eq!(c.cmd(&["BF.INSERT", "ITEMS", "ITEMS", "ITEMS"]), Value::Array(Some(vec![Value::Int(1)])));
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "NOCREATE", "ITEMS", "a"]),
+        Value::Array(Some(vec![Value::Int(1)]))
+    );
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "ITEMS", "ITEMS", "ITEMS"]),
+        Value::Array(Some(vec![Value::Int(1)]))
+    );
     assert_eq!(c.cmd(&["BF.EXISTS", "ITEMS", "ITEMS"]), Value::Int(1));
-    assert_eq!(c.cmd(&["BF.INSERT", "NONSCALING", "ITEMS", "a"]), Value::Array(Some(vec![Value::Int(1)])));
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "NONSCALING", "ITEMS", "a"]),
+        Value::Array(Some(vec![Value::Int(1)]))
+    );
     assert_eq!(c.bf_info("NONSCALING").expansion, Some(2));
 }
 
@@ -553,7 +672,9 @@ fn reserve_capacity_must_be_an_integer_in_range() {
     for cap in ["abc", "1.5", "10a", "", "0x10"] {
         c.expect_err(&["BF.RESERVE", "k", "0.01", cap], "ERR bad capacity");
     }
-    for cap in ["0", "-1", "1073741825", "10000000000", "9223372036854775807", "-9223372036854775808"] {
+    for cap in
+        ["0", "-1", "1073741825", "10000000000", "9223372036854775807", "-9223372036854775808"]
+    {
         c.expect_err(&["BF.RESERVE", "k", "0.01", cap], RANGE_CAPACITY);
     }
     let v = c.cmd(&["BF.RESERVE", "k", "0.01", "99999999999999999999999"]);
@@ -585,8 +706,14 @@ fn reserve_expansion_is_validated_and_zero_means_nonscaling() {
 #[test]
 fn reserve_nonscaling_with_nonzero_expansion_is_refused() {
     let (_s, mut c) = start();
-    c.expect_err(&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "NONSCALING"], "Nonscaling filters cannot expand");
-    c.expect_err(&["BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION", "4"], "Nonscaling filters cannot expand");
+    c.expect_err(
+        &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "NONSCALING"],
+        "Nonscaling filters cannot expand",
+    );
+    c.expect_err(
+        &["BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION", "4"],
+        "Nonscaling filters cannot expand",
+    );
     assert_no_key(&mut c, "k");
     c.ok(&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "0", "NONSCALING"]);
     assert_eq!(c.bf_info("k").expansion, None);
@@ -606,7 +733,13 @@ fn reserve_options_are_case_insensitive() {
 #[test]
 fn reserve_unknown_trailing_token_is_refused() {
     let (_s, mut c) = start();
-    for extra in [vec!["FOO"], vec!["NONSCALING", "FOO"], vec!["EXPANSION", "2", "3"], vec!["NONSCALINGX"], vec!["EXPANSIONS", "2"]] {
+    for extra in [
+        vec!["FOO"],
+        vec!["NONSCALING", "FOO"],
+        vec!["EXPANSION", "2", "3"],
+        vec!["NONSCALINGX"],
+        vec!["EXPANSIONS", "2"],
+    ] {
         let mut cmd = vec!["BF.RESERVE", "k", "0.01", "100"];
         cmd.extend(extra.iter());
         let v = c.cmd(&cmd);
@@ -723,9 +856,16 @@ fn full_nonscaling_filter_refuses_new_items() {
     }
     assert!(saw_error, "never refused an item");
     for it in &added {
-        assert_eq!(c.cmd(&["BF.ADD", "k", it]), Value::Int(0), "re-adding a present item into a full filter");
+        assert_eq!(
+            c.cmd(&["BF.ADD", "k", it]),
+            Value::Int(0),
+            "re-adding a present item into a full filter"
+        );
     }
-    assert_eq!(c.bf_info("k"), BfInfo { capacity: 5, size: 32 + 64 + 8, filters: 1, items: 5, expansion: None });
+    assert_eq!(
+        c.bf_info("k"),
+        BfInfo { capacity: 5, size: 32 + 64 + 8, filters: 1, items: 5, expansion: None }
+    );
 }
 
 #[test]
@@ -737,7 +877,10 @@ fn madd_into_full_nonscaling_stops_with_error_element() {
         c.cmd(&["BF.MADD", "k", "a", "b", "c", "d", "e"]),
         Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(1), full.clone()]))
     );
-    assert_eq!(c.cmd(&["BF.MADD", "k", "a", "x", "b"]), Value::Array(Some(vec![Value::Int(0), full.clone()])));
+    assert_eq!(
+        c.cmd(&["BF.MADD", "k", "a", "x", "b"]),
+        Value::Array(Some(vec![Value::Int(0), full.clone()]))
+    );
     assert_eq!(c.bf_card("k"), 3);
     assert_eq!(c.cmd(&["BF.EXISTS", "k", "a"]), Value::Int(1));
 }
@@ -750,7 +893,10 @@ fn insert_into_full_nonscaling_stops_with_error_element() {
         c.cmd(&["BF.INSERT", "k", "CAPACITY", "3", "NONSCALING", "ITEMS", "a", "b", "c", "d", "e"]),
         Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(1), full.clone()]))
     );
-    assert_eq!(c.cmd(&["BF.INSERT", "k", "ITEMS", "c", "y", "a"]), Value::Array(Some(vec![Value::Int(0), full.clone()])));
+    assert_eq!(
+        c.cmd(&["BF.INSERT", "k", "ITEMS", "c", "y", "a"]),
+        Value::Array(Some(vec![Value::Int(0), full.clone()]))
+    );
     assert_eq!(c.bf_info("k").items, 3);
     assert_eq!(c.bf_info("k").filters, 1);
 }
@@ -768,7 +914,10 @@ fn new_layer_only_when_a_genuinely_new_item_arrives() {
             added.push(it);
         }
     }
-    assert_eq!(c.bf_info("k"), BfInfo { capacity: 10, size: 32 + 64 + 16, filters: 1, items: 10, expansion: Some(2) });
+    assert_eq!(
+        c.bf_info("k"),
+        BfInfo { capacity: 10, size: 32 + 64 + 16, filters: 1, items: 10, expansion: Some(2) }
+    );
     let debug_full = c.bf_debug("k");
     let digest_full = c.digest("k");
     for it in &added {
@@ -824,9 +973,14 @@ fn scandump_walks_header_then_chunks_then_zero() {
     let chunks = c.scandump_all("k");
     let layers = c.bf_info("k").filters as usize;
     assert!(layers >= 3, "layers {}", layers);
-    assert!(chunks.len() > layers, "expected a header and one chunk per layer at least, got {}", chunks.len());
+    assert!(
+        chunks.len() > layers,
+        "expected a header and one chunk per layer at least, got {}",
+        chunks.len()
+    );
     assert!(chunks.iter().all(|(_, d)| !d.is_empty()));
-    let layer_bytes: usize = c.bf_debug("k")[1..].iter().map(|l| layer_field(l, "bytes") as usize).sum();
+    let layer_bytes: usize =
+        c.bf_debug("k")[1..].iter().map(|l| layer_field(l, "bytes") as usize).sum();
     let data_bytes: usize = chunks[1..].iter().map(|(_, d)| d.len()).sum();
     assert_eq!(data_bytes, layer_bytes, "chunks after the header carry exactly the bit arrays");
     // the final reply
@@ -885,7 +1039,11 @@ fn scandump_past_the_end_answers_zero_and_empty() {
 fn loadchunk_garbage_is_refused_and_server_survives() {
     let mut s = Server::start();
     let mut c = s.conn();
-    let allowed = ["ERR received bad data", "ERR invalid offset - no link found", "ERR invalid chunk - Too big for current filter"];
+    let allowed = [
+        "ERR received bad data",
+        "ERR invalid offset - no link found",
+        "ERR invalid chunk - Too big for current filter",
+    ];
     let garbage: Vec<(&str, Vec<u8>)> = vec![
         ("1", b"garbage".to_vec()),
         ("1", vec![]),
@@ -913,7 +1071,8 @@ fn loadchunk_garbage_is_refused_and_server_survives() {
     let chunks = c.scandump_all("src");
     c.ok(&[b"BF.LOADCHUNK".as_slice(), b"dst", b"1", &chunks[0].1]);
     let too_big = vec![0xAAu8; chunks[1].1.len() + 100];
-    let e = c.cmd(&[b"BF.LOADCHUNK".as_slice(), b"dst", chunks[1].0.to_string().as_bytes(), &too_big]);
+    let e =
+        c.cmd(&[b"BF.LOADCHUNK".as_slice(), b"dst", chunks[1].0.to_string().as_bytes(), &too_big]);
     assert!(e.is_err() && allowed.contains(&e.err_text()), "oversized chunk -> {:?}", e);
     let e = c.cmd(&[b"BF.LOADCHUNK".as_slice(), b"dst", b"100000", b"abc"]);
     assert!(e.is_err() && allowed.contains(&e.err_text()), "chunk at bad offset -> {:?}", e);
@@ -938,7 +1097,12 @@ fn loadchunk_header_with_zero_layers_then_add_does_not_crash() {
     h.truncate(20);
     let v = c.cmd(&[b"BF.LOADCHUNK".as_slice(), b"z", b"1", &h]);
     if v.is_ok() {
-        for args in [vec!["BF.ADD", "z", "a"], vec!["BF.EXISTS", "z", "a"], vec!["BF.INFO", "z"], vec!["BF.DEBUG", "z"]] {
+        for args in [
+            vec!["BF.ADD", "z", "a"],
+            vec!["BF.EXISTS", "z", "a"],
+            vec!["BF.INFO", "z"],
+            vec!["BF.DEBUG", "z"],
+        ] {
             let r = c.cmd(&args);
             s.assert_alive();
             let _ = r;
@@ -957,14 +1121,23 @@ fn loadchunk_header_with_zero_layers_then_add_does_not_crash() {
 #[test]
 fn commands_work_inside_scripts_and_transactions() {
     let (_s, mut c) = start();
-    assert_eq!(c.cmd(&["EVAL", "return redis.call('BF.ADD', KEYS[1], ARGV[1])", "1", "k", "a"]), Value::Int(1));
-    assert_eq!(c.cmd(&["EVAL", "return redis.call('BF.EXISTS', KEYS[1], ARGV[1])", "1", "k", "a"]), Value::Int(1));
+    assert_eq!(
+        c.cmd(&["EVAL", "return redis.call('BF.ADD', KEYS[1], ARGV[1])", "1", "k", "a"]),
+        Value::Int(1)
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", "return redis.call('BF.EXISTS', KEYS[1], ARGV[1])", "1", "k", "a"]),
+        Value::Int(1)
+    );
     c.ok(&["MULTI"]);
     assert_eq!(c.cmd(&["BF.ADD", "k", "b"]), Value::Simple("QUEUED".into()));
     assert_eq!(c.cmd(&["BF.MEXISTS", "k", "a", "b"]), Value::Simple("QUEUED".into()));
     assert_eq!(
         c.cmd(&["EXEC"]),
-        Value::Array(Some(vec![Value::Int(1), Value::Array(Some(vec![Value::Int(1), Value::Int(1)]))]))
+        Value::Array(Some(vec![
+            Value::Int(1),
+            Value::Array(Some(vec![Value::Int(1), Value::Int(1)]))
+        ]))
     );
 }
 
@@ -980,7 +1153,12 @@ fn command_table_has_key_positions_and_flags() {
     ] {
         let mut cmd = vec!["COMMAND", "GETKEYS"];
         cmd.extend(args.iter());
-        assert_eq!(c.cmd(&cmd), Value::Array(Some(vec![Value::Bulk(Some(b"k".to_vec()))])), "{:?}", cmd);
+        assert_eq!(
+            c.cmd(&cmd),
+            Value::Array(Some(vec![Value::Bulk(Some(b"k".to_vec()))])),
+            "{:?}",
+            cmd
+        );
     }
     let flags = |c: &mut Conn, name: &str| -> Vec<String> {
         let v = c.cmd(&["COMMAND", "INFO", name]);
@@ -989,11 +1167,21 @@ fn command_table_has_key_positions_and_flags() {
     };
     for w in ["bf.reserve", "bf.add", "bf.madd", "bf.insert", "bf.loadchunk"] {
         let f = flags(&mut c, w);
-        assert!(f.contains(&"write".to_string()) && f.contains(&"denyoom".to_string()), "{} flags {:?}", w, f);
+        assert!(
+            f.contains(&"write".to_string()) && f.contains(&"denyoom".to_string()),
+            "{} flags {:?}",
+            w,
+            f
+        );
     }
     for r in ["bf.exists", "bf.mexists", "bf.info", "bf.card", "bf.debug", "bf.scandump"] {
         let f = flags(&mut c, r);
-        assert!(f.contains(&"readonly".to_string()) && !f.contains(&"write".to_string()), "{} flags {:?}", r, f);
+        assert!(
+            f.contains(&"readonly".to_string()) && !f.contains(&"write".to_string()),
+            "{} flags {:?}",
+            r,
+            f
+        );
     }
 }
 
@@ -1087,5 +1275,10 @@ fn every_write_publishes_its_keyspace_event_and_no_op_writes_none() {
     c.ok(&["CONFIG", "SET", "notify-keyspace-events", "KA"]);
     c.ok(&["SET", "marker", "2"]);
     let m = sub.read_reply().expect("the marker event");
-    assert_eq!(m.as_array()[2].as_str(), "__keyspace@0__:marker", "an unexpected event came first: {:?}", m);
+    assert_eq!(
+        m.as_array()[2].as_str(),
+        "__keyspace@0__:marker",
+        "an unexpected event came first: {:?}",
+        m
+    );
 }

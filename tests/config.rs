@@ -52,7 +52,10 @@ fn module_args_set_configs_and_auto_create_defaults() {
     c.cmd(&["BF.ADD", "k", "a"]);
     let info = c.bf_info("k");
     assert_eq!((info.capacity, info.expansion, info.filters), (1000, Some(4), 1));
-    assert_eq!(layer_line(&mut c, "k"), "bytes:1984 bits:15872 hashes:11 hashwidth:64 capacity:1000 size:1 ratio:0.0005");
+    assert_eq!(
+        layer_line(&mut c, "k"),
+        "bytes:1984 bits:15872 hashes:11 hashwidth:64 capacity:1000 size:1 ratio:0.0005"
+    );
     // the per-filter limit from the module arguments applies (~138 MB needed)
     let e = c.err(&["BF.RESERVE", "big", "0.01", "100000000"]);
     assert!(e.starts_with("ERR") && e.contains("max-filter-bytes"), "{}", e);
@@ -78,7 +81,12 @@ fn config_set_changes_defaults_for_new_filters_only() {
         let info = c.bf_info(k);
         assert_eq!((info.capacity, info.expansion), (500, Some(3)), "BF.INFO {}", k);
         let l = layer_line(&mut c, k);
-        assert!(l.contains(" capacity:500 ") && l.ends_with(" ratio:0.0005"), "BF.DEBUG {}: {}", k, l);
+        assert!(
+            l.contains(" capacity:500 ") && l.ends_with(" ratio:0.0005"),
+            "BF.DEBUG {}: {}",
+            k,
+            l
+        );
     }
     // INSERT options override only what they name
     c.cmd(&["BF.INSERT", "ic", "CAPACITY", "50", "ITEMS", "x"]);
@@ -90,7 +98,10 @@ fn config_set_changes_defaults_for_new_filters_only() {
     assert_eq!((info.capacity, info.expansion), (500, Some(5)));
     assert!(layer_line(&mut c, "ie").ends_with("ratio:0.005"), "{}", layer_line(&mut c, "ie"));
     // the filter made before the change keeps its own parameters, also when it grows
-    assert_eq!(c.bf_info("old"), BfInfo { capacity: 100, size: 240, filters: 1, items: 1, expansion: Some(2) });
+    assert_eq!(
+        c.bf_info("old"),
+        BfInfo { capacity: 100, size: 240, filters: 1, items: 1, expansion: Some(2) }
+    );
     c.madd("old", &items("grow", 150));
     let d = c.bf_debug("old");
     assert!(d[2].contains("capacity:200 ") && d[2].ends_with("ratio:0.0025"), "{:?}", d);
@@ -128,7 +139,12 @@ fn config_set_refuses_invalid_values_and_keeps_the_old_one() {
 /// are nonscaling.
 #[test]
 fn expansion_factor_zero_makes_auto_created_filters_nonscaling() {
-    let s = Server::start_with(ServerOpts::new().module_args(&["expansion-factor", "0", "initial-size", "3"]));
+    let s = Server::start_with(ServerOpts::new().module_args(&[
+        "expansion-factor",
+        "0",
+        "initial-size",
+        "3",
+    ]));
     let mut c = s.conn();
     assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("0"));
     let r = c.cmd(&["BF.MADD", "k", "a", "b", "c", "d"]);
@@ -171,7 +187,10 @@ fn invalid_module_args_refuse_to_load() {
         vec!["no-such-setting", "1"],
         vec!["initial-size"],
     ] {
-        let r = Server::try_start_in(Arc::new(TempDir::new("badargs")), ServerOpts::new().module_args(&args));
+        let r = Server::try_start_in(
+            Arc::new(TempDir::new("badargs")),
+            ServerOpts::new().module_args(&args),
+        );
         if let Ok(s) = r {
             panic!("server started with module args {:?}; log:\n{}", args, s.log_tail(10));
         }
@@ -219,7 +238,8 @@ fn huge_advised_bytes(c: &mut Conn) -> u64 {
 
 /// Whether this kernel acts on huge-page advice (THP mode `madvise`), as the module checks.
 fn kernel_takes_huge_page_advice() -> bool {
-    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").is_ok_and(|m| m.contains("[madvise]"))
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|m| m.contains("[madvise]"))
 }
 
 /// `bf.huge-pages` (default yes): the bit arrays of large filters are advised for huge pages
@@ -242,7 +262,14 @@ fn huge_pages_advise_large_bit_arrays_only_while_they_live() {
     } else {
         assert_eq!(advised, 0);
     }
-    assert_eq!(c.cmd(&["BF.MADD", "big", "x", "y", "x"]).as_array().iter().map(Value::as_int).collect::<Vec<_>>(), [1, 1, 0]);
+    assert_eq!(
+        c.cmd(&["BF.MADD", "big", "x", "y", "x"])
+            .as_array()
+            .iter()
+            .map(Value::as_int)
+            .collect::<Vec<_>>(),
+        [1, 1, 0]
+    );
     assert_eq!(c.cmd(&["DEL", "big"]).as_int(), 1);
     assert_eq!(huge_advised_bytes(&mut c), before, "advice withdrawn when the filter is freed");
 

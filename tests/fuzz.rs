@@ -66,7 +66,8 @@ impl RngExt for Rng {
 
 /// Byte values that mean something in the RDB encoding: small lengths, the 14-bit, 32-bit and
 /// 64-bit length markers, encoded-string markers, module opcodes, extremes.
-const INTERESTING_BYTES: &[u8] = &[0x00, 0x01, 0x02, 0x04, 0x05, 0x07, 0x3f, 0x40, 0x7f, 0x80, 0x81, 0xc0, 0xc3, 0xfe, 0xff];
+const INTERESTING_BYTES: &[u8] =
+    &[0x00, 0x01, 0x02, 0x04, 0x05, 0x07, 0x3f, 0x40, 0x7f, 0x80, 0x81, 0xc0, 0xc3, 0xfe, 0xff];
 
 /// 64-bit values at the edges of every check the decoders make.
 const INTERESTING_U64: &[u64] = &[
@@ -114,12 +115,12 @@ struct Source {
 
 /// Shapes beyond the fixture's `src`: (key, RESERVE arguments, items added).
 const SHAPES: &[(&str, &[&str], usize)] = &[
-    ("shape:scaling", &["0.01", "50"], 400),                 // 4 layers: 50, 100, 200, 400
+    ("shape:scaling", &["0.01", "50"], 400), // 4 layers: 50, 100, 200, 400
     ("shape:nonscaling", &["0.001", "100", "NONSCALING"], 60),
-    ("shape:tiny", &["0.5", "1"], 0),                        // one 64-bit layer
+    ("shape:tiny", &["0.5", "1"], 0), // one 64-bit layer
     ("shape:expansion1", &["0.1", "2", "EXPANSION", "1"], 9), // 5 layers of 2
-    ("shape:wide", &["0.01", "10", "EXPANSION", "8"], 200),  // 10, 80, 640
-    ("shape:empty", &["0.001", "1000"], 0),                  // zeros: DUMP compresses it (LZF)
+    ("shape:wide", &["0.01", "10", "EXPANSION", "8"], 200), // 10, 80, 640
+    ("shape:empty", &["0.001", "1000"], 0), // zeros: DUMP compresses it (LZF)
 ];
 
 /// Creates the shapes (they join the bystanders) and reads every source's DUMP and SCANDUMP.
@@ -136,7 +137,8 @@ fn sources(fx: &mut Hostile) -> Vec<Source> {
     let keys = std::iter::once("src").chain(SHAPES.iter().map(|s| s.0));
     keys.map(|key| {
         let payload = fx.conn.cmd(&["DUMP", key]).as_bytes().to_vec();
-        let parsed = ModulePayload::parse(&payload).unwrap_or_else(|e| panic!("parse DUMP {key}: {e}"));
+        let parsed =
+            ModulePayload::parse(&payload).unwrap_or_else(|e| panic!("parse DUMP {key}: {e}"));
         let chunks = fx.conn.scandump_all(key);
         let total = chunks[1..].iter().map(|(_, d)| d.len() as u64).sum();
         Source { key: key.to_string(), payload, parsed, chunks, digest: fx.conn.digest(key), total }
@@ -188,7 +190,14 @@ fn probe_filter(c: &mut Conn, key: &str, keep: bool, ctx: &str) {
     let copy = format!("{key}:copy");
     let mut cmds: Vec<Vec<Vec<u8>>> = chunks
         .iter()
-        .map(|(it, data)| vec![b"BF.LOADCHUNK".to_vec(), copy.clone().into_bytes(), it.to_string().into_bytes(), data.clone()])
+        .map(|(it, data)| {
+            vec![
+                b"BF.LOADCHUNK".to_vec(),
+                copy.clone().into_bytes(),
+                it.to_string().into_bytes(),
+                data.clone(),
+            ]
+        })
         .collect();
     cmds.push(vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), key.as_bytes().to_vec()]);
     cmds.push(vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), copy.clone().into_bytes()]);
@@ -280,7 +289,15 @@ fn patch_value(rng: &mut Rng, f: &Field) -> Field {
             4 => rng.next(),
             _ => *rng.pick(INTERESTING_U64),
         }),
-        Field::Sint(v) => Field::Sint(*rng.pick(&[0, -1, 1, v.wrapping_add(1), v.wrapping_sub(1), i64::MAX, i64::MIN])),
+        Field::Sint(v) => Field::Sint(*rng.pick(&[
+            0,
+            -1,
+            1,
+            v.wrapping_add(1),
+            v.wrapping_sub(1),
+            i64::MAX,
+            i64::MIN,
+        ])),
         Field::Double(d) => Field::Double(match rng.below(16) {
             0 => 0.0,
             1 => -0.0,
@@ -310,7 +327,9 @@ fn patch_value(rng: &mut Rng, f: &Field) -> Field {
                 3 => b.extend(rng.bytes(8)),
                 4 => b.clear(),
                 5 => b = [b.clone(), b.clone()].concat(),
-                6 if lzf.is_some() => lzf = lzf.map(|n| if rng.chance(50) { n + 1 } else { n.saturating_sub(1) }),
+                6 if lzf.is_some() => {
+                    lzf = lzf.map(|n| if rng.chance(50) { n + 1 } else { n.saturating_sub(1) })
+                }
                 _ if !b.is_empty() => {
                     // Same length, other content: a valid layout with other bits.
                     let p = rng.pos(b.len());
@@ -362,7 +381,8 @@ fn mutate_bytes(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) -> String {
             // A byte ±1: a 6-bit RDB length (most of the module's lengths) off by one.
             let p = rng.pos(len);
             if p < len {
-                body[p] = if rng.chance(50) { body[p].wrapping_add(1) } else { body[p].wrapping_sub(1) };
+                body[p] =
+                    if rng.chance(50) { body[p].wrapping_add(1) } else { body[p].wrapping_sub(1) };
             }
             format!("byte at {p} ±1")
         }
@@ -462,7 +482,10 @@ fn ten_thousand_mutated_restore_payloads_never_crash_the_server() {
                 (format!("fz:restore:{}", sent + i), payload, what, crc_ok)
             })
             .collect();
-        let cmds: Vec<Vec<&[u8]>> = batch.iter().map(|(k, p, _, _)| vec![b"RESTORE".as_slice(), k.as_bytes(), b"0", p]).collect();
+        let cmds: Vec<Vec<&[u8]>> = batch
+            .iter()
+            .map(|(k, p, _, _)| vec![b"RESTORE".as_slice(), k.as_bytes(), b"0", p])
+            .collect();
         let replies = fx.conn.pipeline(&cmds);
         sent += batch.len();
         let mut refused_keys = Vec::new();
@@ -493,12 +516,21 @@ fn ten_thousand_mutated_restore_payloads_never_crash_the_server() {
     // The module logs each value its loader refuses: most refusals must come from there, not
     // from the server's own checks (CRC, RDB version, opcodes), or the loader is not being fuzzed.
     let log = fx.server.log_text();
-    let reached = log.lines().filter(|l| l.contains("scalebloom: ") && l.contains("MBbloom--")).count();
-    eprintln!("restore: {sent} payloads, {accepted} accepted, {refused} refused ({reached} by the module's loader)");
+    let reached =
+        log.lines().filter(|l| l.contains("scalebloom: ") && l.contains("MBbloom--")).count();
+    eprintln!(
+        "restore: {sent} payloads, {accepted} accepted, {refused} refused ({reached} by the module's loader)"
+    );
     assert!(sent >= 10_000);
     // Both outcomes must have happened, or the mutations are not reaching the loader.
-    assert!(accepted > sent / 20 && refused > sent / 4, "seed {seed}: {accepted} accepted, {refused} refused");
-    assert!(reached > refused / 2, "seed {seed}: only {reached} of {refused} refusals reached the module's loader");
+    assert!(
+        accepted > sent / 20 && refused > sent / 4,
+        "seed {seed}: {accepted} accepted, {refused} refused"
+    );
+    assert!(
+        reached > refused / 2,
+        "seed {seed}: only {reached} of {refused} refusals reached the module's loader"
+    );
     // Whatever was accepted survives a save and load unchanged.
     assert!(fx.conn.cmd(&["DEBUG", "RELOAD"]).is_ok(), "seed {seed}: DEBUG RELOAD");
     for (key, digest) in &kept {
@@ -529,7 +561,8 @@ const ARITY: &str = "ERR wrong number of arguments for 'bf.loadchunk' command";
 
 /// The errors BF.LOADCHUNK documents (README, RedisBloom's three plus the limits).
 fn loadchunk_error_allowed(e: &str) -> bool {
-    [BAD_DATA, CHUNK_OFFSET, CHUNK_TOO_BIG, ITER_NOT_NUMERIC, NOT_FOUND, WRONGTYPE, ARITY].contains(&e)
+    [BAD_DATA, CHUNK_OFFSET, CHUNK_TOO_BIG, ITER_NOT_NUMERIC, NOT_FOUND, WRONGTYPE, ARITY]
+        .contains(&e)
         || add_error_allowed(e)
 }
 
@@ -560,23 +593,48 @@ struct Cmd {
 
 fn loadchunk(key: &str, iter: &[u8], data: &[u8], expect: Expect) -> Cmd {
     let hostile = !matches!(expect, Expect::Ok);
-    Cmd { args: vec![b"BF.LOADCHUNK".to_vec(), key.as_bytes().to_vec(), iter.to_vec(), data.to_vec()], expect, hostile }
+    Cmd {
+        args: vec![b"BF.LOADCHUNK".to_vec(), key.as_bytes().to_vec(), iter.to_vec(), data.to_vec()],
+        expect,
+        hostile,
+    }
 }
 
 fn digest_cmd(key: &str, expect: Expect) -> Cmd {
-    Cmd { args: vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), key.as_bytes().to_vec()], expect, hostile: false }
+    Cmd {
+        args: vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), key.as_bytes().to_vec()],
+        expect,
+        hostile: false,
+    }
 }
 
 /// Iterator arguments that are not a non-negative 64-bit integer in canonical form.
 const BAD_ITERS: &[&str] = &[
-    "-1", "-9223372036854775808", "18446744073709551615", "99999999999999999999999", "abc", "", "1.5", " 1",
-    "1 ", "+1", "0x10", "01", "-0", "1e3", "\u{0}", "٣",
+    "-1",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "99999999999999999999999",
+    "abc",
+    "",
+    "1.5",
+    " 1",
+    "1 ",
+    "+1",
+    "0x10",
+    "01",
+    "-0",
+    "1e3",
+    "\u{0}",
+    "٣",
 ];
 
 /// Whether BF.LOADCHUNK reads `iter` as an iterator (canonical decimal, 0 ..= i64::MAX).
 fn iter_valid(iter: &[u8]) -> bool {
     let Ok(s) = std::str::from_utf8(iter) else { return false };
-    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0')) && s.parse::<i64>().is_ok()
+    !s.is_empty()
+        && s.bytes().all(|c| c.is_ascii_digit())
+        && (s == "0" || !s.starts_with('0'))
+        && s.parse::<i64>().is_ok()
 }
 
 /// A hostile (iterator, data) pair for a filter shaped like `src`: real chunks at wrong places,
@@ -645,8 +703,13 @@ fn mutated_header(rng: &mut Rng, sources: &[Source]) -> Vec<u8> {
             3 | 4 => {
                 // A field of the sequence (u64 at 16 + 8k), or a prefix word, set to an edge
                 // value or moved by ±1.
-                let p = if rng.chance(80) && len > 16 { 16 + 8 * rng.pos((len - 16) / 8) } else { rng.pos(len) };
-                let old = h.get(p..p + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).unwrap_or(0);
+                let p = if rng.chance(80) && len > 16 {
+                    16 + 8 * rng.pos((len - 16) / 8)
+                } else {
+                    rng.pos(len)
+                };
+                let old =
+                    h.get(p..p + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).unwrap_or(0);
                 let v = match rng.below(4) {
                     0 => old.wrapping_add(1),
                     1 => old.wrapping_sub(1),
@@ -774,7 +837,13 @@ fn loadchunk_sequence(rng: &mut Rng, key: &str, sources: &[Source], plain: &[&st
                 0 => vec![b"BF.LOADCHUNK".to_vec()],
                 1 => vec![b"BF.LOADCHUNK".to_vec(), key.as_bytes().to_vec()],
                 2 => vec![b"BF.LOADCHUNK".to_vec(), key.as_bytes().to_vec(), b"1".to_vec()],
-                _ => vec![b"BF.LOADCHUNK".to_vec(), key.as_bytes().to_vec(), b"1".to_vec(), header.clone(), b"x".to_vec()],
+                _ => vec![
+                    b"BF.LOADCHUNK".to_vec(),
+                    key.as_bytes().to_vec(),
+                    b"1".to_vec(),
+                    header.clone(),
+                    b"x".to_vec(),
+                ],
             };
             seq.push(Cmd { args, expect: Expect::Err(ARITY), hostile: true });
         }
@@ -802,7 +871,8 @@ fn ten_thousand_hostile_loadchunk_commands_never_crash_the_server() {
             cmds.extend(loadchunk_sequence(&mut rng, &key, &sources, &plain));
             keys.push(key);
         }
-        let args: Vec<Vec<&[u8]>> = cmds.iter().map(|c| c.args.iter().map(|x| x.as_slice()).collect()).collect();
+        let args: Vec<Vec<&[u8]>> =
+            cmds.iter().map(|c| c.args.iter().map(|x| x.as_slice()).collect()).collect();
         let replies = fx.conn.pipeline(&args);
         let mut accepted_since_digest = false;
         for (cmd, v) in cmds.iter().zip(&replies) {
@@ -830,11 +900,21 @@ fn ten_thousand_hostile_loadchunk_commands_never_crash_the_server() {
                     refused += 1;
                 }
                 Expect::Digest(d) => {
-                    assert_eq!(v.as_array()[0].as_str(), d, "{}: a LOADCHUNK copy differs from its source", ctx());
+                    assert_eq!(
+                        v.as_array()[0].as_str(),
+                        d,
+                        "{}: a LOADCHUNK copy differs from its source",
+                        ctx()
+                    );
                 }
                 Expect::DigestUnlessAccepted(d) => {
                     if !accepted_since_digest {
-                        assert_eq!(v.as_array()[0].as_str(), d, "{}: refused chunks changed the filter", ctx());
+                        assert_eq!(
+                            v.as_array()[0].as_str(),
+                            d,
+                            "{}: refused chunks changed the filter",
+                            ctx()
+                        );
                     }
                 }
                 Expect::Pong => {
@@ -855,7 +935,10 @@ fn ten_thousand_hostile_loadchunk_commands_never_crash_the_server() {
     }
     eprintln!("loadchunk: {hostile} hostile commands, {accepted} accepted, {refused} refused");
     assert!(hostile >= 10_000);
-    assert!(accepted > 0 && refused > hostile / 4, "seed {seed}: {accepted} accepted, {refused} refused");
+    assert!(
+        accepted > 0 && refused > hostile / 4,
+        "seed {seed}: {accepted} accepted, {refused} refused"
+    );
     fx.assert_intact();
     let left = fx.conn.cmd(&["KEYS", "fz:*"]);
     assert!(left.as_array().is_empty(), "seed {seed}: keys left behind: {left:?}");

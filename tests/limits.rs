@@ -105,7 +105,11 @@ fn add_needing_a_layer_over_max_filter_bytes_is_refused() {
     assert!(v.is_err(), "BF.ADD needing a 51 MB layer under a 1 MB limit -> {:?}", v);
     let r = c.madd("k", &items("more", 50));
     assert!(r.iter().any(|v| v.is_err()), "MADD needing the layer: {:?}", r);
-    assert!(r.iter().all(|v| matches!(v, Value::Int(0)) || v.is_err()), "MADD added an item: {:?}", r);
+    assert!(
+        r.iter().all(|v| matches!(v, Value::Int(0)) || v.is_err()),
+        "MADD added an item: {:?}",
+        r
+    );
     assert_eq!(c.bf_card("k"), 1000);
     assert_eq!(c.bf_info("k").filters, 1);
     assert_eq!(c.digest("k"), digest, "a refused add changed the filter");
@@ -166,9 +170,17 @@ fn loadchunk_header_declaring_a_huge_filter_is_refused() {
         (0..h.len().saturating_sub(7)).filter(|&o| h[o..o + 8] == v.to_le_bytes()).collect()
     };
     let (bits_at, bytes_at, cap_at) = (find(1152), find(144), find(100));
-    assert!(!bits_at.is_empty() && !cap_at.is_empty(), "no bits / capacity field found in the header {:?}", h);
+    assert!(
+        !bits_at.is_empty() && !cap_at.is_empty(),
+        "no bits / capacity field found in the header {:?}",
+        h
+    );
     let mut patches: Vec<Vec<u8>> = Vec::new();
-    for (bytes, bits, cap) in [(1u64 << 37, 1u64 << 40, 1u64 << 36), (1 << 31, 1 << 34, 1 << 30), (u64::MAX / 8, u64::MAX, u64::MAX)] {
+    for (bytes, bits, cap) in [
+        (1u64 << 37, 1u64 << 40, 1u64 << 36),
+        (1 << 31, 1 << 34, 1 << 30),
+        (u64::MAX / 8, u64::MAX, u64::MAX),
+    ] {
         for only_one in [false, true] {
             let mut p = h.clone();
             for &o in &bits_at {
@@ -281,9 +293,11 @@ fn extremes_give_correct_answers_or_clear_errors_and_survive_reload() {
         assert!(r.as_array().iter().all(|v| v.as_bit() == 1 || v.as_bit() == 0));
         assert_eq!(c.cmd(&["BF.EXISTS", key, "a"]).as_bit(), 1);
     }
-    let digests: Vec<String> = ["big", "many", "loose", "tight"].iter().map(|k| c.digest(k)).collect();
+    let digests: Vec<String> =
+        ["big", "many", "loose", "tight"].iter().map(|k| c.digest(k)).collect();
     c.ok(&["DEBUG", "RELOAD"]);
-    let after: Vec<String> = ["big", "many", "loose", "tight"].iter().map(|k| c.digest(k)).collect();
+    let after: Vec<String> =
+        ["big", "many", "loose", "tight"].iter().map(|k| c.digest(k)).collect();
     assert_eq!(digests, after);
     assert_eq!(c.cmd(&[&b"BF.EXISTS"[..], b"big", &big]).as_bit(), 1);
     let added = r.as_array().iter().filter(|v| v.as_bit() == 1).count() as i64;

@@ -33,7 +33,18 @@ fn build_fixture(c: &mut Conn) -> Vec<Built> {
     c.ok(&["BF.RESERVE", "nonscaling", "0.001", "500", "NONSCALING"]);
     add!(c, "nonscaling", items("n", 300));
     add!(c, "auto", items("a", 50));
-    c.cmd(&["BF.INSERT", "exp", "CAPACITY", "20", "ERROR", "0.05", "EXPANSION", "5", "ITEMS", "first"]);
+    c.cmd(&[
+        "BF.INSERT",
+        "exp",
+        "CAPACITY",
+        "20",
+        "ERROR",
+        "0.05",
+        "EXPANSION",
+        "5",
+        "ITEMS",
+        "first",
+    ]);
     add!(c, "exp", items("e", 300));
     c.ok(&["BF.RESERVE", "empty", "0.01", "1000"]);
     out.push(Built { key: "empty".into(), items: vec![] });
@@ -54,16 +65,27 @@ struct Snap {
 fn snapshot(c: &mut Conn, fixture: &[Built]) -> Vec<Snap> {
     fixture
         .iter()
-        .map(|b| Snap { digest: c.digest(&b.key), debug: c.bf_debug(&b.key), info: c.bf_info(&b.key) })
+        .map(|b| Snap {
+            digest: c.digest(&b.key),
+            debug: c.bf_debug(&b.key),
+            info: c.bf_info(&b.key),
+        })
         .collect()
 }
 
 /// Every item present, and digest / BF.DEBUG / BF.INFO as before.
 fn assert_same(c: &mut Conn, fixture: &[Built], before: &[Snap], what: &str) {
     for (b, snap) in fixture.iter().zip(before) {
-        assert_eq!(c.cmd(&["TYPE", &b.key]), Value::Simple("MBbloom--".into()), "{}: key {}", what, b.key);
+        assert_eq!(
+            c.cmd(&["TYPE", &b.key]),
+            Value::Simple("MBbloom--".into()),
+            "{}: key {}",
+            what,
+            b.key
+        );
         c.assert_all_present(&b.key, &b.items);
-        let now = Snap { digest: c.digest(&b.key), debug: c.bf_debug(&b.key), info: c.bf_info(&b.key) };
+        let now =
+            Snap { digest: c.digest(&b.key), debug: c.bf_debug(&b.key), info: c.bf_info(&b.key) };
         assert_eq!(&now, snap, "{}: key {} changed", what, b.key);
     }
 }
@@ -143,7 +165,11 @@ fn dump_restore_to_another_key_keeps_every_item_and_digest() {
     let mut copies = Vec::new();
     for b in &fx {
         let payload = c.cmd(&["DUMP", &b.key]).as_bytes().to_vec();
-        assert!(dump_crc_ok(&payload), "DUMP payload of {} has a CRC our crc64 disagrees with", b.key);
+        assert!(
+            dump_crc_ok(&payload),
+            "DUMP payload of {} has a CRC our crc64 disagrees with",
+            b.key
+        );
         let k2 = format!("{}:restored", b.key);
         c.ok(&[b"RESTORE".as_slice(), k2.as_bytes(), b"0", &payload]);
         copies.push(Built { key: k2, items: b.items.clone() });
@@ -175,7 +201,12 @@ fn copy_makes_an_independent_filter() {
     assert_ne!(c.digest("dup"), before[0].digest);
     assert_same(&mut c, &fx, &before, "source after writes to its COPY");
     let fp: i64 = c.mexists("scaling", &new_added).iter().sum();
-    assert!(fp < (new_added.len() as i64) / 10, "{} of {} items added to the copy are in the source", fp, new_added.len());
+    assert!(
+        fp < (new_added.len() as i64) / 10,
+        "{} of {} items added to the copy are in the source",
+        fp,
+        new_added.len()
+    );
     // COPY onto an existing key needs REPLACE
     assert_eq!(c.int(&["COPY", "auto", "dup"]), 0);
     assert_eq!(c.int(&["COPY", "auto", "dup", "REPLACE"]), 1);
@@ -239,10 +270,7 @@ fn aof_restart_keeps_every_item(preamble: &str) {
             .find(|p| p.to_string_lossy().contains(".base.aof"))
             .expect("a base AOF file");
         let text = std::fs::read(&base).unwrap();
-        let layer_bytes: i64 = fx
-            .iter()
-            .map(|b| c.bf_info(&b.key).size)
-            .sum();
+        let layer_bytes: i64 = fx.iter().map(|b| c.bf_info(&b.key).size).sum();
         assert!(
             text.len() as i64 > layer_bytes / 2,
             "base AOF is {} bytes, too small to hold {} bytes of filters",
@@ -285,9 +313,13 @@ fn aof_rewrite_with_rdb_preamble_and_restart_keeps_every_item() {
 // ---------------------------------------------------------------------------------------------
 
 fn start_replica(primary: &Server) -> Server {
-    let r = Server::start_with(ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", primary.port)));
+    let r = Server::start_with(
+        ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", primary.port)),
+    );
     let mut rc = r.conn();
-    wait_until("replica link up", || rc.info_field("replication", "master_link_status").as_deref() == Some("up"));
+    wait_until("replica link up", || {
+        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
+    });
     r
 }
 
@@ -308,7 +340,9 @@ fn replica_digests_match(pc: &mut Conn, rc: &mut Conn, keys: &[&str]) {
 }
 
 fn full_sync_copies_existing_filters(diskless: &str) {
-    let p = Server::start_with(ServerOpts::new().arg("repl-diskless-sync", diskless).arg("repl-diskless-sync-delay", "0"));
+    let p = Server::start_with(
+        ServerOpts::new().arg("repl-diskless-sync", diskless).arg("repl-diskless-sync-delay", "0"),
+    );
     let mut pc = p.conn();
     let fx = build_fixture(&mut pc);
     let before = snapshot(&mut pc, &fx);
@@ -361,7 +395,14 @@ fn replica_applies_every_write_identically() {
     rc.assert_all_present("res", &ra);
     rc.assert_all_present("loaded", &ra);
     assert_eq!(rc.cmd(&["BF.EXISTS", "auto", "a"]), Value::Int(1));
-    assert_eq!(rc.cmd(&["BF.MEXISTS", "full", "a", "b", "c"]).as_array().iter().map(|v| v.as_int()).sum::<i64>(), 3);
+    assert_eq!(
+        rc.cmd(&["BF.MEXISTS", "full", "a", "b", "c"])
+            .as_array()
+            .iter()
+            .map(|v| v.as_int())
+            .sum::<i64>(),
+        3
+    );
     assert_eq!(rc.bf_card("full"), 3);
     assert_eq!(rc.bf_info("res"), pc.bf_info("res"));
     // the replica serves reads but refuses writes
@@ -417,7 +458,11 @@ fn scandump_splits_big_layers_and_round_trips() {
     let its = items("b", 3000);
     c.madd("big", &its);
     let chunks = c.scandump_all("big");
-    assert!(chunks.len() >= 3, "header + at least two chunks for a 20 MiB layer, got {}", chunks.len());
+    assert!(
+        chunks.len() >= 3,
+        "header + at least two chunks for a 20 MiB layer, got {}",
+        chunks.len()
+    );
     for (_, d) in &chunks[1..] {
         assert!(d.len() <= 16 * 1024 * 1024, "chunk of {} bytes", d.len());
     }
@@ -471,7 +516,12 @@ fn loadchunk_of_mutated_headers_never_crashes() {
             accepted += 1;
             // feed the real chunks too; they may be refused if they no longer fit
             for (it, data) in &chunks[1..] {
-                c.cmd(&[b"BF.LOADCHUNK".as_slice(), key.as_bytes(), it.to_string().as_bytes(), data]);
+                c.cmd(&[
+                    b"BF.LOADCHUNK".as_slice(),
+                    key.as_bytes(),
+                    it.to_string().as_bytes(),
+                    data,
+                ]);
             }
             probe_filter(&mut c, &key);
             c.cmd(&["DEL", &key]);
@@ -565,7 +615,12 @@ fn restore_with_flipped_bytes_never_crashes() {
     assert!(fx.tally.refused > 0, "no corrupt payload was refused");
     // whatever was accepted must survive a save/load cycle
     let v = fx.conn.cmd(&["DEBUG", "RELOAD"]);
-    assert!(v.is_ok(), "DEBUG RELOAD with {} accepted corrupt filters -> {:?}", fx.tally.accepted_keys.len(), v);
+    assert!(
+        v.is_ok(),
+        "DEBUG RELOAD with {} accepted corrupt filters -> {:?}",
+        fx.tally.accepted_keys.len(),
+        v
+    );
     fx.assert_intact();
 }
 
@@ -576,19 +631,37 @@ fn restore_with_patched_fields_never_crashes() {
     let mut n = 0;
     for (i, f) in parsed.fields.iter().enumerate() {
         let variants: Vec<Field> = match f {
-            Field::Uint(v) => [0, 1, v.wrapping_add(1), v.wrapping_sub(1), v.wrapping_mul(2), u32::MAX as u64, 1 << 40, 1 << 63, u64::MAX]
+            Field::Uint(v) => [
+                0,
+                1,
+                v.wrapping_add(1),
+                v.wrapping_sub(1),
+                v.wrapping_mul(2),
+                u32::MAX as u64,
+                1 << 40,
+                1 << 63,
+                u64::MAX,
+            ]
+            .iter()
+            .map(|x| Field::Uint(*x))
+            .collect(),
+            Field::Sint(v) => [0, -1, v.wrapping_add(1), i64::MAX, i64::MIN]
                 .iter()
-                .map(|x| Field::Uint(*x))
+                .map(|x| Field::Sint(*x))
                 .collect(),
-            Field::Sint(v) => [0, -1, v.wrapping_add(1), i64::MAX, i64::MIN].iter().map(|x| Field::Sint(*x)).collect(),
-            Field::Double(d) => [0.0, -d, 1.0, 2.0, f64::NAN, f64::INFINITY, 1e-320, d * 2.0, 1e-300]
-                .iter()
-                .map(|x| Field::Double(*x))
-                .collect(),
+            Field::Double(d) => {
+                [0.0, -d, 1.0, 2.0, f64::NAN, f64::INFINITY, 1e-320, d * 2.0, 1e-300]
+                    .iter()
+                    .map(|x| Field::Double(*x))
+                    .collect()
+            }
             Field::Float(d) => [0.0, -d, f32::NAN].iter().map(|x| Field::Float(*x)).collect(),
             Field::Str { bytes, lzf: None } => {
                 let mut v = vec![
-                    Field::Str { bytes: bytes[..bytes.len().saturating_sub(1)].to_vec(), lzf: None },
+                    Field::Str {
+                        bytes: bytes[..bytes.len().saturating_sub(1)].to_vec(),
+                        lzf: None,
+                    },
                     Field::Str { bytes: [bytes.clone(), vec![0]].concat(), lzf: None },
                     Field::Str { bytes: vec![], lzf: None },
                     Field::Str { bytes: [bytes.clone(), bytes.clone()].concat(), lzf: None },
@@ -618,16 +691,25 @@ fn restore_with_patched_fields_never_crashes() {
     }
     assert!(fx.tally.refused > 0);
     let v = fx.conn.cmd(&["DEBUG", "RELOAD"]);
-    assert!(v.is_ok(), "DEBUG RELOAD with {} accepted corrupt filters -> {:?}", fx.tally.accepted_keys.len(), v);
+    assert!(
+        v.is_ok(),
+        "DEBUG RELOAD with {} accepted corrupt filters -> {:?}",
+        fx.tally.accepted_keys.len(),
+        v
+    );
     fx.assert_intact();
 }
 
 /// Index of the first unsigned field holding `value`.
 fn find_uint(p: &ModulePayload, value: u64, what: &str) -> usize {
-    p.fields
-        .iter()
-        .position(|f| *f == Field::Uint(value))
-        .unwrap_or_else(|| panic!("no unsigned field equal to {} ({}) in the payload: {:?}", value, what, p.fields.iter().filter(|f| !matches!(f, Field::Str{..})).collect::<Vec<_>>()))
+    p.fields.iter().position(|f| *f == Field::Uint(value)).unwrap_or_else(|| {
+        panic!(
+            "no unsigned field equal to {} ({}) in the payload: {:?}",
+            value,
+            what,
+            p.fields.iter().filter(|f| !matches!(f, Field::Str { .. })).collect::<Vec<_>>()
+        )
+    })
 }
 
 #[test]
@@ -682,7 +764,8 @@ fn restore_payload_from_another_filter_shape_round_trips_on_fresh_server() {
     let mut c1 = s1.conn();
     let fx = build_fixture(&mut c1);
     let before = snapshot(&mut c1, &fx);
-    let payloads: Vec<Vec<u8>> = fx.iter().map(|b| c1.cmd(&["DUMP", &b.key]).as_bytes().to_vec()).collect();
+    let payloads: Vec<Vec<u8>> =
+        fx.iter().map(|b| c1.cmd(&["DUMP", &b.key]).as_bytes().to_vec()).collect();
     let s2 = Server::start_in(Arc::new(TempDir::new("other")), ServerOpts::new());
     let mut c2 = s2.conn();
     for (b, p) in fx.iter().zip(&payloads) {
@@ -712,7 +795,11 @@ fn restore_of_a_redisbloom_payload_is_refused_or_imported_faithfully() {
     } else {
         assert!(v.is_ok(), "{:?}", v);
         let present = c.cmd(&["BF.MEXISTS", "rb", "apple", "banana", "cherry"]);
-        assert_eq!(present, Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(1)])), "imported filter lost items");
+        assert_eq!(
+            present,
+            Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(1)])),
+            "imported filter lost items"
+        );
         assert_eq!(c.bf_card("rb"), 3);
     }
     // patched RedisBloom-format payloads must not crash the loader either
@@ -722,7 +809,12 @@ fn restore_of_a_redisbloom_payload_is_refused_or_imported_faithfully() {
             for x in [0u64, u32::MAX as u64, u64::MAX] {
                 let mut p = parsed.clone();
                 p.fields[i] = Field::Uint(x);
-                c.cmd(&[b"RESTORE".as_slice(), format!("rb{}-{}", i, x).as_bytes(), b"0", &p.serialize()]);
+                c.cmd(&[
+                    b"RESTORE".as_slice(),
+                    format!("rb{}-{}", i, x).as_bytes(),
+                    b"0",
+                    &p.serialize(),
+                ]);
                 s.assert_alive();
             }
         }

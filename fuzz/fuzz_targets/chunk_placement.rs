@@ -124,10 +124,7 @@ fuzz_target!(|data: &[u8]| {
             _ => u64::MAX - delta,
         };
         let chunk: Vec<u8> = (0..len)
-            .map(|i| {
-                fill.wrapping_mul((i as u8).wrapping_add(1))
-                    .wrapping_add((i / 7) as u8)
-            })
+            .map(|i| fill.wrapping_mul((i as u8).wrapping_add(1)).wrapping_add((i / 7) as u8))
             .collect();
 
         // What must happen, from the model alone.
@@ -139,18 +136,11 @@ fuzz_target!(|data: &[u8]| {
             Some(_) => Ok(()),
         };
         let got = write_chunk(&mut chain, offset, &chunk);
-        assert_eq!(
-            got, expected,
-            "chunk of {len} bytes at offset {offset} of {total}"
-        );
+        assert_eq!(got, expected, "chunk of {len} bytes at offset {offset} of {total}");
         if got.is_ok() {
             model[offset as usize..offset as usize + len].copy_from_slice(&chunk);
         }
-        assert_eq!(
-            ChainMeta::of(&chain),
-            meta,
-            "a chunk changed the filter's description"
-        );
+        assert_eq!(ChainMeta::of(&chain), meta, "a chunk changed the filter's description");
     }
 
     // Read everything back the way SCANDUMP does and compare with the model.
@@ -158,15 +148,8 @@ fuzz_target!(|data: &[u8]| {
     let mut seen = Vec::with_capacity(model.len());
     while let Some((layer, inner, len)) = chunk_at(&chain, offset) {
         let (start, stop) = bounds[layer];
-        assert_eq!(
-            start + inner,
-            offset,
-            "chunk_at put offset {offset} in the wrong layer"
-        );
-        assert!(
-            len > 0 && len <= MAX_CHUNK_BYTES && offset + len <= stop,
-            "chunk crosses a layer"
-        );
+        assert_eq!(start + inner, offset, "chunk_at put offset {offset} in the wrong layer");
+        assert!(len > 0 && len <= MAX_CHUNK_BYTES && offset + len <= stop, "chunk crosses a layer");
         chain.layers()[layer]
             .bits()
             .read_bytes(inner, len, |b| seen.extend_from_slice(b))
@@ -174,8 +157,5 @@ fuzz_target!(|data: &[u8]| {
         offset += len;
     }
     assert_eq!(offset, total, "SCANDUMP stopped before the end");
-    assert!(
-        seen == model,
-        "SCANDUMP would send other bytes than were written"
-    );
+    assert!(seen == model, "SCANDUMP would send other bytes than were written");
 });

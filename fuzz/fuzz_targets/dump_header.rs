@@ -34,16 +34,8 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => panic!("a header that parsed could not be allocated: {e:?}"),
     };
     assert!(size <= LIMIT);
-    assert_eq!(
-        ChainMeta::of(&chain),
-        meta,
-        "allocate changed the description"
-    );
-    assert_eq!(
-        dump_header(&chain),
-        data,
-        "an accepted header is not canonical"
-    );
+    assert_eq!(ChainMeta::of(&chain), meta, "allocate changed the description");
+    assert_eq!(dump_header(&chain), data, "an accepted header is not canonical");
     assert_eq!(parse_dump_header(&dump_header(&chain)), Ok(meta));
     assert!(
         chain.layers().iter().all(|l| l.bits().count_ones() == 0),

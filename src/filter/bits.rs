@@ -135,9 +135,8 @@ impl BitArray {
         if bits == 0 || bits % 64 != 0 {
             return Err(BloomError::BadData);
         }
-        let segments = segment_lengths(bits / 64)
-            .map(Words::zeroed)
-            .collect::<Result<Vec<_>, _>>()?;
+        let segments =
+            segment_lengths(bits / 64).map(Words::zeroed).collect::<Result<Vec<_>, _>>()?;
         Ok(Self::from_vec(segments))
     }
 
@@ -229,11 +228,7 @@ impl BitArray {
 
     /// Number of set bits.
     pub fn count_ones(&self) -> u64 {
-        self.segs()
-            .iter()
-            .flat_map(|s| s.iter())
-            .map(|w| u64::from(w.count_ones()))
-            .sum()
+        self.segs().iter().flat_map(|s| s.iter()).map(|w| u64::from(w.count_ones())).sum()
     }
 
     /// The segments' sizes in bytes, in order; they add up to `len_bytes()`.
@@ -279,9 +274,7 @@ impl BitArray {
 
     /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order).
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
-        let end = offset
-            .checked_add(data.len() as u64)
-            .ok_or(BloomError::BadData)?;
+        let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
         if end > self.len_bytes() {
             return Err(BloomError::BadData);
         }

@@ -5,10 +5,12 @@
 //! half the error, and a nonscaling chain refuses the item. The first layer of a scaling chain
 //! gets half the requested error, so the errors of all layers sum to less than the request.
 
+use super::BloomError;
 use super::hash::{HashScheme, ItemHash};
 use super::layer::Layer;
-use super::params::{ChainParams, LayerSize, MAX_LAYERS, TIGHTENING, bits_per_entry, info_size, layer_size};
-use super::BloomError;
+use super::params::{
+    ChainParams, LayerSize, MAX_LAYERS, TIGHTENING, bits_per_entry, info_size, layer_size,
+};
 
 /// Decides whether a filter may grow by some bytes. The core checks the per-filter limit
 /// itself ([`MaxFilterBytes`]); the module adds the server's `maxmemory`.
@@ -35,10 +37,7 @@ pub struct MaxFilterBytes(pub u64);
 impl AllocGuard for MaxFilterBytes {
     fn admit(&self, filter_bytes_after: u64, _new_bytes: u64) -> Result<(), BloomError> {
         if filter_bytes_after > self.0 {
-            Err(BloomError::FilterLimit {
-                needed: filter_bytes_after,
-                limit: self.0,
-            })
+            Err(BloomError::FilterLimit { needed: filter_bytes_after, limit: self.0 })
         } else {
             Ok(())
         }
@@ -105,12 +104,7 @@ impl Chain {
         }
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        Ok(Self {
-            scheme,
-            seed,
-            params,
-            layers: layers.into_boxed_slice(),
-        })
+        Ok(Self { scheme, seed, params, layers: layers.into_boxed_slice() })
     }
 
     /// The parameters the chain was created with.
@@ -146,9 +140,7 @@ impl Chain {
 
     /// Sum of layer capacities (`BF.INFO Capacity`).
     pub fn capacity(&self) -> u64 {
-        self.layers
-            .iter()
-            .fold(0u64, |acc, l| acc.saturating_add(l.capacity()))
+        self.layers.iter().fold(0u64, |acc, l| acc.saturating_add(l.capacity()))
     }
 
     /// Bytes of all bit arrays.
@@ -295,10 +287,7 @@ impl Chain {
             BloomError::ErrorTooSmall => BloomError::TooManyLayers,
             other => other,
         })?;
-        let after = self
-            .bit_bytes()
-            .checked_add(next.bytes())
-            .ok_or(BloomError::TooLarge)?;
+        let after = self.bit_bytes().checked_add(next.bytes()).ok_or(BloomError::TooLarge)?;
         guard.admit(info_size(self.layers.len() as u64 + 1, after), next.bytes())?;
         let layer = Layer::new(next.capacity, next.error)?;
         // Exactly one more slot: a chain grows rarely, and spare slots would stay in every
@@ -347,7 +336,12 @@ impl Block {
 
     /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every
     /// layer too large to be in cache, and returns the hashes.
-    fn load<T: AsRef<[u8]>>(&mut self, chain: &Chain, items: &[T], purpose: Purpose) -> &[ItemHash] {
+    fn load<T: AsRef<[u8]>>(
+        &mut self,
+        chain: &Chain,
+        items: &[T],
+        purpose: Purpose,
+    ) -> &[ItemHash] {
         let hashes = &mut self.hashes[..items.len()];
         for (h, item) in hashes.iter_mut().zip(items) {
             *h = chain.hash(item.as_ref());
@@ -372,9 +366,7 @@ fn is_large(layer: &Layer) -> bool {
 pub fn expected_layer(params: &ChainParams, index: usize) -> Result<LayerSize, BloomError> {
     let mut capacity = params.capacity;
     for _ in 0..index {
-        capacity = capacity
-            .checked_mul(u64::from(params.expansion))
-            .ok_or(BloomError::TooLarge)?;
+        capacity = capacity.checked_mul(u64::from(params.expansion)).ok_or(BloomError::TooLarge)?;
     }
     layer_size(capacity, layer_error(params, index))
 }
@@ -409,9 +401,7 @@ mod tests {
             assert!(c.contains(&item(i)), "false negative for item {i}");
         }
         let probes = 200_000u64;
-        let hits = (0..probes)
-            .filter(|i| c.contains(format!("absent:{i}").as_bytes()))
-            .count();
+        let hits = (0..probes).filter(|i| c.contains(format!("absent:{i}").as_bytes())).count();
         hits as f64 / probes as f64
     }
 
@@ -543,7 +533,8 @@ mod tests {
         // Collected through an iterator of unknown length, as the loader does: spare slots.
         let layers: Vec<Layer> = c.layers().iter().filter(|_| true).cloned().collect();
         assert!(layers.capacity() > layers.len());
-        let loaded = Chain::from_parts(*c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
+        let loaded =
+            Chain::from_parts(*c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
         assert_eq!(loaded.layers.len(), 5, "a boxed slice holds no spare slot");
         assert_eq!(loaded, c);
     }
@@ -585,11 +576,13 @@ mod batch_tests {
     /// The textbook add, written independently of the kernels: test every layer probe by probe
     /// with the [`Probes`](crate::filter::hash::Probes) iterator, then set every probe of the
     /// last layer (after growing if it is full).
-    fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+    fn reference_add(
+        c: &mut Chain,
+        item: &[u8],
+        guard: &dyn AllocGuard,
+    ) -> Result<bool, BloomError> {
         let h = c.hash(item);
-        let present = |l: &Layer| {
-            h.probes(l.len_bits(), l.hashes()).all(|p| l.bits().get(p))
-        };
+        let present = |l: &Layer| h.probes(l.len_bits(), l.hashes()).all(|p| l.bits().get(p));
         if c.layers.iter().any(present) {
             return Ok(false);
         }
@@ -605,7 +598,11 @@ mod batch_tests {
     /// one, and [`Chain::add_many`] — and checks the per-item results, the stopping error and the
     /// whole chains (every bit of every layer, item counts) are equal; then checks
     /// [`Chain::contains_many`] against [`Chain::contains`] on present and absent items.
-    fn assert_batch_equals_one_by_one(chain: Chain, items: &[Vec<u8>], guard: &dyn AllocGuard) -> Chain {
+    fn assert_batch_equals_one_by_one(
+        chain: Chain,
+        items: &[Vec<u8>],
+        guard: &dyn AllocGuard,
+    ) -> Chain {
         let mut reference = chain.clone();
         let mut reference_results = Vec::new();
         for item in items {
@@ -682,7 +679,11 @@ mod batch_tests {
         // Nonscaling: refused once full, in the middle of a block.
         assert_batch_equals_one_by_one(chain(0.01, 21, 0), &items("n", 100), &Unlimited);
         // Scaling under a byte limit: refused when the next layer would not fit.
-        assert_batch_equals_one_by_one(chain(0.01, 50, 2), &items("l", 1000), &MaxFilterBytes(1000));
+        assert_batch_equals_one_by_one(
+            chain(0.01, 50, 2),
+            &items("l", 1000),
+            &MaxFilterBytes(1000),
+        );
     }
 
     #[test]

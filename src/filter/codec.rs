@@ -230,13 +230,7 @@ impl ChainMeta {
         if sum != items {
             return Err(BloomError::BadData);
         }
-        Ok(Self {
-            params,
-            scheme,
-            seed,
-            items,
-            layers,
-        })
+        Ok(Self { params, scheme, seed, items, layers })
     }
 
     /// Builds the chain with zeroed bit arrays (for a chunked restore), after asking `guard`
@@ -468,9 +462,6 @@ mod tests {
         let total = c.bit_bytes();
         assert_eq!(write_chunk(&mut c, total, b"x").unwrap_err(), BloomError::ChunkOffset);
         let first = c.layers()[0].bytes();
-        assert_eq!(
-            write_chunk(&mut c, first - 1, b"xy").unwrap_err(),
-            BloomError::ChunkTooBig
-        );
+        assert_eq!(write_chunk(&mut c, first - 1, b"xy").unwrap_err(), BloomError::ChunkTooBig);
     }
 }

@@ -42,10 +42,7 @@ impl HashScheme {
         match self {
             HashScheme::Xxh3Enhanced => {
                 let h = xxh3_128_with_seed(item, seed);
-                ItemHash {
-                    h1: h as u64,
-                    h2: (h >> 64) as u64 | 1,
-                }
+                ItemHash { h1: h as u64, h2: (h >> 64) as u64 | 1 }
             }
         }
     }
@@ -64,13 +61,7 @@ impl ItemHash {
     /// The bit positions this item probes in a layer of `bits` bits with `hashes` probes.
     #[inline]
     pub fn probes(self, bits: u64, hashes: u32) -> Probes {
-        Probes {
-            x: self.h1,
-            step: self.h2,
-            i: 0,
-            hashes,
-            bits,
-        }
+        Probes { x: self.h1, step: self.h2, i: 0, hashes, bits }
     }
 }
 
@@ -117,7 +108,10 @@ mod tests {
 
     #[test]
     fn scheme_ids_round_trip_and_unknown_ids_are_refused() {
-        assert_eq!(HashScheme::from_id(HashScheme::Xxh3Enhanced.id()), Some(HashScheme::Xxh3Enhanced));
+        assert_eq!(
+            HashScheme::from_id(HashScheme::Xxh3Enhanced.id()),
+            Some(HashScheme::Xxh3Enhanced)
+        );
         assert_eq!(HashScheme::from_id(0), None);
         assert_eq!(HashScheme::from_id(2), None);
     }

@@ -4,8 +4,8 @@
 use super::BloomError;
 use super::bits::{BitArray, View, ViewMut};
 use super::hash::ItemHash;
-use super::probe;
 use super::params::{LayerSize, layer_size};
+use super::probe;
 
 /// One fixed-size Bloom filter inside a chain.
 ///
@@ -39,12 +39,7 @@ impl Layer {
         if bits.len_bits() != size.bits || items > size.capacity {
             return Err(BloomError::BadData);
         }
-        Ok(Self {
-            capacity: size.capacity,
-            items,
-            hashes: size.hashes,
-            bits,
-        })
+        Ok(Self { capacity: size.capacity, items, hashes: size.hashes, bits })
     }
 
     /// Whether this layer has the capacity, probe count and bit count of `size`.
@@ -176,7 +171,12 @@ impl Layer {
 
 /// [`Layer::prefetch_block`] over one kind of word array.
 #[inline(always)]
-fn prefetch_block<A: probe::WordArray + ?Sized>(words: &A, k: u32, hashes: &[ItemHash], candidates_only: bool) {
+fn prefetch_block<A: probe::WordArray + ?Sized>(
+    words: &A,
+    k: u32,
+    hashes: &[ItemHash],
+    candidates_only: bool,
+) {
     let kernels = probe::Kernels::<A>::for_hashes(k);
     if !candidates_only {
         hashes.iter().for_each(|&h| kernels.prefetch(words, k, h));

@@ -101,8 +101,9 @@ impl Clone for Words {
     /// A copy allocated as [`Words::zeroed`] allocates (`COPY` of a filter). Panics if the
     /// allocator refuses; the module's callbacks turn that into a failed command.
     fn clone(&self) -> Self {
-        let mut copy = Self::zeroed(self.words.len() as u64)
-            .unwrap_or_else(|e| panic!("cannot allocate a copy of {} words: {e:?}", self.words.len()));
+        let mut copy = Self::zeroed(self.words.len() as u64).unwrap_or_else(|e| {
+            panic!("cannot allocate a copy of {} words: {e:?}", self.words.len())
+        });
         copy.copy_from_slice(&self.words);
         copy
     }
@@ -137,7 +138,11 @@ enum Advice {
 #[cfg(target_os = "linux")]
 fn advise(words: &[u64], advice: Advice) -> bool {
     unsafe extern "C" {
-        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+        fn madvise(
+            addr: *mut std::ffi::c_void,
+            len: usize,
+            advice: std::ffi::c_int,
+        ) -> std::ffi::c_int;
     }
     let start = (words.as_ptr() as usize).next_multiple_of(HUGE_PAGE_BYTES);
     let end = (words.as_ptr() as usize + words.len() * 8) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;

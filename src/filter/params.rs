@@ -101,13 +101,7 @@ pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
     if hashes == 0 || hashes > MAX_HASHES {
         return Err(BloomError::ErrorTooSmall);
     }
-    Ok(LayerSize {
-        capacity,
-        error,
-        bpe,
-        bits,
-        hashes,
-    })
+    Ok(LayerSize { capacity, error, bpe, bits, hashes })
 }
 
 /// The parameters of a new chain, checked: what RESERVE / INSERT / auto-create ask for.
@@ -123,7 +117,12 @@ pub struct ChainParams {
 
 impl ChainParams {
     /// Checks every parameter against the limits above.
-    pub fn new(error: f64, capacity: u64, expansion: u64, nonscaling: bool) -> Result<Self, BloomError> {
+    pub fn new(
+        error: f64,
+        capacity: u64,
+        expansion: u64,
+        nonscaling: bool,
+    ) -> Result<Self, BloomError> {
         if !error_in_range(error) {
             return Err(BloomError::ErrorRange);
         }
@@ -137,11 +136,7 @@ impl ChainParams {
             // Callers pass expansion 0 with nonscaling; a non-zero one is a contradiction.
             return Err(BloomError::NonscalingExpansion);
         }
-        let params = Self {
-            error,
-            capacity,
-            expansion: expansion as u32,
-        };
+        let params = Self { error, capacity, expansion: expansion as u32 };
         // The first layer must be buildable, or the chain is useless.
         layer_size(capacity, params.first_layer_error())?;
         Ok(params)
@@ -161,9 +156,7 @@ impl ChainParams {
 
 /// `BF.INFO Size` of a chain: RedisBloom's struct overheads plus the bit arrays.
 pub fn info_size(layers: u64, bit_bytes: u64) -> u64 {
-    CHAIN_OVERHEAD
-        .saturating_add(LAYER_OVERHEAD.saturating_mul(layers))
-        .saturating_add(bit_bytes)
+    CHAIN_OVERHEAD.saturating_add(LAYER_OVERHEAD.saturating_mul(layers)).saturating_add(bit_bytes)
 }
 
 #[cfg(test)]

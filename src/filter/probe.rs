@@ -226,7 +226,11 @@ fn all_set_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: 
 }
 
 #[inline(always)]
-fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(
+    words: &mut A,
+    hashes: u32,
+    h: ItemHash,
+) -> bool {
     let mut new = false;
     probes::<K>(words.bits(), hashes, h, |w, bit| {
         // SAFETY: `probes` gives `w < bits / 64`.
@@ -251,11 +255,19 @@ fn prefetch_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h:
 
 // The baseline kernels. `unsafe fn` only to share the pointer type with the BMI2 ones; they
 // have no precondition.
-unsafe fn all_set_base<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) -> bool {
+unsafe fn all_set_base<A: WordArray + ?Sized, const K: u32>(
+    words: &A,
+    hashes: u32,
+    h: ItemHash,
+) -> bool {
     all_set_loop::<A, K>(words, hashes, h)
 }
 
-unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32>(
+    words: &mut A,
+    hashes: u32,
+    h: ItemHash,
+) -> bool {
     set_clear_loop::<A, K>(words, hashes, h)
 }
 
@@ -266,13 +278,21 @@ unsafe fn prefetch_base<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: 
 // The same kernels compiled with BMI2. Precondition: the CPU has BMI2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn all_set_bmi2<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) -> bool {
+unsafe fn all_set_bmi2<A: WordArray + ?Sized, const K: u32>(
+    words: &A,
+    hashes: u32,
+    h: ItemHash,
+) -> bool {
     all_set_loop::<A, K>(words, hashes, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32>(
+    words: &mut A,
+    hashes: u32,
+    h: ItemHash,
+) -> bool {
     set_clear_loop::<A, K>(words, hashes, h)
 }
 
@@ -307,7 +327,8 @@ mod tests {
                 }
                 for n in 0..300u32 {
                     let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), u64::from(k));
-                    let bit = |words: &[u64], p: u64| words[(p / 64) as usize] & (1 << (p % 64)) != 0;
+                    let bit =
+                        |words: &[u64], p: u64| words[(p / 64) as usize] & (1 << (p % 64)) != 0;
                     let expected = h.probes(bits, k).all(|p| bit(&words, p));
                     assert_eq!(kernels.all_set(&words[..], k, h), expected, "k={k} n={n}");
                     let first = h.probes(bits, k).next().unwrap();
@@ -333,7 +354,9 @@ mod tests {
     /// iterator's bit position says, across segment boundaries.
     #[test]
     fn segmented_kernels_equal_the_iterator() {
-        fn table(array: &mut crate::filter::bits::BitArray) -> &mut crate::filter::bits::SegmentTable {
+        fn table(
+            array: &mut crate::filter::bits::BitArray,
+        ) -> &mut crate::filter::bits::SegmentTable {
             match array.view_mut() {
                 crate::filter::bits::ViewMut::Many(t) => t,
                 crate::filter::bits::ViewMut::One(_) => panic!("one segment"),
@@ -362,7 +385,10 @@ mod tests {
                     let new = kernels.set_clear(table(&mut array), k, h);
                     assert_eq!(new, !expected, "k={k} n={n}");
                 }
-                assert!(array == by_iterator, "k={k}: the kernels set other bits than the iterator");
+                assert!(
+                    array == by_iterator,
+                    "k={k}: the kernels set other bits than the iterator"
+                );
             }
         }
     }

@@ -109,8 +109,7 @@ pub fn parse_i64(b: &[u8]) -> Option<i64> {
 pub fn parse_f64(b: &[u8]) -> Option<f64> {
     let s = std::str::from_utf8(b).ok()?;
     let plain = !s.is_empty()
-        && s.bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'));
+        && s.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'));
     if !plain {
         return None; // refuses "inf", "nan", spaces, hex
     }
@@ -146,7 +145,18 @@ mod tests {
         assert_eq!(parse_i64(b"0"), Some(0));
         assert_eq!(parse_i64(b"-12"), Some(-12));
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        for bad in [&b""[..], b"+5", b"007", b"-0", b"1.0", b" 1", b"1 ", b"9223372036854775808", b"abc", b"-"] {
+        for bad in [
+            &b""[..],
+            b"+5",
+            b"007",
+            b"-0",
+            b"1.0",
+            b" 1",
+            b"1 ",
+            b"9223372036854775808",
+            b"abc",
+            b"-",
+        ] {
             assert_eq!(parse_i64(bad), None, "{:?}", std::str::from_utf8(bad));
         }
     }

@@ -127,13 +127,12 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
             "no" => Ok(false),
             _ => Err(format!("{name} must be yes or no, got '{value}'")),
         };
-        let int = |lo: i64, hi: i64| {
-            value
-                .parse::<i64>()
-                .ok()
-                .filter(|v| (lo..=hi).contains(v))
-                .ok_or_else(|| format!("{name} must be an integer in [{lo}, {hi}], got '{value}'"))
-        };
+        let int =
+            |lo: i64, hi: i64| {
+                value.parse::<i64>().ok().filter(|v| (lo..=hi).contains(v)).ok_or_else(|| {
+                    format!("{name} must be an integer in [{lo}, {hi}], got '{value}'")
+                })
+            };
         match name.as_str() {
             "error-rate" => {
                 if !parse_f64(value.as_bytes()).is_some_and(valid_error_rate) {

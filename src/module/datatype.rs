@@ -180,11 +180,7 @@ unsafe extern "C" fn free(value: *mut c_void) {
 unsafe extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
     guarded("free_effort", 1, || {
         let chain = unsafe { chain_ref(value.cast_mut()) };
-        chain
-            .layers()
-            .iter()
-            .map(|l| l.bits().segment_byte_lengths().count() + 1)
-            .sum::<usize>()
+        chain.layers().iter().map(|l| l.bits().segment_byte_lengths().count() + 1).sum::<usize>()
             + 1
     })
 }

@@ -32,7 +32,8 @@ pub const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 pub const ERROR_TOO_SMALL: &str =
     "ERR error rate too small: a layer's error would fall below 1e-19 (more than 64 hashes)";
-pub const INTERNAL: &str = "ERR internal error in scalebloom: the command was aborted, see the server log";
+pub const INTERNAL: &str =
+    "ERR internal error in scalebloom: the command was aborted, see the server log";
 
 /// The reply text for a core error met while creating or growing a filter.
 pub fn text(e: &BloomError) -> String {

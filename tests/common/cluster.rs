@@ -105,7 +105,12 @@ impl Topology {
             assert!(f.len() >= 8, "short CLUSTER NODES line {:?}", line);
             // 127.0.0.1:7000@17000[,hostname]
             let addr = f[1].split(['@', ',']).next().unwrap();
-            let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap_or_else(|_| panic!("bad address in {:?}", line));
+            let port: u16 = addr
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap_or_else(|_| panic!("bad address in {:?}", line));
             let flags: Vec<&str> = f[2].split(',').collect();
             let mut trouble: Vec<String> = flags
                 .iter()
@@ -153,25 +158,37 @@ impl Topology {
             .filter(|n| n.primary && !n.slots.is_empty())
             .map(|p| Shard {
                 primary: p.clone(),
-                replicas: self.nodes.iter().filter(|r| r.replicates.as_deref() == Some(&p.id)).cloned().collect(),
+                replicas: self
+                    .nodes
+                    .iter()
+                    .filter(|r| r.replicates.as_deref() == Some(&p.id))
+                    .cloned()
+                    .collect(),
             })
             .collect()
     }
 
     /// The shard owning `slot`.
     pub fn shard_of(&self, slot: u16) -> Shard {
-        self.shards().into_iter().find(|s| s.owns(slot)).unwrap_or_else(|| panic!("no shard owns slot {}: {:?}", slot, self))
+        self.shards()
+            .into_iter()
+            .find(|s| s.owns(slot))
+            .unwrap_or_else(|| panic!("no shard owns slot {}: {:?}", slot, self))
     }
 
     pub fn node(&self, port: u16) -> &NodeView {
-        self.nodes.iter().find(|n| n.port == port).unwrap_or_else(|| panic!("no node on port {}", port))
+        self.nodes
+            .iter()
+            .find(|n| n.port == port)
+            .unwrap_or_else(|| panic!("no node on port {}", port))
     }
 
     /// Whether this view describes a settled cluster of `primaries` shards with `replicas`
     /// replicas each, covering all slots, nothing migrating, nobody failing.
     pub fn is_settled(&self, primaries: usize, replicas: usize) -> bool {
         let shards = self.shards();
-        let covered: usize = shards.iter().flat_map(|s| &s.primary.slots).map(|&(a, b)| (b - a) as usize + 1).sum();
+        let covered: usize =
+            shards.iter().flat_map(|s| &s.primary.slots).map(|&(a, b)| (b - a) as usize + 1).sum();
         self.nodes.iter().all(|n| n.trouble.is_empty() && !n.open_slot)
             && shards.len() == primaries
             && shards.iter().all(|s| s.replicas.len() == replicas)
@@ -202,7 +219,9 @@ impl Cluster {
     /// reports the same settled topology.
     pub fn start(primaries: usize, replicas: usize) -> Cluster {
         let servers: Vec<Server> = (0..primaries * (1 + replicas))
-            .map(|_| Server::start_with(ServerOpts::new().cluster().arg("repl-diskless-sync-delay", "0")))
+            .map(|_| {
+                Server::start_with(ServerOpts::new().cluster().arg("repl-diskless-sync-delay", "0"))
+            })
             .collect();
         let mut cmd = Command::new(redis_cli());
         cmd.arg("--cluster").arg("create");
@@ -211,9 +230,17 @@ impl Cluster {
         }
         cmd.args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"]);
         let out = cmd.output().unwrap_or_else(|e| {
-            panic!("cannot run {:?} (install Debian's redis-tools or set SCALEBLOOM_REDIS_CLI): {}", redis_cli(), e)
+            panic!(
+                "cannot run {:?} (install Debian's redis-tools or set SCALEBLOOM_REDIS_CLI): {}",
+                redis_cli(),
+                e
+            )
         });
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             out.status.success() && text.contains("All 16384 slots covered"),
             "redis-cli --cluster create failed ({}):\n{}",
@@ -230,7 +257,10 @@ impl Cluster {
     }
 
     pub fn server(&self, port: u16) -> &Server {
-        self.servers.iter().find(|s| s.port == port).unwrap_or_else(|| panic!("no server on port {}", port))
+        self.servers
+            .iter()
+            .find(|s| s.port == port)
+            .unwrap_or_else(|| panic!("no server on port {}", port))
     }
 
     /// Polls until every node answers `cluster_state:ok`, every node's `CLUSTER NODES` describes
@@ -274,15 +304,20 @@ impl Shard {
         let mut pc = Conn::connect(self.primary.port);
         let offset = |c: &mut Conn, field: &str| -> i64 {
             let v = c.info_field("replication", field);
-            v.as_deref().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no {} in INFO replication: {:?}", field, v))
+            v.as_deref()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("no {} in INFO replication: {:?}", field, v))
         };
         let target = offset(&mut pc, "master_repl_offset");
         for r in &self.replicas {
             let mut rc = Conn::connect(r.port);
-            poll_until(&format!("replica {} to reach offset {} of {}", r.port, target, self.primary.port), || {
-                let at = offset(&mut rc, "slave_repl_offset");
-                if at >= target { Ok(()) } else { Err(format!("at offset {}", at)) }
-            });
+            poll_until(
+                &format!("replica {} to reach offset {} of {}", r.port, target, self.primary.port),
+                || {
+                    let at = offset(&mut rc, "slave_repl_offset");
+                    if at >= target { Ok(()) } else { Err(format!("at offset {}", at)) }
+                },
+            );
         }
     }
 }
@@ -319,7 +354,13 @@ pub struct ClusterClient {
 impl ClusterClient {
     /// A client that learns the slot map from the first seed node that answers.
     pub fn new(seeds: &[u16]) -> ClusterClient {
-        let mut c = ClusterClient { seeds: seeds.to_vec(), owner: vec![0; SLOTS], conns: HashMap::new(), moved: 0, asked: 0 };
+        let mut c = ClusterClient {
+            seeds: seeds.to_vec(),
+            owner: vec![0; SLOTS],
+            conns: HashMap::new(),
+            moved: 0,
+            asked: 0,
+        };
         c.refresh();
         c
     }
@@ -368,7 +409,10 @@ impl ClusterClient {
                 assert_ne!(port, 0, "slot {} has no owner in CLUSTER SLOTS", slot);
             }
             let reply = if asking {
-                let mut r = self.conn(port).pipeline(&[vec![b"ASKING".as_slice()], args.iter().map(|a| a.as_ref()).collect()]);
+                let mut r = self.conn(port).pipeline(&[
+                    vec![b"ASKING".as_slice()],
+                    args.iter().map(|a| a.as_ref()).collect(),
+                ]);
                 assert!(r[0].is_ok(), "ASKING on {} -> {:?}", port, r[0]);
                 r.pop().unwrap()
             } else {
@@ -377,8 +421,16 @@ impl ClusterClient {
             asking = false;
             let Value::Error(e) = &reply else { return reply };
             let redirect = |e: &str| -> u16 {
-                let target = e.split_whitespace().nth(2).unwrap_or_else(|| panic!("malformed redirect {:?}", e));
-                target.rsplit(':').next().unwrap().parse().unwrap_or_else(|_| panic!("malformed redirect {:?}", e))
+                let target = e
+                    .split_whitespace()
+                    .nth(2)
+                    .unwrap_or_else(|| panic!("malformed redirect {:?}", e));
+                target
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("malformed redirect {:?}", e))
             };
             trail.push(format!("{} -> {}", port, e));
             if e.starts_with("MOVED ") {

@@ -56,7 +56,8 @@ impl Hostile {
         conn.madd("bystander:nonscaling", &items("nonscaling", 200));
         conn.ok(&["SET", "bystander:plain", PLAIN_VALUE]);
         let payload = conn.cmd(&["DUMP", "src"]).as_bytes().to_vec();
-        let mut fx = Hostile { server, conn, payload, tally: Tally::default(), digests: Vec::new() };
+        let mut fx =
+            Hostile { server, conn, payload, tally: Tally::default(), digests: Vec::new() };
         for key in ["src", "other", "bystander:nonscaling", "bystander:plain"] {
             fx.add_bystander(key);
         }
@@ -66,7 +67,11 @@ impl Hostile {
     /// Adds `key`, as it is now, to the keys that must stay untouched.
     pub fn add_bystander(&mut self, key: &str) {
         let digest = self.conn.digest(key);
-        assert_ne!(digest, "0000000000000000000000000000000000000000", "bystander {} does not exist", key);
+        assert_ne!(
+            digest, "0000000000000000000000000000000000000000",
+            "bystander {} does not exist",
+            key
+        );
         self.digests.push((key.to_string(), digest));
     }
 
@@ -106,7 +111,8 @@ impl Hostile {
         self.server.assert_alive();
         let panics = self.server.panic_lines();
         assert!(panics.is_empty(), "the server reported panics:\n{}", panics.join("\n"));
-        let keys: Vec<Vec<&str>> = self.digests.iter().map(|(k, _)| vec!["DEBUG", "DIGEST-VALUE", k.as_str()]).collect();
+        let keys: Vec<Vec<&str>> =
+            self.digests.iter().map(|(k, _)| vec!["DEBUG", "DIGEST-VALUE", k.as_str()]).collect();
         let now = self.conn.pipeline(&keys);
         for ((key, digest), v) in self.digests.iter().zip(&now) {
             assert_eq!(v.as_array()[0].as_str(), digest, "bystander {} changed", key);

@@ -232,8 +232,11 @@ impl Server {
                     let text = server.log_text();
                     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
                     server.kill();
-                    last_err = format!("{}\n--- log ---\n{}\n--- stderr ---\n{}", exited, text, stderr);
-                    if text.contains("Address already in use") || stderr.contains("Address already in use") {
+                    last_err =
+                        format!("{}\n--- log ---\n{}\n--- stderr ---\n{}", exited, text, stderr);
+                    if text.contains("Address already in use")
+                        || stderr.contains("Address already in use")
+                    {
                         continue; // another process took the port: retry
                     }
                     return Err(last_err);
@@ -315,8 +318,11 @@ impl Server {
     /// Asserts the server is alive: process running and PING answered.
     pub fn assert_alive(&mut self) {
         assert!(self.is_running(), "server process died; log:\n{}", self.log_tail(60));
-        let mut c = Conn::try_connect(self.port).unwrap_or_else(|e| panic!("cannot connect: {}; log:\n{}", e, self.log_tail(60)));
-        let v = c.try_cmd(&["PING"]).unwrap_or_else(|e| panic!("PING failed: {}; log:\n{}", e, self.log_tail(60)));
+        let mut c = Conn::try_connect(self.port)
+            .unwrap_or_else(|e| panic!("cannot connect: {}; log:\n{}", e, self.log_tail(60)));
+        let v = c
+            .try_cmd(&["PING"])
+            .unwrap_or_else(|e| panic!("PING failed: {}; log:\n{}", e, self.log_tail(60)));
         assert_eq!(v, Value::Simple("PONG".into()));
     }
 
@@ -324,7 +330,9 @@ impl Server {
     pub fn log_tail(&self, lines: usize) -> String {
         let t = self.log_text();
         let v: Vec<&str> = t.lines().collect();
-        if let Some(i) = v.iter().position(|l| l.contains("BUG REPORT START") || l.contains("ASSERTION FAILED")) {
+        if let Some(i) =
+            v.iter().position(|l| l.contains("BUG REPORT START") || l.contains("ASSERTION FAILED"))
+        {
             let from = i.saturating_sub(5);
             return v[from..(from + lines).min(v.len())].join("\n");
         }
@@ -345,7 +353,12 @@ impl Server {
         }
         if let Some(mut c) = self.child.take() {
             let status = c.wait().expect("wait for server");
-            assert!(status.success(), "server exited with {} after SHUTDOWN; log:\n{}", status, self.log_tail(40));
+            assert!(
+                status.success(),
+                "server exited with {} after SHUTDOWN; log:\n{}",
+                status,
+                self.log_tail(40)
+            );
         }
     }
 
@@ -393,7 +406,9 @@ pub fn poll_until<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T 
     loop {
         match f() {
             Ok(v) => return v,
-            Err(e) if Instant::now() > deadline => panic!("timed out waiting for: {}; last state: {}", what, e),
+            Err(e) if Instant::now() > deadline => {
+                panic!("timed out waiting for: {}; last state: {}", what, e)
+            }
             Err(_) => std::thread::sleep(Duration::from_millis(5)), // polling interval
         }
     }
@@ -564,7 +579,8 @@ fn show_args<A: AsRef<[u8]>>(args: &[A]) -> String {
             }
         })
         .collect();
-    let more = if args.len() > 12 { format!(" ...(+{} args)", args.len() - 12) } else { String::new() };
+    let more =
+        if args.len() > 12 { format!(" ...(+{} args)", args.len() - 12) } else { String::new() };
     format!("{}{}", parts.join(" "), more)
 }
 
@@ -646,7 +662,10 @@ impl Conn {
     }
 
     pub fn used_memory(&mut self) -> i64 {
-        self.info_field("memory", "used_memory").expect("used_memory in INFO memory").parse().unwrap()
+        self.info_field("memory", "used_memory")
+            .expect("used_memory in INFO memory")
+            .parse()
+            .unwrap()
     }
 
     pub fn exists_key(&mut self, key: &str) -> bool {
@@ -725,7 +744,11 @@ impl Conn {
             let next = a[0].as_int();
             let data = a[1].as_bytes().to_vec();
             if next == 0 {
-                assert!(data.is_empty(), "final SCANDUMP chunk must be empty, got {} bytes", data.len());
+                assert!(
+                    data.is_empty(),
+                    "final SCANDUMP chunk must be empty, got {} bytes",
+                    data.len()
+                );
                 return out;
             }
             out.push((next, data));
@@ -738,7 +761,10 @@ impl Conn {
         let mut line = Vec::new();
         let n = self.reader.read_until(b'\n', &mut line)?;
         if n == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "connection closed",
+            ));
         }
         if line.len() < 2 || line[line.len() - 2] != b'\r' {
             return Err(bad(format!("line without CRLF: {:?}", String::from_utf8_lossy(&line))));
@@ -773,14 +799,20 @@ impl Conn {
             return Err(bad("empty reply line".into()));
         }
         let body = String::from_utf8_lossy(&line[1..]).into_owned();
-        let num = |s: &str| -> std::io::Result<i64> { s.parse::<i64>().map_err(|_| bad(format!("bad number {:?}", s))) };
+        let num = |s: &str| -> std::io::Result<i64> {
+            s.parse::<i64>().map_err(|_| bad(format!("bad number {:?}", s)))
+        };
         Ok(match line[0] {
             b'+' => Value::Simple(body),
             b'-' => Value::Error(body),
             b':' => Value::Int(num(&body)?),
             b'$' => {
                 let n = num(&body)?;
-                if n < 0 { Value::Bulk(None) } else { Value::Bulk(Some(self.read_exact_crlf(n as usize)?)) }
+                if n < 0 {
+                    Value::Bulk(None)
+                } else {
+                    Value::Bulk(Some(self.read_exact_crlf(n as usize)?))
+                }
             }
             b'*' => {
                 let n = num(&body)?;
@@ -912,7 +944,12 @@ pub fn items(prefix: &str, n: usize) -> Vec<String> {
 
 /// Items whose MADD reply was 1 (genuinely added).
 pub fn added(items: &[String], replies: &[Value]) -> Vec<String> {
-    items.iter().zip(replies).filter(|(_, r)| matches!(r, Value::Int(1) | Value::Bool(true))).map(|(i, _)| i.clone()).collect()
+    items
+        .iter()
+        .zip(replies)
+        .filter(|(_, r)| matches!(r, Value::Int(1) | Value::Bool(true)))
+        .map(|(i, _)| i.clone())
+        .collect()
 }
 
 /// Deterministic pseudo random numbers (xorshift64*).
@@ -975,7 +1012,10 @@ pub enum Field {
     Float(f32),
     Double(f64),
     /// A string; `lzf` when stored LZF-compressed (then the bytes are the compressed form).
-    Str { bytes: Vec<u8>, lzf: Option<u64> },
+    Str {
+        bytes: Vec<u8>,
+        lzf: Option<u64>,
+    },
     /// A string stored with an integer encoding.
     IntStr(i64, u8),
 }
@@ -1001,7 +1041,13 @@ fn read_len(buf: &[u8], pos: &mut usize) -> Result<(u64, Option<u8>), String> {
             Ok(((((b & 0x3f) as u64) << 8) | b2 as u64, None))
         }
         2 => {
-            let n = if b == 0x80 { 4 } else if b == 0x81 { 8 } else { return Err(format!("bad length byte {:#x}", b)) };
+            let n = if b == 0x80 {
+                4
+            } else if b == 0x81 {
+                8
+            } else {
+                return Err(format!("bad length byte {:#x}", b));
+            };
             let s = buf.get(*pos..*pos + n).ok_or("eof in long length")?;
             *pos += n;
             Ok((s.iter().fold(0u64, |a, &x| (a << 8) | x as u64), None))
@@ -1089,7 +1135,8 @@ impl ModulePayload {
                         Some(3) => {
                             let (clen, _) = read_len(body, &mut pos)?;
                             let (ulen, _) = read_len(body, &mut pos)?;
-                            let s = body.get(pos..pos + clen as usize).ok_or("eof in lzf string")?;
+                            let s =
+                                body.get(pos..pos + clen as usize).ok_or("eof in lzf string")?;
                             pos += clen as usize;
                             fields.push(Field::Str { bytes: s.to_vec(), lzf: Some(ulen) });
                         }

@@ -5,14 +5,14 @@ use std::ffi::CStr;
 use redis_module::{Context, ContextFlags};
 
 use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
-use crate::notify;
-use crate::filter::params::MAX_CAPACITY;
 use crate::filter::codec::dump_header;
+use crate::filter::params::MAX_CAPACITY;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::{Args, parse_f64, parse_i64};
 use crate::module::config;
 use crate::module::errors;
 use crate::module::reply::Reply;
+use crate::notify;
 
 /// Builds a new chain for `params` under the server's allocation policy.
 fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
@@ -291,7 +291,13 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
         Ok(p) => p,
         Err(e) => return core_err(&e),
     };
-    many_reply(add_items(ctx, args, first_item, Create { params: Some(params), nocreate }, c"bf.insert"))
+    many_reply(add_items(
+        ctx,
+        args,
+        first_item,
+        Create { params: Some(params), nocreate },
+        c"bf.insert",
+    ))
 }
 
 /// `BF.EXISTS key item`
@@ -368,9 +374,8 @@ pub fn info(ctx: &Context, args: &Args) -> Reply {
     if args.len() == 2 {
         return Reply::Map(fields);
     }
-    let which = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"]
-        .iter()
-        .position(|f| args.is(2, f));
+    let which =
+        ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"].iter().position(|f| args.is(2, f));
     let Some(which) = which else {
         return Reply::err(errors::INVALID_INFO);
     };

@@ -4,11 +4,11 @@
 use redis_module::Context;
 
 use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
-use crate::notify;
 use crate::filter::codec::{chunk_at, dump_header, parse_dump_header, write_chunk};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;
 use crate::module::reply::Reply;
+use crate::notify;
 
 /// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end.
 pub fn scandump(ctx: &Context, args: &Args) -> Reply {
@@ -32,9 +32,8 @@ pub fn scandump(ctx: &Context, args: &Args) -> Reply {
         return Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
     };
     let mut data = Vec::with_capacity(len as usize);
-    if let Err(e) = chain.layers()[layer]
-        .bits()
-        .read_bytes(inner, len, |b| data.extend_from_slice(b))
+    if let Err(e) =
+        chain.layers()[layer].bits().read_bytes(inner, len, |b| data.extend_from_slice(b))
     {
         return core_err(&e);
     }

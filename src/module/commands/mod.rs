@@ -18,20 +18,17 @@ pub type Handler = fn(&Context, &Args) -> Reply;
 
 /// The chain at a read-only key: `Ok(None)` when the key is missing.
 fn read_chain(key: &RedisKey) -> Result<Option<&Chain>, Reply> {
-    key.get_value::<Chain>(&BLOOM_TYPE)
-        .map_err(|_| Reply::err(errors::WRONG_TYPE))
+    key.get_value::<Chain>(&BLOOM_TYPE).map_err(|_| Reply::err(errors::WRONG_TYPE))
 }
 
 /// The chain at a writable key: `Ok(None)` when the key is missing.
 fn write_chain(key: &RedisKeyWritable) -> Result<Option<&mut Chain>, Reply> {
-    key.get_value::<Chain>(&BLOOM_TYPE)
-        .map_err(|_| Reply::err(errors::WRONG_TYPE))
+    key.get_value::<Chain>(&BLOOM_TYPE).map_err(|_| Reply::err(errors::WRONG_TYPE))
 }
 
 /// Stores a new chain at an empty writable key.
 fn store_chain(key: &RedisKeyWritable, chain: Chain) -> Result<(), Reply> {
-    key.set_value(&BLOOM_TYPE, chain)
-        .map_err(|_| Reply::err(errors::WRONG_TYPE))
+    key.set_value(&BLOOM_TYPE, chain).map_err(|_| Reply::err(errors::WRONG_TYPE))
 }
 
 /// The allocation policy of the running command: the per-filter limit and `maxmemory` for
@@ -52,10 +49,7 @@ impl<'a> ServerGuard<'a> {
 
     /// Whether this command's allocations are checked: not for replicated commands or loading.
     fn enforce(&self) -> bool {
-        !self
-            .ctx
-            .get_flags()
-            .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
+        !self.ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
     }
 
     /// `used_memory` and `maxmemory` from the server, if it reports them.
