@@ -97,7 +97,7 @@ struct Fixture {
 impl Fixture {
     fn new(bytes: u64, item_len: usize) -> Self {
         let capacity = capacity_for(bytes);
-        let params = ChainParams::new(ERROR, capacity, 0, true).expect("valid parameters");
+        let params = ChainParams::new(ERROR, capacity, 0).expect("valid parameters");
         let pool = ((capacity / 2) as usize).min(POOL_MAX) / BATCH * BATCH;
         let hit = Items::new(b'h', 0, pool, item_len);
         let miss = Items::new(b'm', 0, pool, item_len);

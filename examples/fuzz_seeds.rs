@@ -13,7 +13,7 @@ use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 /// A small filter: `items` distinct items added to a chain with these parameters.
 fn filter(error: f64, capacity: u64, expansion: u64, items: u32) -> Chain {
-    let params = ChainParams::new(error, capacity, expansion, expansion == 0).expect("valid");
+    let params = ChainParams::new(error, capacity, expansion).expect("valid");
     let mut chain = Chain::new(params, HashScheme::Xxh3Enhanced, 42, &Unlimited).expect("small");
     for i in 0..items {
         // A nonscaling filter refuses items once full; the seeds stop short of that.

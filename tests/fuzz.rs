@@ -554,6 +554,8 @@ const LOADCHUNK_BATCH: usize = 120;
 const BAD_DATA: &str = "ERR received bad data";
 const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
+/// A data chunk for a filter that no LOADCHUNK header made (or that took an add since).
+const NOT_RESTORING: &str = "ERR BF.LOADCHUNK data chunks go only into a filter that its BF.LOADCHUNK header created and that has taken no add since; this key holds another filter";
 const ITER_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
 const NOT_FOUND: &str = "ERR not found";
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -561,8 +563,17 @@ const ARITY: &str = "ERR wrong number of arguments for 'bf.loadchunk' command";
 
 /// The errors BF.LOADCHUNK documents (README, RedisBloom's three plus the limits).
 fn loadchunk_error_allowed(e: &str) -> bool {
-    [BAD_DATA, CHUNK_OFFSET, CHUNK_TOO_BIG, ITER_NOT_NUMERIC, NOT_FOUND, WRONGTYPE, ARITY]
-        .contains(&e)
+    [
+        BAD_DATA,
+        CHUNK_OFFSET,
+        CHUNK_TOO_BIG,
+        NOT_RESTORING,
+        ITER_NOT_NUMERIC,
+        NOT_FOUND,
+        WRONGTYPE,
+        ARITY,
+    ]
+    .contains(&e)
         || add_error_allowed(e)
 }
 
@@ -749,17 +760,16 @@ fn at_bystander(rng: &mut Rng, sources: &[Source], plain: &[&str]) -> Cmd {
             let iter = rng.pick(BAD_ITERS).as_bytes().to_vec();
             loadchunk(&src.key, &iter, &data, Expect::Err(ITER_NOT_NUMERIC))
         }
-        // Iterator 1 on an existing filter is a chunk at offset −len: no such place.
-        1 => loadchunk(&src.key, b"1", header, Expect::Err(CHUNK_OFFSET)),
+        // The sources were made by BF.RESERVE and adds, not by a LOADCHUNK header: no chunk
+        // goes into them, wherever it would land (a header is a chunk at offset −len).
+        1 => loadchunk(&src.key, b"1", header, Expect::Err(NOT_RESTORING)),
         2 => {
             let past = src.total + rng.below(100) + data.len() as u64 + 1;
-            loadchunk(&src.key, past.to_string().as_bytes(), &data, Expect::Err(CHUNK_OFFSET))
+            loadchunk(&src.key, past.to_string().as_bytes(), &data, Expect::Err(NOT_RESTORING))
         }
         3 => {
-            // The last byte of the filter, and one more: across the last layer's end.
-            let two = [0xffu8, 0xff];
-            let iter = (src.total - 1) + 2 + 1;
-            loadchunk(&src.key, iter.to_string().as_bytes(), &two, Expect::Err(CHUNK_TOO_BIG))
+            let iter = rng.pick(&src.chunks[1..]).0.to_string();
+            loadchunk(&src.key, iter.as_bytes(), &data, Expect::Err(NOT_RESTORING))
         }
         _ => {
             let key = rng.pick(plain);

@@ -29,7 +29,7 @@
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::chain::expected_layer;
 use scalebloom::filter::codec::{
-    ChainMeta, MAX_CHUNK_BYTES, chunk_at, dump_header, parse_dump_header, write_chunk,
+    ChainMeta, MAX_CHUNK_BYTES, chunk_at, dump_header, parse_dump_header, read_chunk, write_chunk,
 };
 use scalebloom::filter::{BloomError, Chain, ChainParams, HashScheme, MaxFilterBytes};
 
@@ -60,8 +60,8 @@ fn filter_from(input: &mut Input) -> Option<Chain> {
     let expansion = u64::from(input.u8() % 5);
     let layers = 1 + input.u8() as usize % 4;
     let layers = if expansion == 0 { 1 } else { layers };
-    let params = ChainParams::new(error, capacity, expansion, expansion == 0)
-        .expect("every parameter is inside its range");
+    let params =
+        ChainParams::new(error, capacity, expansion).expect("every parameter is inside its range");
     // Full layers, then a partly filled last one, exactly as a chain grows: built as a
     // description rather than by adding thousands of items per run.
     let mut meta = ChainMeta {
@@ -150,10 +150,9 @@ fuzz_target!(|data: &[u8]| {
         let (start, stop) = bounds[layer];
         assert_eq!(start + inner, offset, "chunk_at put offset {offset} in the wrong layer");
         assert!(len > 0 && len <= MAX_CHUNK_BYTES && offset + len <= stop, "chunk crosses a layer");
-        chain.layers()[layer]
-            .bits()
-            .read_bytes(inner, len, |b| seen.extend_from_slice(b))
-            .expect("chunk_at gives a readable range");
+        let bytes = read_chunk(&chain, offset).expect("chunk_at gives a readable range");
+        assert_eq!(bytes.len() as u64, len, "read_chunk read another length than chunk_at gave");
+        seen.extend_from_slice(&bytes);
         offset += len;
     }
     assert_eq!(offset, total, "SCANDUMP stopped before the end");

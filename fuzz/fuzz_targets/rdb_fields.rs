@@ -12,11 +12,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use scalebloom::filter::Unlimited;
 use scalebloom::filter::codec::{SliceReader, read_chain, write_chain};
 
 fuzz_target!(|data: &[u8]| {
     let mut reader = SliceReader::new(data);
-    let Ok(chain) = read_chain(&mut reader) else {
+    let Ok(chain) = read_chain(&mut reader, &Unlimited) else {
         return;
     };
     let consumed = data.len() - reader.remaining();
@@ -27,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
         &data[..consumed],
         "an accepted field sequence did not re-encode to the bytes it was read from"
     );
-    let back = read_chain(&mut SliceReader::new(&again)).expect("a re-encoded chain must load");
+    let back = read_chain(&mut SliceReader::new(&again), &Unlimited)
+        .expect("a re-encoded chain must load");
     assert_eq!(back, chain, "round trip changed the chain");
 });

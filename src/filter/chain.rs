@@ -45,14 +45,33 @@ impl AllocGuard for MaxFilterBytes {
 }
 
 /// A scalable Bloom filter.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The parameters are stored as flat fields rather than a [`ChainParams`], so the scheme and the
+/// restore flag fit in what would be its padding: the header stays at 48 bytes.
+#[derive(Debug, Clone)]
 pub struct Chain {
-    scheme: HashScheme,
     seed: u64,
-    params: ChainParams,
     /// Exactly as many slots as layers: with the header this is a filter's fixed memory
     /// (48 bytes here, 48 per layer; RedisBloom's is 32, 64 per layer).
     layers: Box<[Layer]>,
+    error: f64,
+    capacity: u64,
+    expansion: u32,
+    scheme: HashScheme,
+    /// Set while the chain is being restored chunk by chunk (made from a dump header and not
+    /// written since): see [`Chain::awaiting_chunks`].
+    awaiting_chunks: bool,
+}
+
+/// Equal filters have equal parameters, scheme, seed and layers; whether a restore is under way
+/// is not part of what a filter holds.
+impl PartialEq for Chain {
+    fn eq(&self, other: &Self) -> bool {
+        self.params() == other.params()
+            && self.scheme == other.scheme
+            && self.seed == other.seed
+            && self.layers == other.layers
+    }
 }
 
 impl Chain {
@@ -65,16 +84,11 @@ impl Chain {
     ) -> Result<Self, BloomError> {
         let first = layer_size(params.capacity, params.first_layer_error())?;
         guard.admit(info_size(1, first.bytes()), first.bytes())?;
-        Ok(Self {
-            scheme,
-            seed,
-            params,
-            layers: Box::new([Layer::new(first.capacity, first.error)?]),
-        })
+        let layers = Box::new([Layer::new(first.capacity, first.error)?]);
+        Ok(Self::assemble(params, scheme, seed, layers))
     }
 
-    /// A chain rebuilt from stored layers; checks that every layer is exactly the one this
-    /// chain's parameters would have built at its position, and the item counts add up.
+    /// A chain rebuilt from stored layers, which must follow [`check_layers`].
     pub fn from_parts(
         params: ChainParams,
         scheme: HashScheme,
@@ -82,34 +96,34 @@ impl Chain {
         layers: Vec<Layer>,
         items: u64,
     ) -> Result<Self, BloomError> {
-        if layers.is_empty() || layers.len() > MAX_LAYERS {
-            return Err(BloomError::BadData);
-        }
-        if !params.scaling() && layers.len() != 1 {
-            return Err(BloomError::BadData);
-        }
-        let mut sum = 0u64;
-        for (i, layer) in layers.iter().enumerate() {
-            if !layer.is_sized_as(&expected_layer(&params, i)?) {
-                return Err(BloomError::BadData);
-            }
-            // Only the last layer may be partly filled: a layer is added when the last is full.
-            if i + 1 < layers.len() && !layer.is_full() {
-                return Err(BloomError::BadData);
-            }
-            sum = sum.checked_add(layer.items()).ok_or(BloomError::BadData)?;
-        }
-        if sum != items {
-            return Err(BloomError::BadData);
-        }
+        let claims: Vec<LayerClaim> = layers.iter().map(LayerClaim::of).collect();
+        check_layers(&params, &claims, items)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        Ok(Self { scheme, seed, params, layers: layers.into_boxed_slice() })
+        Ok(Self::assemble(params, scheme, seed, layers.into_boxed_slice()))
+    }
+
+    fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Box<[Layer]>) -> Self {
+        let ChainParams { error, capacity, expansion } = params;
+        Self { seed, layers, error, capacity, expansion, scheme, awaiting_chunks: false }
     }
 
     /// The parameters the chain was created with.
-    pub fn params(&self) -> &ChainParams {
-        &self.params
+    pub fn params(&self) -> ChainParams {
+        ChainParams { error: self.error, capacity: self.capacity, expansion: self.expansion }
+    }
+
+    /// Whether the chain was made from a dump header (`BF.LOADCHUNK key 1 <header>`, its bits
+    /// still to come in chunks) and has taken no add since. Only such a chain takes data chunks
+    /// from clients: a chunk written into any other filter would silently replace its bits.
+    /// Not persisted: a restore interrupted by a restart starts again from the header.
+    pub fn awaiting_chunks(&self) -> bool {
+        self.awaiting_chunks
+    }
+
+    /// Marks the chain as being restored chunk by chunk ([`Chain::awaiting_chunks`]).
+    pub fn await_chunks(&mut self) {
+        self.awaiting_chunks = true;
     }
 
     /// The hash scheme of the chain's bits.
@@ -153,7 +167,7 @@ impl Chain {
     /// [`expected_layer`] uses).
     pub fn layer_size(&self, index: usize) -> LayerSize {
         let layer = &self.layers[index];
-        let error = layer_error(&self.params, index);
+        let error = layer_error(&self.params(), index);
         LayerSize {
             capacity: layer.capacity(),
             error,
@@ -189,6 +203,7 @@ impl Chain {
     /// Adds `item`: `Ok(true)` if it was new, `Ok(false)` if it was (probably) present and
     /// nothing changed. Fails, changing nothing, when a needed layer cannot be built.
     pub fn add(&mut self, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        self.awaiting_chunks = false;
         self.add_hash(self.hash(item), guard)
     }
 
@@ -258,6 +273,7 @@ impl Chain {
         guard: &dyn AllocGuard,
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
+        self.awaiting_chunks = false;
         let mut block = Block::new(self);
         for chunk in items.chunks(BATCH) {
             let hashes = block.load(self, chunk, Purpose::Add);
@@ -277,13 +293,13 @@ impl Chain {
 
     /// Appends the next layer, or says why it cannot.
     fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), BloomError> {
-        if !self.params.scaling() {
+        if !self.params().scaling() {
             return Err(BloomError::NonscalingFull);
         }
         if self.layers.len() >= MAX_LAYERS {
             return Err(BloomError::TooManyLayers);
         }
-        let next = expected_layer(&self.params, self.layers.len()).map_err(|e| match e {
+        let next = expected_layer(&self.params(), self.layers.len()).map_err(|e| match e {
             BloomError::ErrorTooSmall => BloomError::TooManyLayers,
             other => other,
         })?;
@@ -360,6 +376,65 @@ fn is_large(layer: &Layer) -> bool {
     layer.bytes() >= PREFETCH_MIN_BYTES
 }
 
+/// What a stored layer says of itself: what [`check_layers`] compares with the parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerClaim {
+    /// Items the layer is built for.
+    pub capacity: u64,
+    /// Probes per item.
+    pub hashes: u64,
+    /// Bits in its array.
+    pub bits: u64,
+    /// Items added to it.
+    pub items: u64,
+}
+
+impl LayerClaim {
+    /// The claim of a layer in memory.
+    pub fn of(layer: &Layer) -> Self {
+        Self {
+            capacity: layer.capacity(),
+            hashes: u64::from(layer.hashes()),
+            bits: layer.len_bits(),
+            items: layer.items(),
+        }
+    }
+}
+
+/// The one rule every stored chain obeys, checked before a loaded chain's bits are allocated
+/// (by the decoders in `codec`) and again when its layers are assembled ([`Chain::from_parts`]):
+/// 1 to [`MAX_LAYERS`] layers (exactly 1 when nonscaling); each layer exactly the one `params`
+/// build at its position ([`expected_layer`]); no layer holds more than its capacity, and every
+/// layer but the last is full (a layer is added only when the last is full); the items add up
+/// to `items`. Returns each layer's expected size.
+pub fn check_layers(
+    params: &ChainParams,
+    claims: &[LayerClaim],
+    items: u64,
+) -> Result<Vec<LayerSize>, BloomError> {
+    if claims.is_empty() || claims.len() > MAX_LAYERS || (!params.scaling() && claims.len() != 1) {
+        return Err(BloomError::BadData);
+    }
+    let mut sizes = Vec::with_capacity(claims.len());
+    let mut sum = 0u64;
+    for (i, c) in claims.iter().enumerate() {
+        let want = expected_layer(params, i).map_err(|_| BloomError::BadData)?;
+        let sized = c.capacity == want.capacity
+            && c.hashes == u64::from(want.hashes)
+            && c.bits == want.bits;
+        let last = i + 1 == claims.len();
+        if !sized || c.items > c.capacity || (!last && c.items != c.capacity) {
+            return Err(BloomError::BadData);
+        }
+        sum = sum.checked_add(c.items).ok_or(BloomError::BadData)?;
+        sizes.push(want);
+    }
+    if sum != items {
+        return Err(BloomError::BadData);
+    }
+    Ok(sizes)
+}
+
 /// The layer a chain with `params` has at position `index`: capacity × expansion^index at
 /// error × 0.5^index. Multiplying by 0.5 is exact in binary floating point, so a loaded layer
 /// can be compared to this bit for bit.
@@ -381,7 +456,7 @@ mod tests {
     use super::*;
 
     fn chain(error: f64, capacity: u64, expansion: u64) -> Chain {
-        let p = ChainParams::new(error, capacity, expansion, expansion == 0).unwrap();
+        let p = ChainParams::new(error, capacity, expansion).unwrap();
         Chain::new(p, HashScheme::Xxh3Enhanced, 0x5eed, &Unlimited).unwrap()
     }
 
@@ -491,7 +566,7 @@ mod tests {
         for (i, l) in c.layers().iter().enumerate() {
             assert!(l.hashes() >= 1 && l.hashes() <= crate::filter::params::MAX_HASHES);
             assert!(c.layer_size(i).error >= crate::filter::params::MIN_LAYER_ERROR);
-            assert_eq!(Ok(c.layer_size(i)), expected_layer(c.params(), i), "layer {i}");
+            assert_eq!(Ok(c.layer_size(i)), expected_layer(&c.params(), i), "layer {i}");
         }
         // Still answers correctly: an absent item is not reported present by a degenerate layer.
         assert!(!c.contains(b"never added"));
@@ -499,7 +574,7 @@ mod tests {
 
     #[test]
     fn the_guard_sees_each_allocation_and_a_refusal_changes_nothing() {
-        let p = ChainParams::new(0.01, 100, 2, false).unwrap();
+        let p = ChainParams::new(0.01, 100, 2).unwrap();
         assert!(matches!(
             Chain::new(p, HashScheme::Xxh3Enhanced, 0, &MaxFilterBytes(100)),
             Err(BloomError::FilterLimit { .. })
@@ -534,14 +609,14 @@ mod tests {
         let layers: Vec<Layer> = c.layers().iter().filter(|_| true).cloned().collect();
         assert!(layers.capacity() > layers.len());
         let loaded =
-            Chain::from_parts(*c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
+            Chain::from_parts(c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
         assert_eq!(loaded.layers.len(), 5, "a boxed slice holds no spare slot");
         assert_eq!(loaded, c);
     }
 
     #[test]
     fn seeds_give_different_bits_for_the_same_items() {
-        let p = ChainParams::new(0.01, 100, 2, false).unwrap();
+        let p = ChainParams::new(0.01, 100, 2).unwrap();
         let mut a = Chain::new(p, HashScheme::Xxh3Enhanced, 1, &Unlimited).unwrap();
         let mut b = Chain::new(p, HashScheme::Xxh3Enhanced, 2, &Unlimited).unwrap();
         a.add(b"x", &Unlimited).unwrap();
@@ -556,7 +631,7 @@ mod tests {
             c.add(&item(i), &Unlimited).unwrap();
         }
         let layers = c.layers().to_vec();
-        let p = *c.params();
+        let p = c.params();
         assert!(Chain::from_parts(p, c.scheme(), c.seed(), layers.clone(), c.items()).is_ok());
         assert!(Chain::from_parts(p, c.scheme(), c.seed(), layers.clone(), c.items() + 1).is_err());
         assert!(Chain::from_parts(p, c.scheme(), c.seed(), layers[1..].to_vec(), 0).is_err());
@@ -642,7 +717,7 @@ mod batch_tests {
     }
 
     fn chain(error: f64, capacity: u64, expansion: u64) -> Chain {
-        let p = ChainParams::new(error, capacity, expansion, expansion == 0).unwrap();
+        let p = ChainParams::new(error, capacity, expansion).unwrap();
         Chain::new(p, HashScheme::Xxh3Enhanced, 0xba7c4, &Unlimited).unwrap()
     }
 

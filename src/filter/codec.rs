@@ -16,7 +16,7 @@
 //!   u64 capacity    u64 hashes    u64 bits    f64 error    u64 items
 //! ```
 //! Every layer's capacity, error, hashes and bits must be exactly what the chain's parameters
-//! give at that position (see [`expected_layer`]); item counts must add up and stay within
+//! give at that position (the one rule of [`check_layers`]); item counts must add up and stay within
 //! capacities. Anything else is refused as [`BloomError::BadData`], before any bit array is
 //! allocated.
 //!
@@ -40,7 +40,7 @@
 
 use super::BloomError;
 use super::bits::BitArray;
-use super::chain::{AllocGuard, Chain, expected_layer};
+use super::chain::{AllocGuard, Chain, LayerClaim, check_layers};
 use super::hash::HashScheme;
 use super::layer::Layer;
 use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
@@ -154,7 +154,7 @@ impl ChainMeta {
     /// The description of `chain`.
     pub fn of(chain: &Chain) -> Self {
         Self {
-            params: *chain.params(),
+            params: chain.params(),
             scheme: chain.scheme(),
             seed: chain.seed(),
             items: chain.items(),
@@ -190,51 +190,39 @@ impl ChainMeta {
         }
     }
 
-    /// Reads and validates a field sequence. Allocates nothing proportional to the claimed
-    /// sizes: only the layer list, whose length is bounded first.
+    /// Reads and validates a field sequence ([`check_layers`], and each stored error must be
+    /// the one its position gives). Allocates nothing proportional to the claimed sizes: only
+    /// the layer list, whose length is bounded first.
     pub fn read(r: &mut impl FieldReader) -> Result<Self, BloomError> {
         let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
         let seed = r.u64()?;
         let error = r.f64()?;
         let capacity = r.u64()?;
         let expansion = r.u64()?;
-        let params = ChainParams::new(error, capacity, expansion, expansion == 0)
-            .map_err(|_| BloomError::BadData)?;
+        let params =
+            ChainParams::new(error, capacity, expansion).map_err(|_| BloomError::BadData)?;
         let items = r.u64()?;
         let count = r.u64()?;
-        if count == 0 || count > MAX_LAYERS as u64 || (!params.scaling() && count != 1) {
+        if count == 0 || count > MAX_LAYERS as u64 {
             return Err(BloomError::BadData);
         }
-        let mut layers = Vec::with_capacity(count as usize);
-        let mut sum = 0u64;
-        for i in 0..count as usize {
-            let capacity = r.u64()?;
-            let hashes = r.u64()?;
-            let bits = r.u64()?;
-            let error = r.f64()?;
-            let layer_items = r.u64()?;
-            let want = expected_layer(&params, i).map_err(|_| BloomError::BadData)?;
-            let matches = capacity == want.capacity
-                && hashes == u64::from(want.hashes)
-                && bits == want.bits
-                && error.to_bits() == want.error.to_bits();
-            if !matches || layer_items > capacity {
-                return Err(BloomError::BadData);
-            }
-            if i + 1 < count as usize && layer_items != capacity {
-                return Err(BloomError::BadData);
-            }
-            sum = sum.checked_add(layer_items).ok_or(BloomError::BadData)?;
-            layers.push((want, layer_items));
+        let mut claims = Vec::with_capacity(count as usize);
+        let mut errors = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let (capacity, hashes, bits) = (r.u64()?, r.u64()?, r.u64()?);
+            errors.push(r.f64()?);
+            claims.push(LayerClaim { capacity, hashes, bits, items: r.u64()? });
         }
-        if sum != items {
+        let sizes = check_layers(&params, &claims, items)?;
+        if sizes.iter().zip(&errors).any(|(want, got)| want.error.to_bits() != got.to_bits()) {
             return Err(BloomError::BadData);
         }
+        let layers = sizes.into_iter().zip(claims).map(|(size, c)| (size, c.items)).collect();
         Ok(Self { params, scheme, seed, items, layers })
     }
 
-    /// Builds the chain with zeroed bit arrays (for a chunked restore), after asking `guard`
-    /// for the memory.
+    /// Builds the chain with zeroed bit arrays for a chunked restore (marked
+    /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
     pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
         let bytes = self.bit_bytes();
         guard.admit(info_size(self.layers.len() as u64, bytes), bytes)?;
@@ -243,7 +231,9 @@ impl ChainMeta {
             .iter()
             .map(|(size, _)| BitArray::new(size.bits))
             .collect::<Result<Vec<_>, _>>()?;
-        self.into_chain(arrays)
+        let mut chain = self.into_chain(arrays)?;
+        chain.await_chunks();
+        Ok(chain)
     }
 
     /// Builds the chain with the given bit arrays (one per layer, in order).
@@ -269,9 +259,12 @@ pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
     }
 }
 
-/// Reads a whole chain in the RDB layout, validating everything.
-pub fn read_chain(r: &mut impl FieldReader) -> Result<Chain, BloomError> {
+/// Reads a whole chain in the RDB layout, validating everything; the bit arrays are allocated
+/// only once the metadata is valid and `guard` admits their size.
+pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
     let meta = ChainMeta::read(r)?;
+    let bytes = meta.bit_bytes();
+    guard.admit(info_size(meta.layers.len() as u64, bytes), bytes)?;
     let mut arrays = Vec::with_capacity(meta.layers.len());
     for (size, _) in &meta.layers {
         arrays.push(BitArray::from_segments(size.bits, || r.bytes())?);
@@ -306,37 +299,46 @@ pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
     Ok(meta)
 }
 
-/// Where the dump chunk starting at byte `offset` lies: `(layer index, offset in that layer,
-/// length)`, at most [`MAX_CHUNK_BYTES`] and never past the layer's end; `None` past the end.
-pub fn chunk_at(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
+/// Where byte `offset` of all layers' arrays laid end to end lies: `(layer index, offset in
+/// that layer, bytes from there to the layer's end)`; `None` past the end. The one walk that
+/// both reading and writing chunks use.
+fn locate(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
     let mut start = 0u64;
     for (i, layer) in chain.layers().iter().enumerate() {
         let len = layer.bytes();
         if offset < start + len {
             let inner = offset - start;
-            return Some((i, inner, (len - inner).min(MAX_CHUNK_BYTES)));
+            return Some((i, inner, len - inner));
         }
         start += len;
     }
     None
 }
 
+/// Where the dump chunk starting at byte `offset` lies: `(layer index, offset in that layer,
+/// length)`, at most [`MAX_CHUNK_BYTES`] and never past the layer's end; `None` past the end.
+pub fn chunk_at(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
+    locate(chain, offset).map(|(layer, inner, rest)| (layer, inner, rest.min(MAX_CHUNK_BYTES)))
+}
+
+/// The bytes of the dump chunk starting at byte `offset` ([`chunk_at`]); `None` past the end.
+/// What `BF.SCANDUMP` sends and the AOF rewrite emits.
+pub fn read_chunk(chain: &Chain, offset: u64) -> Option<Vec<u8>> {
+    let (layer, inner, len) = chunk_at(chain, offset)?;
+    let mut data = Vec::with_capacity(usize::try_from(len).ok()?);
+    // chunk_at keeps [inner, inner + len) inside the layer, so the read cannot fail.
+    chain.layers()[layer].bits().read_bytes(inner, len, |b| data.extend_from_slice(b)).ok()?;
+    Some(data)
+}
+
 /// Writes a chunk received by `BF.LOADCHUNK` at byte `offset`; refuses one that starts past the
 /// end or does not fit inside the layer it starts in.
 pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), BloomError> {
-    let mut start = 0u64;
-    for layer in chain.layers_mut() {
-        let len = layer.bytes();
-        if offset < start + len {
-            let inner = offset - start;
-            if data.len() as u64 > len - inner {
-                return Err(BloomError::ChunkTooBig);
-            }
-            return layer.bits_mut().write_bytes(inner, data);
-        }
-        start += len;
+    let (layer, inner, rest) = locate(chain, offset).ok_or(BloomError::ChunkOffset)?;
+    if data.len() as u64 > rest {
+        return Err(BloomError::ChunkTooBig);
     }
-    Err(BloomError::ChunkOffset)
+    chain.layers_mut()[layer].bits_mut().write_bytes(inner, data)
 }
 
 #[cfg(test)]
@@ -346,7 +348,7 @@ mod tests {
 
     fn sample(items: u32, nonscaling: bool) -> Chain {
         let exp = if nonscaling { 0 } else { 2 };
-        let p = ChainParams::new(0.01, 50, exp, nonscaling).unwrap();
+        let p = ChainParams::new(0.01, 50, exp).unwrap();
         let mut c = Chain::new(p, HashScheme::Xxh3Enhanced, 42, &Unlimited).unwrap();
         for i in 0..items {
             let _ = c.add(format!("item{i}").as_bytes(), &Unlimited);
@@ -364,7 +366,7 @@ mod tests {
     fn rdb_layout_round_trips() {
         for c in [sample(0, false), sample(400, false), sample(30, true)] {
             let buf = encode(&c);
-            let back = read_chain(&mut SliceReader::new(&buf)).unwrap();
+            let back = read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap();
             assert_eq!(back, c);
         }
     }
@@ -373,7 +375,10 @@ mod tests {
     fn every_truncation_is_refused() {
         let buf = encode(&sample(200, false));
         for cut in 0..buf.len() {
-            assert!(read_chain(&mut SliceReader::new(&buf[..cut])).is_err(), "cut {cut}");
+            assert!(
+                read_chain(&mut SliceReader::new(&buf[..cut]), &Unlimited).is_err(),
+                "cut {cut}"
+            );
         }
     }
 
@@ -395,7 +400,7 @@ mod tests {
             for bit in 0..8 {
                 let mut bad = buf.clone();
                 bad[byte] ^= 1 << bit;
-                let r = read_chain(&mut SliceReader::new(&bad));
+                let r = read_chain(&mut SliceReader::new(&bad), &Unlimited);
                 assert!(r.is_err(), "byte {byte} bit {bit} accepted");
             }
         }
@@ -407,9 +412,15 @@ mod tests {
         let mut buf = encode(&c);
         // layers field is the 7th u64
         buf[48..56].copy_from_slice(&1000u64.to_le_bytes());
-        assert_eq!(read_chain(&mut SliceReader::new(&buf)).unwrap_err(), BloomError::BadData);
+        assert_eq!(
+            read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap_err(),
+            BloomError::BadData
+        );
         buf[48..56].copy_from_slice(&0u64.to_le_bytes());
-        assert_eq!(read_chain(&mut SliceReader::new(&buf)).unwrap_err(), BloomError::BadData);
+        assert_eq!(
+            read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap_err(),
+            BloomError::BadData
+        );
     }
 
     #[test]
@@ -443,14 +454,9 @@ mod tests {
         let meta = parse_dump_header(&dump_header(&c)).unwrap();
         let mut restored = meta.allocate(&Unlimited).unwrap();
         let mut offset = 0;
-        while let Some((layer, inner, len)) = chunk_at(&c, offset) {
-            let mut bytes = Vec::new();
-            c.layers()[layer]
-                .bits()
-                .read_bytes(inner, len, |b| bytes.extend_from_slice(b))
-                .unwrap();
+        while let Some(bytes) = read_chunk(&c, offset) {
             write_chunk(&mut restored, offset, &bytes).unwrap();
-            offset += len;
+            offset += bytes.len() as u64;
         }
         assert_eq!(offset, c.bit_bytes());
         assert_eq!(restored, c);

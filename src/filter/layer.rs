@@ -42,11 +42,6 @@ impl Layer {
         Ok(Self { capacity: size.capacity, items, hashes: size.hashes, bits })
     }
 
-    /// Whether this layer has the capacity, probe count and bit count of `size`.
-    pub fn is_sized_as(&self, size: &LayerSize) -> bool {
-        self.capacity == size.capacity && self.hashes == size.hashes && self.len_bits() == size.bits
-    }
-
     /// Items this layer is built for.
     pub fn capacity(&self) -> u64 {
         self.capacity

@@ -54,8 +54,6 @@ pub enum BloomError {
     CapacityRange,
     /// Expansion above MAX_EXPANSION.
     ExpansionRange,
-    /// NONSCALING with a non-zero EXPANSION.
-    NonscalingExpansion,
     /// A layer would need an error below MIN_LAYER_ERROR (too many probes).
     ErrorTooSmall,
     /// Some size does not fit the bounds (layer bits, products that would overflow).

@@ -116,13 +116,8 @@ pub struct ChainParams {
 }
 
 impl ChainParams {
-    /// Checks every parameter against the limits above.
-    pub fn new(
-        error: f64,
-        capacity: u64,
-        expansion: u64,
-        nonscaling: bool,
-    ) -> Result<Self, BloomError> {
+    /// Checks and builds the parameters; `expansion` 0 makes a nonscaling chain.
+    pub fn new(error: f64, capacity: u64, expansion: u64) -> Result<Self, BloomError> {
         if !error_in_range(error) {
             return Err(BloomError::ErrorRange);
         }
@@ -131,10 +126,6 @@ impl ChainParams {
         }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::ExpansionRange);
-        }
-        if nonscaling && expansion != 0 {
-            // Callers pass expansion 0 with nonscaling; a non-zero one is a contradiction.
-            return Err(BloomError::NonscalingExpansion);
         }
         let params = Self { error, capacity, expansion: expansion as u32 };
         // The first layer must be buildable, or the chain is useless.
@@ -196,9 +187,9 @@ mod tests {
 
     #[test]
     fn first_layer_error_is_halved_only_when_scaling() {
-        let p = ChainParams::new(0.01, 100, 2, false).unwrap();
+        let p = ChainParams::new(0.01, 100, 2).unwrap();
         assert_eq!(p.first_layer_error(), 0.005);
-        let p = ChainParams::new(0.01, 100, 0, true).unwrap();
+        let p = ChainParams::new(0.01, 100, 0).unwrap();
         assert_eq!(p.first_layer_error(), 0.01);
         assert!(!p.scaling());
     }
@@ -206,27 +197,26 @@ mod tests {
     #[test]
     fn every_invalid_parameter_is_rejected() {
         use BloomError::*;
-        let cases: &[(f64, u64, u64, bool, BloomError)] = &[
-            (0.0, 100, 2, false, ErrorRange),
-            (1.0, 100, 2, false, ErrorRange),
-            (-0.5, 100, 2, false, ErrorRange),
-            (f64::NAN, 100, 2, false, ErrorRange),
-            (f64::INFINITY, 100, 2, false, ErrorRange),
-            (0.01, 0, 2, false, CapacityRange),
-            (0.01, MAX_CAPACITY + 1, 2, false, CapacityRange),
-            (0.01, u64::MAX, 2, false, CapacityRange),
-            (0.01, 100, MAX_EXPANSION + 1, false, ExpansionRange),
-            (0.01, 100, 4_294_967_297, false, ExpansionRange),
-            (0.01, 100, 2, true, NonscalingExpansion),
-            (1e-30, 100, 2, false, ErrorTooSmall),
-            (5e-324, 100, 2, false, ErrorTooSmall),
+        let cases: &[(f64, u64, u64, BloomError)] = &[
+            (0.0, 100, 2, ErrorRange),
+            (1.0, 100, 2, ErrorRange),
+            (-0.5, 100, 2, ErrorRange),
+            (f64::NAN, 100, 2, ErrorRange),
+            (f64::INFINITY, 100, 2, ErrorRange),
+            (0.01, 0, 2, CapacityRange),
+            (0.01, MAX_CAPACITY + 1, 2, CapacityRange),
+            (0.01, u64::MAX, 2, CapacityRange),
+            (0.01, 100, MAX_EXPANSION + 1, ExpansionRange),
+            (0.01, 100, 4_294_967_297, ExpansionRange),
+            (1e-30, 100, 2, ErrorTooSmall),
+            (5e-324, 100, 2, ErrorTooSmall),
         ];
-        for &(e, c, x, n, ref want) in cases {
-            assert_eq!(ChainParams::new(e, c, x, n).unwrap_err(), *want, "{e} {c} {x} {n}");
+        for &(e, c, x, ref want) in cases {
+            assert_eq!(ChainParams::new(e, c, x).unwrap_err(), *want, "{e} {c} {x}");
         }
-        assert!(ChainParams::new(0.999, MAX_CAPACITY, MAX_EXPANSION, false).is_ok());
-        assert!(ChainParams::new(2e-19, 1, 1, false).is_ok());
-        assert_eq!(ChainParams::new(1.9e-19, 1, 1, false).unwrap_err(), ErrorTooSmall);
+        assert!(ChainParams::new(0.999, MAX_CAPACITY, MAX_EXPANSION).is_ok());
+        assert!(ChainParams::new(2e-19, 1, 1).is_ok());
+        assert_eq!(ChainParams::new(1.9e-19, 1, 1).unwrap_err(), ErrorTooSmall);
     }
 
     #[test]

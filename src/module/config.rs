@@ -14,9 +14,9 @@ use redis_module::configuration::{
 use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
-use crate::filter::ChainParams;
 use crate::filter::mem::HUGE_PAGES;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
+use crate::filter::{BloomError, ChainParams};
 
 /// Default error rate of filters created by ADD / MADD / INSERT.
 pub static ERROR_RATE: ErrorRate = ErrorRate(AtomicU64::new(0x3F84_7AE1_47AE_147B)); // 0.01
@@ -51,7 +51,7 @@ impl ErrorRate {
 
 /// Whether `e` can be the default error rate of a new filter.
 fn valid_error_rate(e: f64) -> bool {
-    ChainParams::new(e, 1, DEFAULT_EXPANSION as u64, false).is_ok()
+    ChainParams::new(e, 1, DEFAULT_EXPANSION as u64).is_ok()
 }
 
 impl ConfigurationValue<RedisString> for ErrorRate {
@@ -69,9 +69,10 @@ impl ConfigurationValue<RedisString> for ErrorRate {
     }
 }
 
-/// The defaults an auto-created filter gets right now.
-pub fn defaults() -> (f64, u64, u64) {
-    (
+/// The parameters an auto-created filter gets right now (each setting was validated when set;
+/// the combination is checked here).
+pub fn defaults() -> Result<ChainParams, BloomError> {
+    ChainParams::new(
         ERROR_RATE.get(),
         INITIAL_SIZE.load(Ordering::Relaxed) as u64,
         EXPANSION.load(Ordering::Relaxed) as u64,

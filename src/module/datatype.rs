@@ -1,5 +1,5 @@
-//! The `MBbloom--` native type: its callbacks, and the module's only raw-pointer code besides
-//! `lib.rs`. Every callback runs inside `catch_unwind`: a panic here must not take Redis down.
+//! The `MBbloom--` native type and its callbacks. Every callback runs inside `catch_unwind`: a
+//! panic here must not take Redis down.
 
 use std::ffi::{CString, c_void};
 use std::os::raw::{c_char, c_int, c_longlong};
@@ -8,8 +8,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use redis_module::native_types::RedisType;
 use redis_module::{RedisBuffer, raw};
 
+use redis_module::Context;
+
+use super::limits::ServerGuard;
 use crate::filter::codec::{
-    self, FieldReader, FieldWriter, RDB_ENCODING_VERSION, chunk_at, dump_header,
+    self, FieldReader, FieldWriter, RDB_ENCODING_VERSION, dump_header, read_chunk,
 };
 use crate::filter::{BloomError, Chain};
 
@@ -96,8 +99,12 @@ impl FieldWriter for RdbWriter {
 
 /// The chain behind a type value pointer.
 ///
-/// SAFETY (callers): `value` is a pointer Redis got from us: `Box::into_raw(Box<Chain>)`.
+/// # Safety
+/// `value` is a value pointer Redis passes to a type callback: one this module made with
+/// `Box::into_raw(Box<Chain>)` (rdb_load, copy, or a command's `set_value`) and has not freed;
+/// Redis runs no command on the key while the callback runs, so nothing mutates it meanwhile.
 unsafe fn chain_ref<'a>(value: *mut c_void) -> &'a Chain {
+    // SAFETY: the caller's contract above: a live, properly aligned `Chain`.
     unsafe { &*value.cast::<Chain>() }
 }
 
@@ -110,8 +117,22 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
             ));
             return std::ptr::null_mut();
         }
-        match codec::read_chain(&mut RdbReader(rdb)) {
+        // SAFETY: `rdb` is the live I/O handle of this load; the context it gives lives as
+        // long as the handle, longer than this call.
+        let io_ctx = unsafe { raw::RedisModule_GetContextFromIO.map(|f| f(rdb)) };
+        let ctx = Context::new(io_ctx.unwrap_or(std::ptr::null_mut()));
+        // No context: no way to tell a client's RESTORE from a load, so nothing is refused.
+        let guard: &dyn crate::filter::AllocGuard = if ctx.ctx.is_null() {
+            &crate::filter::Unlimited
+        } else {
+            &ServerGuard::for_load(&ctx)
+        };
+        match codec::read_chain(&mut RdbReader(rdb), guard) {
             Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
+            Err(e @ (BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. })) => {
+                log_warning(&format!("scalebloom: RESTORE refused: {}", super::errors::text(&e)));
+                std::ptr::null_mut()
+            }
             Err(_) => {
                 log_warning("scalebloom: refused a corrupt or inconsistent MBbloom-- value");
                 std::ptr::null_mut()
@@ -122,6 +143,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
 
 unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded("rdb_save", (), || {
+        // SAFETY: `value` is a type value Redis hands to rdb_save (see `chain_ref`).
         codec::write_chain(unsafe { chain_ref(value) }, &mut RdbWriter(rdb));
     })
 }
@@ -134,12 +156,16 @@ unsafe extern "C" fn aof_rewrite(
     value: *mut c_void,
 ) {
     guarded("aof_rewrite", (), || {
+        // SAFETY: `value` is a type value Redis hands to aof_rewrite (see `chain_ref`).
         let chain = unsafe { chain_ref(value) };
+        // SAFETY: API pointers are written once by RedisModule_Init, before any callback.
         let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
             return;
         };
         let cmd = CString::new("BF.LOADCHUNK").expect("no NUL");
         let fmt = CString::new("slb").expect("no NUL");
+        // SAFETY: `aof` and `key` are this rewrite's live handle and key; the format "slb" is
+        // matched by a string, a long long and a (pointer, length) buffer alive for the call.
         let emit_chunk = |iter: u64, data: &[u8]| unsafe {
             emit(
                 aof,
@@ -153,32 +179,32 @@ unsafe extern "C" fn aof_rewrite(
         };
         emit_chunk(1, &dump_header(chain));
         let mut offset = 0u64;
-        while let Some((layer, inner, len)) = chunk_at(chain, offset) {
-            let mut buf = Vec::with_capacity(len as usize);
-            let bits = chain.layers()[layer].bits();
-            if bits.read_bytes(inner, len, |b| buf.extend_from_slice(b)).is_ok()
-                && buf.iter().any(|&b| b != 0)
-            {
-                emit_chunk(offset + len + 1, &buf);
+        while let Some(chunk) = read_chunk(chain, offset) {
+            offset += chunk.len() as u64;
+            if chunk.iter().any(|&b| b != 0) {
+                emit_chunk(offset + 1, &chunk);
             }
-            offset += len;
         }
     })
 }
 
 unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     guarded("mem_usage", 0, || {
+        // SAFETY: `value` is a type value Redis hands to mem_usage (see `chain_ref`).
         usize::try_from(unsafe { chain_ref(value.cast_mut()) }.info_size()).unwrap_or(usize::MAX)
     })
 }
 
 unsafe extern "C" fn free(value: *mut c_void) {
+    // SAFETY: Redis calls free exactly once per value, after its last use; the value was made
+    // by `Box::into_raw(Box<Chain>)`, so ownership goes back to a Box here and is dropped.
     guarded("free", (), || drop(unsafe { Box::from_raw(value.cast::<Chain>()) }))
 }
 
 /// Allocations to free: lets Redis free big filters in the background (lazyfree).
 unsafe extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
     guarded("free_effort", 1, || {
+        // SAFETY: `value` is a type value Redis hands to free_effort (see `chain_ref`).
         let chain = unsafe { chain_ref(value.cast_mut()) };
         chain.layers().iter().map(|l| l.bits().segment_byte_lengths().count() + 1).sum::<usize>()
             + 1
@@ -191,6 +217,7 @@ unsafe extern "C" fn copy(
     value: *const c_void,
 ) -> *mut c_void {
     guarded("copy", std::ptr::null_mut(), || {
+        // SAFETY: `value` is the source key's type value (see `chain_ref`).
         let chain = unsafe { chain_ref(value.cast_mut()) }.clone();
         Box::into_raw(Box::new(chain)).cast()
     })
@@ -199,7 +226,9 @@ unsafe extern "C" fn copy(
 /// Feeds every parameter, counter and bit to `DEBUG DIGEST-VALUE`.
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     guarded("digest", (), || {
+        // SAFETY: `value` is a type value Redis hands to digest (see `chain_ref`).
         let chain = unsafe { chain_ref(value) };
+        // SAFETY: API pointers are written once by RedisModule_Init, before any callback.
         let (Some(add_ll), Some(add_buf), Some(end)) = (unsafe {
             (
                 raw::RedisModule_DigestAddLongLong,
@@ -211,6 +240,8 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
         };
         let mut fields = Vec::new();
         codec::ChainMeta::of(chain).write(&mut fields);
+        // SAFETY (this block and the two below): `md` is this digest's live handle; each
+        // buffer is a (pointer, length) pair alive for the call, which Redis only reads.
         unsafe {
             add_ll(md, chain.items() as c_longlong);
             add_buf(md, fields.as_ptr().cast::<c_char>(), fields.len());

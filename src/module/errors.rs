@@ -30,6 +30,7 @@ pub const LOADCHUNK_ITER: &str = "ERR Second argument must be numeric";
 pub const BAD_DATA: &str = "ERR received bad data";
 pub const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
+pub const NOT_RESTORING: &str = "ERR BF.LOADCHUNK data chunks go only into a filter that its BF.LOADCHUNK header created and that has taken no add since; this key holds another filter";
 pub const ERROR_TOO_SMALL: &str =
     "ERR error rate too small: a layer's error would fall below 1e-19 (more than 64 hashes)";
 pub const INTERNAL: &str =
@@ -41,7 +42,6 @@ pub fn text(e: &BloomError) -> String {
         BloomError::ErrorRange => ERROR_RATE_RANGE,
         BloomError::CapacityRange => CAPACITY_RANGE,
         BloomError::ExpansionRange => EXPANSION_RANGE,
-        BloomError::NonscalingExpansion => NONSCALING_EXPANSION,
         BloomError::ErrorTooSmall => ERROR_TOO_SMALL,
         BloomError::NonscalingFull => NONSCALING_FULL,
         BloomError::TooManyLayers | BloomError::TooLarge | BloomError::BadParameter => {

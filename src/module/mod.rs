@@ -1,8 +1,12 @@
 //! The Redis glue: thin layers between Redis and the pure core in `crate::filter`.
 
+pub mod alloc;
 pub mod args;
 pub mod commands;
 pub mod config;
 pub mod datatype;
 pub mod errors;
+pub mod limits;
+pub mod options;
+pub mod registry;
 pub mod reply;

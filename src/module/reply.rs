@@ -1,5 +1,9 @@
 //! Replies as values. Command handlers build a whole [`Reply`] before anything is sent, so a
-//! handler that fails half-way never leaves a client with half a reply; `lib.rs` sends it.
+//! handler that fails half-way never leaves a client with half a reply; [`send`] sends it.
+
+use std::ffi::{CString, c_int};
+
+use redis_module::{Context, raw};
 
 /// One reply, in the shapes BF.* commands use.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,5 +36,67 @@ impl Reply {
     /// An error reply from static text.
     pub fn err(s: &str) -> Self {
         Reply::Error(s.to_string())
+    }
+}
+
+/// Sends a reply built by a handler, to the client of the running command `ctx`.
+pub fn send(context: &Context, reply: Reply) {
+    let ctx = context.ctx;
+    match reply {
+        Reply::Ok => {
+            raw::reply_with_simple_string(ctx, c"OK".as_ptr());
+        }
+        Reply::Int(v) => {
+            raw::reply_with_long_long(ctx, v);
+        }
+        Reply::Bool(b) => {
+            raw::reply_with_bool(ctx, c_int::from(b));
+        }
+        Reply::Bulk(b) => {
+            raw::reply_with_string_buffer(ctx, b.as_ptr().cast(), b.len());
+        }
+        Reply::Null => {
+            raw::reply_with_null(ctx);
+        }
+        Reply::Array(items) => {
+            raw::reply_with_array(ctx, items.len() as _);
+            for item in items {
+                send(context, item);
+            }
+        }
+        Reply::Bools(values, error) => {
+            raw::reply_with_array(ctx, (values.len() + usize::from(error.is_some())) as _);
+            // The per-item loop of MADD/MEXISTS replies: the function pointer is looked up once
+            // rather than through the crate's per-call wrapper.
+            // SAFETY: API pointers are written once by RedisModule_Init, before any command.
+            if let Some(reply_with_bool) = unsafe { raw::RedisModule_ReplyWithBool } {
+                for b in values {
+                    // SAFETY: `ctx` is the running command's live context (`Context` wraps it).
+                    unsafe { reply_with_bool(ctx, c_int::from(b)) };
+                }
+            }
+            if let Some(text) = error {
+                send(context, Reply::Error(text));
+            }
+        }
+        Reply::Map(fields) => {
+            raw::reply_with_map(ctx, fields.len() as _);
+            for (name, value) in fields {
+                let name = CString::new(name).unwrap_or_default();
+                raw::reply_with_simple_string(ctx, name.as_ptr());
+                send(context, value);
+            }
+        }
+        Reply::Error(text) => {
+            let text = CString::new(text.replace(['\0', '\r', '\n'], " ")).unwrap_or_default();
+            raw::reply_with_error(ctx, text.as_ptr());
+        }
+        Reply::WrongArity => {
+            // SAFETY: API pointers are written once by RedisModule_Init, before any command.
+            if let Some(wrong_arity) = unsafe { raw::RedisModule_WrongArity } {
+                // SAFETY: `ctx` is the running command's live context (`Context` wraps it).
+                unsafe { wrong_arity(ctx) };
+            }
+        }
     }
 }

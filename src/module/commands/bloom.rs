@@ -4,19 +4,19 @@ use std::ffi::CStr;
 
 use redis_module::{Context, ContextFlags};
 
-use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
+use super::{core_err, notify, store_chain, with_chain, write_chain};
 use crate::filter::codec::dump_header;
-use crate::filter::params::MAX_CAPACITY;
 use crate::filter::{Chain, ChainParams, HashScheme};
-use crate::module::args::{Args, parse_f64, parse_i64};
+use crate::module::args::Args;
 use crate::module::config;
 use crate::module::errors;
+use crate::module::limits::ServerGuard;
+use crate::module::options::{self, Creation};
 use crate::module::reply::Reply;
-use crate::notify;
 
 /// Builds a new chain for `params` under the server's allocation policy.
 fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
-    Chain::new(params, HashScheme::Xxh3Enhanced, config::new_seed(), &ServerGuard::new(ctx))
+    Chain::new(params, HashScheme::Xxh3Enhanced, config::new_seed(), &ServerGuard::for_command(ctx))
         .map_err(|e| core_err(&e))
 }
 
@@ -30,53 +30,17 @@ fn replicate_creation(ctx: &Context, key: &[u8], empty_chain: &Chain) {
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]`
 pub fn reserve(ctx: &Context, args: &Args) -> Reply {
-    if args.len() < 4 {
-        return Reply::WrongArity;
-    }
-    let Some(error) = parse_f64(args.bytes(2)) else {
-        return Reply::err(errors::BAD_ERROR_RATE);
-    };
-    if !crate::filter::params::error_in_range(error) {
-        return Reply::err(errors::ERROR_RATE_RANGE);
-    }
-    let Some(capacity) = parse_i64(args.bytes(3)) else {
-        return Reply::err(errors::BAD_CAPACITY);
-    };
-    if capacity < 1 || capacity as u64 > MAX_CAPACITY {
-        return Reply::err(errors::CAPACITY_RANGE);
-    }
-    let mut expansion: Option<i64> = None;
-    let mut nonscaling = false;
-    let mut i = 4;
-    while i < args.len() {
-        if args.is(i, "NONSCALING") {
-            nonscaling = true;
-        } else if args.is(i, "EXPANSION") {
-            i += 1;
-            if i >= args.len() {
-                return Reply::err(errors::NO_EXPANSION);
-            }
-            let Some(x) = parse_i64(args.bytes(i)) else {
-                return Reply::err(errors::BAD_EXPANSION);
-            };
-            expansion = Some(x);
-        } else {
-            return Reply::err(errors::SYNTAX);
-        }
-        i += 1;
-    }
-    let expansion = match (expansion, nonscaling) {
-        (Some(x), true) if x != 0 => return Reply::err(errors::NONSCALING_EXPANSION),
-        (Some(x), _) if !(0..=crate::filter::params::MAX_EXPANSION as i64).contains(&x) => {
-            return Reply::err(errors::EXPANSION_RANGE);
-        }
-        (Some(x), false) => x as u64,
-        (_, true) => 0,
-        (None, false) => 2,
-    };
-    let params = match ChainParams::new(error, capacity as u64, expansion, expansion == 0) {
+    let grammar = &options::RESERVE;
+    let parsed = grammar.error(args.bytes(2)).and_then(|error| {
+        let capacity = grammar.capacity(args.bytes(3))?;
+        let given = grammar.options(args, 4)?;
+        // RESERVE's own default expansion is RedisBloom's 2, not the auto-create setting.
+        let defaults = ChainParams { error, capacity, expansion: 2 };
+        grammar.params(&given, defaults)
+    });
+    let params = match parsed {
         Ok(p) => p,
-        Err(e) => return core_err(&e),
+        Err(r) => return r,
     };
     let key_name = args.key();
     let key = ctx.open_key_writable(&key_name);
@@ -141,7 +105,7 @@ fn add_items(
     let key_name = args.key();
     let key = ctx.open_key_writable(&key_name);
     let existing = write_chain(&key)?;
-    let guard = ServerGuard::new(ctx);
+    let guard = ServerGuard::for_command(ctx);
     let mut created: Option<Chain> = None;
     let chain: &mut Chain = match existing {
         Some(c) => c,
@@ -149,13 +113,7 @@ fn add_items(
         None => {
             let params = match create.params {
                 Some(p) => p,
-                None => {
-                    let (error, capacity, expansion) = config::defaults();
-                    match ChainParams::new(error, capacity, expansion, expansion == 0) {
-                        Ok(p) => p,
-                        Err(e) => return Err(core_err(&e)),
-                    }
-                }
+                None => config::defaults().map_err(|e| core_err(&e))?,
             };
             match new_chain(ctx, params) {
                 Ok(c) => {
@@ -212,9 +170,6 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 
 /// `BF.ADD key item`
 pub fn add(ctx: &Context, args: &Args) -> Reply {
-    if args.len() != 3 {
-        return Reply::WrongArity;
-    }
     match add_items(ctx, args, 2, Create { params: None, nocreate: false }, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
@@ -225,71 +180,20 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Context, args: &Args) -> Reply {
-    if args.len() < 3 {
-        return Reply::WrongArity;
-    }
     many_reply(add_items(ctx, args, 2, Create { params: None, nocreate: false }, c"bf.madd"))
 }
 
 /// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
 pub fn insert(ctx: &Context, args: &Args) -> Reply {
-    let (error_default, capacity_default, expansion_default) = config::defaults();
-    let mut error = error_default;
-    let mut capacity = capacity_default;
-    let mut expansion: Option<u64> = None;
-    let mut nocreate = false;
-    let mut nonscaling = false;
-    let mut i = 2;
-    let mut items_at = None;
-    while i < args.len() {
-        let value = |i: usize| (i + 1 < args.len()).then(|| args.bytes(i + 1));
-        if args.is(i, "ITEMS") {
-            items_at = Some(i + 1);
-            break;
-        } else if args.is(i, "NOCREATE") {
-            nocreate = true;
-        } else if args.is(i, "NONSCALING") {
-            nonscaling = true;
-        } else if args.is(i, "CAPACITY") {
-            let Some(v) = value(i) else { return Reply::WrongArity };
-            match parse_i64(v) {
-                Some(c) if c >= 1 && c as u64 <= MAX_CAPACITY => capacity = c as u64,
-                _ => return Reply::err(errors::INSERT_BAD_CAPACITY),
-            }
-            i += 1;
-        } else if args.is(i, "ERROR") {
-            let Some(v) = value(i) else { return Reply::WrongArity };
-            match parse_f64(v) {
-                Some(e) if crate::filter::params::error_in_range(e) => error = e,
-                _ => return Reply::err(errors::INSERT_BAD_ERROR_RATE),
-            }
-            i += 1;
-        } else if args.is(i, "EXPANSION") {
-            let Some(v) = value(i) else { return Reply::WrongArity };
-            match parse_i64(v) {
-                Some(x) if (0..=crate::filter::params::MAX_EXPANSION as i64).contains(&x) => {
-                    expansion = Some(x as u64)
-                }
-                _ => return Reply::err(errors::INSERT_BAD_EXPANSION),
-            }
-            i += 1;
-        } else {
-            return Reply::err(errors::UNKNOWN_ARGUMENT);
-        }
-        i += 1;
-    }
-    let Some(first_item) = items_at.filter(|&at| at < args.len()) else {
-        return Reply::WrongArity;
-    };
-    let expansion = match (expansion, nonscaling) {
-        (Some(x), true) if x != 0 => return Reply::err(errors::NONSCALING_EXPANSION),
-        (_, true) => 0,
-        (Some(x), false) => x,
-        (None, false) => expansion_default,
-    };
-    let params = match ChainParams::new(error, capacity, expansion, expansion == 0) {
+    let grammar = &options::INSERT;
+    let parsed = grammar.options(args, 2).and_then(|given: Creation| {
+        let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
+        let defaults = config::defaults().map_err(|e| core_err(&e))?;
+        Ok((first_item, given.nocreate, grammar.params(&given, defaults)?))
+    });
+    let (first_item, nocreate, params) = match parsed {
         Ok(p) => p,
-        Err(e) => return core_err(&e),
+        Err(r) => return r,
     };
     many_reply(add_items(
         ctx,
@@ -302,45 +206,27 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.EXISTS key item`
 pub fn exists(ctx: &Context, args: &Args) -> Reply {
-    if args.len() != 3 {
-        return Reply::WrongArity;
-    }
-    let key = ctx.open_key(&args.key());
-    match read_chain(&key) {
-        Err(r) => r,
-        Ok(None) => Reply::Bool(false),
-        Ok(Some(chain)) => Reply::Bool(chain.contains(args.bytes(2))),
-    }
+    with_chain(ctx, args, || Reply::Bool(false), |chain| Reply::Bool(chain.contains(args.bytes(2))))
 }
 
 /// `BF.MEXISTS key item [item ...]`
 pub fn mexists(ctx: &Context, args: &Args) -> Reply {
-    if args.len() < 3 {
-        return Reply::WrongArity;
-    }
-    let key = ctx.open_key(&args.key());
-    match read_chain(&key) {
-        Err(r) => r,
-        Ok(None) => Reply::Bools(vec![false; args.len() - 2], None),
-        Ok(Some(chain)) => {
-            let mut results = Vec::with_capacity(args.len() - 2);
-            chain.contains_many(args.items(2), &mut results);
+    let items = args.items(2);
+    with_chain(
+        ctx,
+        args,
+        || Reply::Bools(vec![false; items.len()], None),
+        |chain| {
+            let mut results = Vec::with_capacity(items.len());
+            chain.contains_many(items, &mut results);
             Reply::Bools(results, None)
-        }
-    }
+        },
+    )
 }
 
 /// `BF.CARD key`
 pub fn card(ctx: &Context, args: &Args) -> Reply {
-    if args.len() != 2 {
-        return Reply::WrongArity;
-    }
-    let key = ctx.open_key(&args.key());
-    match read_chain(&key) {
-        Err(r) => r,
-        Ok(None) => Reply::Int(0),
-        Ok(Some(chain)) => Reply::Int(chain.items() as i64),
-    }
+    with_chain(ctx, args, || Reply::Int(0), |chain| int(chain.items()))
 }
 
 /// Converts a count for an integer reply (counts never approach i64::MAX).
@@ -350,20 +236,15 @@ fn int(v: u64) -> Reply {
 
 /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`
 pub fn info(ctx: &Context, args: &Args) -> Reply {
-    if !(2..=3).contains(&args.len()) {
+    if args.len() > 3 {
         return Reply::WrongArity;
     }
-    let key = ctx.open_key(&args.key());
-    let chain = match read_chain(&key) {
-        Err(r) => return r,
-        Ok(None) => return Reply::err(errors::NOT_FOUND),
-        Ok(Some(c)) => c,
-    };
-    let expansion = if chain.params().scaling() {
-        int(u64::from(chain.params().expansion))
-    } else {
-        Reply::Null
-    };
+    with_chain(ctx, args, || Reply::err(errors::NOT_FOUND), |chain| info_of(ctx, args, chain))
+}
+
+fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
+    let params = chain.params();
+    let expansion = if params.scaling() { int(u64::from(params.expansion)) } else { Reply::Null };
     let mut fields = vec![
         ("Capacity", int(chain.capacity())),
         ("Size", int(chain.info_size())),
@@ -413,32 +294,30 @@ pub fn format_g(x: f64) -> String {
 
 /// `BF.DEBUG key`: `size:<items>`, then one line per layer in RedisBloom's format.
 pub fn debug(ctx: &Context, args: &Args) -> Reply {
-    if args.len() != 2 {
-        return Reply::WrongArity;
-    }
-    let key = ctx.open_key(&args.key());
-    let chain = match read_chain(&key) {
-        Err(r) => return r,
-        Ok(None) => return Reply::err(errors::NOT_FOUND),
-        Ok(Some(c)) => c,
-    };
-    let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
-    for (i, layer) in chain.layers().iter().enumerate() {
-        let s = chain.layer_size(i);
-        lines.push(Reply::Bulk(
-            format!(
-                "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
-                s.bytes(),
-                s.bits,
-                s.hashes,
-                s.capacity,
-                layer.items(),
-                format_g(s.error)
-            )
-            .into_bytes(),
-        ));
-    }
-    Reply::Array(lines)
+    with_chain(
+        ctx,
+        args,
+        || Reply::err(errors::NOT_FOUND),
+        |chain| {
+            let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
+            for (i, layer) in chain.layers().iter().enumerate() {
+                let s = chain.layer_size(i);
+                lines.push(Reply::Bulk(
+                    format!(
+                        "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+                        s.bytes(),
+                        s.bits,
+                        s.hashes,
+                        s.capacity,
+                        layer.items(),
+                        format_g(s.error)
+                    )
+                    .into_bytes(),
+                ));
+            }
+            Reply::Array(lines)
+        },
+    )
 }
 
 #[cfg(test)]

@@ -1,51 +1,47 @@
 //! BF.SCANDUMP and BF.LOADCHUNK: moving a filter in pieces, with RedisBloom's iterator protocol.
 //! The byte formats and their validation are in `crate::filter::codec`.
 
-use redis_module::Context;
+use redis_module::{Context, ContextFlags};
 
-use super::{ServerGuard, core_err, read_chain, store_chain, write_chain};
-use crate::filter::codec::{chunk_at, dump_header, parse_dump_header, write_chunk};
+use super::{core_err, notify, store_chain, with_chain, write_chain};
+use crate::filter::BloomError;
+use crate::filter::codec::{dump_header, parse_dump_header, read_chunk, write_chunk};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;
+use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
-use crate::notify;
 
 /// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end.
 pub fn scandump(ctx: &Context, args: &Args) -> Reply {
-    if args.len() != 3 {
-        return Reply::WrongArity;
-    }
     let Some(iter) = parse_i64(args.bytes(2)).filter(|&i| i >= 0) else {
         return Reply::err(errors::SCANDUMP_ITER);
     };
-    let key = ctx.open_key(&args.key());
-    let chain = match read_chain(&key) {
-        Err(r) => return r,
-        Ok(None) => return Reply::err(errors::NOT_FOUND),
-        Ok(Some(c)) => c,
-    };
-    if iter == 0 {
-        return Reply::Array(vec![Reply::Int(1), Reply::Bulk(dump_header(chain))]);
-    }
-    let offset = iter as u64 - 1;
-    let Some((layer, inner, len)) = chunk_at(chain, offset) else {
-        return Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
-    };
-    let mut data = Vec::with_capacity(len as usize);
-    if let Err(e) =
-        chain.layers()[layer].bits().read_bytes(inner, len, |b| data.extend_from_slice(b))
-    {
-        return core_err(&e);
-    }
-    Reply::Array(vec![Reply::Int(iter + len as i64), Reply::Bulk(data)])
+    with_chain(
+        ctx,
+        args,
+        || Reply::err(errors::NOT_FOUND),
+        |chain| {
+            if iter == 0 {
+                return Reply::Array(vec![Reply::Int(1), Reply::Bulk(dump_header(chain))]);
+            }
+            match read_chunk(chain, iter as u64 - 1) {
+                None => Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]),
+                Some(data) => {
+                    Reply::Array(vec![Reply::Int(iter + data.len() as i64), Reply::Bulk(data)])
+                }
+            }
+        },
+    )
 }
 
 /// `BF.LOADCHUNK key iterator data`: iterator 1 on a missing key creates the filter from a
-/// header; later iterators write a chunk at byte `iterator − len − 1`.
+/// header; later iterators write a chunk at byte `iterator − len − 1`, into a filter that a
+/// header created and that has taken no add since ([`Chain::awaiting_chunks`]) — never into
+/// another filter, whose bits it would silently replace. Replicated commands and AOF replay
+/// are not checked: the primary (or the server that wrote the AOF) already was.
+///
+/// [`Chain::awaiting_chunks`]: crate::filter::Chain::awaiting_chunks
 pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
-    if args.len() != 4 {
-        return Reply::WrongArity;
-    }
     let Some(iter) = parse_i64(args.bytes(2)).filter(|&i| i >= 0) else {
         return Reply::err(errors::LOADCHUNK_ITER);
     };
@@ -54,23 +50,29 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     let key = ctx.open_key_writable(&key_name);
     let result = match write_chain(&key) {
         Err(r) => return r,
-        Ok(None) if iter == 1 => match parse_dump_header(data) {
-            Err(e) => Err(e),
-            Ok(meta) => match meta.allocate(&ServerGuard::new(ctx)) {
+        Ok(None) if iter == 1 => {
+            match parse_dump_header(data)
+                .and_then(|meta| meta.allocate(&ServerGuard::for_command(ctx)))
+            {
                 Err(e) => Err(e),
-                Ok(chain) => {
-                    if let Err(r) = store_chain(&key, chain) {
-                        return r;
-                    }
-                    Ok(())
-                }
-            },
-        },
+                Ok(chain) => match store_chain(&key, chain) {
+                    Err(r) => return r,
+                    Ok(()) => Ok(()),
+                },
+            }
+        }
         Ok(None) => return Reply::err(errors::NOT_FOUND),
-        Ok(Some(chain)) => match (iter as u64).checked_sub(data.len() as u64 + 1) {
-            None => Err(crate::filter::BloomError::ChunkOffset),
-            Some(offset) => write_chunk(chain, offset, data),
-        },
+        Ok(Some(chain)) => {
+            let trusted =
+                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+            if !chain.awaiting_chunks() && !trusted {
+                return Reply::err(errors::NOT_RESTORING);
+            }
+            match (iter as u64).checked_sub(data.len() as u64 + 1) {
+                None => Err(BloomError::ChunkOffset),
+                Some(offset) => write_chunk(chain, offset, data),
+            }
+        }
     };
     match result {
         Ok(()) => {

@@ -1,0 +1,143 @@
+//! The memory limits a filter allocation must pass, and which paths check them.
+//!
+//! | path                                        | `bf.max-filter-bytes` | `maxmemory` |
+//! |---------------------------------------------|-----------------------|-------------|
+//! | a client's create / add / LOADCHUNK header  | checked               | checked     |
+//! | a client's RESTORE (DUMP payload)           | checked               | checked     |
+//! | replicated commands, AOF replay, RDB load,  | not checked           | not checked |
+//! | a replica's full sync, RESTORE on a replica |                       |             |
+//!
+//! A server must always start on its own data, and a replica must end with its primary's bits:
+//! the primary (or the server that wrote the file) already decided.
+//!
+//! `maxmemory` follows Redis' eviction model. Redis evicts before a command runs, never during
+//! one; a large `SET` is accepted and the next command evicts. So with an evicting
+//! `maxmemory-policy` an allocation goes ahead as long as it is not larger than `maxmemory`
+//! itself (eviction can make room for it); with `noeviction` it is refused when the memory in
+//! use plus the allocation would pass `maxmemory`.
+//!
+//! The check costs next to nothing: the context flags say whether `maxmemory` is set and
+//! whether the policy evicts, `RedisModule_GetUsedMemoryRatio` gives the memory counted against
+//! `maxmemory` (as eviction counts it), and `maxmemory` itself is read once at load and again
+//! on every `CONFIG SET` (the server's config-change event), never per command.
+
+use std::ffi::{c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use redis_module::{Context, ContextFlags, RedisValue, raw};
+
+use super::config;
+use crate::filter::{AllocGuard, BloomError, MaxFilterBytes};
+
+/// `maxmemory` in bytes (0: none), as of the last load or config change.
+static MAXMEMORY: AtomicU64 = AtomicU64::new(0);
+
+/// Reads `maxmemory` and subscribes to config changes so it stays current.
+pub fn init(ctx: &Context) -> Result<(), String> {
+    refresh_maxmemory(ctx);
+    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
+    if let Some(subscribe) = unsafe { raw::RedisModule_SubscribeToServerEvent } {
+        let event = raw::RedisModuleEvent { id: raw::REDISMODULE_EVENT_CONFIG, dataver: 1 };
+        // SAFETY: OnLoad's live context; `on_config_change` has the callback signature and
+        // lives as long as the module.
+        let rc = unsafe { subscribe(ctx.get_raw(), event, Some(on_config_change)) };
+        if rc == raw::REDISMODULE_ERR as c_int {
+            return Err("could not subscribe to config changes (needs Redis 7.0+)".into());
+        }
+    }
+    Ok(())
+}
+
+/// Re-reads `maxmemory` after any `CONFIG SET` (config changes are rare; the names changed are
+/// not worth parsing).
+unsafe extern "C" fn on_config_change(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut c_void,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| refresh_maxmemory(&Context::new(ctx))));
+}
+
+/// `CONFIG GET maxmemory`, stored in [`MAXMEMORY`]. Leaves the old value if the reply is not
+/// the expected `[name, value]`.
+fn refresh_maxmemory(ctx: &Context) {
+    let Ok(RedisValue::Array(reply)) = ctx.call("CONFIG", &["GET", "maxmemory"][..]) else {
+        return;
+    };
+    let value = match reply.get(1) {
+        Some(RedisValue::BulkString(s) | RedisValue::SimpleString(s)) => s.parse().ok(),
+        Some(RedisValue::StringBuffer(b)) => {
+            std::str::from_utf8(b).ok().and_then(|s| s.parse().ok())
+        }
+        Some(RedisValue::BulkRedisString(s)) => s.to_string_lossy().parse().ok(),
+        Some(RedisValue::Integer(v)) => u64::try_from(*v).ok(),
+        _ => None,
+    };
+    if let Some(v) = value {
+        MAXMEMORY.store(v, Ordering::Relaxed);
+    }
+}
+
+/// The allocation policy of the running command or load (see the table at the top).
+///
+/// Built for every write, consulted only when a filter would grow, so the context flags are
+/// read then, not on every command.
+pub struct ServerGuard<'a> {
+    ctx: &'a Context,
+    /// Whether this is an `rdb_load` rather than a command.
+    load: bool,
+}
+
+impl<'a> ServerGuard<'a> {
+    /// The policy for the command running in `ctx`: replicated commands and AOF replay are
+    /// exempt.
+    pub fn for_command(ctx: &'a Context) -> Self {
+        Self { ctx, load: false }
+    }
+
+    /// The policy for an `rdb_load` with the I/O context `ctx`: a server loading its own data
+    /// (startup, DEBUG RELOAD, a replica's full sync, async or not) and a replica are exempt;
+    /// what remains is a client's RESTORE.
+    pub fn for_load(ctx: &'a Context) -> Self {
+        Self { ctx, load: true }
+    }
+}
+
+impl AllocGuard for ServerGuard<'_> {
+    fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), BloomError> {
+        let flags = self.ctx.get_flags();
+        let exempt = if self.load {
+            ContextFlags::LOADING | ContextFlags::ASYNC_LOADING | ContextFlags::SLAVE
+        } else {
+            ContextFlags::REPLICATED | ContextFlags::LOADING
+        };
+        if flags.intersects(exempt) {
+            return Ok(());
+        }
+        MaxFilterBytes(config::max_filter_bytes()).admit(filter_bytes_after, new_bytes)?;
+        let max = MAXMEMORY.load(Ordering::Relaxed);
+        if max == 0 || !flags.contains(ContextFlags::MAXMEMORY) {
+            return Ok(());
+        }
+        if new_bytes > max {
+            return Err(BloomError::MaxMemory { needed: new_bytes });
+        }
+        if flags.contains(ContextFlags::EVICTED) {
+            return Ok(()); // the policy evicts: the next command makes room
+        }
+        // SAFETY: API pointers are written once by RedisModule_Init, before any command; the
+        // call only reads the server's memory counters.
+        let ratio = match unsafe { raw::RedisModule_GetUsedMemoryRatio } {
+            // SAFETY: a function of the module API taking no arguments.
+            Some(ratio) => f64::from(unsafe { ratio() }),
+            None => 0.0,
+        };
+        let used = (ratio * max as f64) as u64;
+        if used.saturating_add(new_bytes) > max {
+            return Err(BloomError::MaxMemory { needed: new_bytes });
+        }
+        Ok(())
+    }
+}

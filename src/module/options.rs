@@ -1,0 +1,212 @@
+//! Filter-creation options: the one parser behind BF.RESERVE's and BF.INSERT's grammars.
+//!
+//! Both commands take the same options — `EXPANSION n`, `NONSCALING`, and for BF.INSERT also
+//! `CAPACITY n`, `ERROR r`, `NOCREATE` and `ITEMS` — but answer bad input in RedisBloom's two
+//! wordings. A [`Grammar`] names which keywords a command takes and its error replies; the
+//! parsing and the rules (ranges, NONSCALING against EXPANSION) are written once here, so a new
+//! option is added once.
+
+use super::args::{Args, parse_f64, parse_i64};
+use super::errors;
+use super::reply::Reply;
+use crate::filter::ChainParams;
+use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
+
+/// A creation keyword.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Keyword {
+    /// `CAPACITY n`: the first layer's capacity.
+    Capacity,
+    /// `ERROR r`: the error rate.
+    Error,
+    /// `EXPANSION n`: each new layer's growth factor (0: nonscaling).
+    Expansion,
+    /// `NONSCALING`: one layer, never grown.
+    Nonscaling,
+    /// `NOCREATE`: do not create a missing filter.
+    Nocreate,
+    /// `ITEMS`: the options end, the items follow.
+    Items,
+}
+
+impl Keyword {
+    const ALL: [(Keyword, &'static str); 6] = [
+        (Keyword::Capacity, "CAPACITY"),
+        (Keyword::Error, "ERROR"),
+        (Keyword::Expansion, "EXPANSION"),
+        (Keyword::Nonscaling, "NONSCALING"),
+        (Keyword::Nocreate, "NOCREATE"),
+        (Keyword::Items, "ITEMS"),
+    ];
+
+    /// The keyword `word` spells, ignoring ASCII case.
+    fn of(word: &[u8]) -> Option<Keyword> {
+        Self::ALL
+            .iter()
+            .find(|(_, name)| word.eq_ignore_ascii_case(name.as_bytes()))
+            .map(|&(k, _)| k)
+    }
+}
+
+/// What a command answers when an option's value is missing.
+#[derive(Clone, Copy)]
+pub enum Missing {
+    /// The standard wrong-number-of-arguments error.
+    WrongArity,
+    /// This error.
+    Error(&'static str),
+}
+
+/// One command's options and error replies.
+pub struct Grammar {
+    /// The keywords the command takes; any other word is `unknown`.
+    pub keywords: &'static [Keyword],
+    /// An option without its value.
+    pub missing_value: Missing,
+    /// An error rate that is not a number / not in (0, 1).
+    pub bad_error: &'static str,
+    pub error_range: &'static str,
+    /// A capacity that is not an integer / not in range.
+    pub bad_capacity: &'static str,
+    pub capacity_range: &'static str,
+    /// An expansion that is not an integer / not in [0, MAX_EXPANSION].
+    pub bad_expansion: &'static str,
+    pub expansion_range: &'static str,
+    /// Whether an out-of-range expansion is refused as soon as it is read (BF.INSERT), or only
+    /// once all options are read and NONSCALING beside it has been refused first (BF.RESERVE).
+    pub expansion_range_first: bool,
+    /// A word that is not one of `keywords`.
+    pub unknown: &'static str,
+}
+
+/// BF.RESERVE: `key error_rate capacity [EXPANSION n] [NONSCALING]`.
+pub const RESERVE: Grammar = Grammar {
+    keywords: &[Keyword::Expansion, Keyword::Nonscaling],
+    missing_value: Missing::Error(errors::NO_EXPANSION),
+    bad_error: errors::BAD_ERROR_RATE,
+    error_range: errors::ERROR_RATE_RANGE,
+    bad_capacity: errors::BAD_CAPACITY,
+    capacity_range: errors::CAPACITY_RANGE,
+    bad_expansion: errors::BAD_EXPANSION,
+    expansion_range: errors::EXPANSION_RANGE,
+    expansion_range_first: false,
+    unknown: errors::SYNTAX,
+};
+
+/// BF.INSERT: `key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item …`.
+pub const INSERT: Grammar = Grammar {
+    keywords: &[
+        Keyword::Capacity,
+        Keyword::Error,
+        Keyword::Expansion,
+        Keyword::Nonscaling,
+        Keyword::Nocreate,
+        Keyword::Items,
+    ],
+    missing_value: Missing::WrongArity,
+    bad_error: errors::INSERT_BAD_ERROR_RATE,
+    error_range: errors::INSERT_BAD_ERROR_RATE,
+    bad_capacity: errors::INSERT_BAD_CAPACITY,
+    capacity_range: errors::INSERT_BAD_CAPACITY,
+    bad_expansion: errors::INSERT_BAD_EXPANSION,
+    expansion_range: errors::INSERT_BAD_EXPANSION,
+    expansion_range_first: true,
+    unknown: errors::UNKNOWN_ARGUMENT,
+};
+
+/// The creation options a command was given.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Creation {
+    pub error: Option<f64>,
+    pub capacity: Option<u64>,
+    /// As given; checked against the range by [`Creation::params`] (or when read, by grammars
+    /// with `expansion_range_first`).
+    pub expansion: Option<i64>,
+    pub nonscaling: bool,
+    pub nocreate: bool,
+    /// Where the items start (after `ITEMS`).
+    pub items_at: Option<usize>,
+}
+
+impl Grammar {
+    /// An error rate: a number in (0, 1).
+    pub fn error(&self, b: &[u8]) -> Result<f64, Reply> {
+        let e = parse_f64(b).ok_or_else(|| Reply::err(self.bad_error))?;
+        if error_in_range(e) { Ok(e) } else { Err(Reply::err(self.error_range)) }
+    }
+
+    /// A capacity: an integer in [MIN_CAPACITY, MAX_CAPACITY].
+    pub fn capacity(&self, b: &[u8]) -> Result<u64, Reply> {
+        let c = parse_i64(b).ok_or_else(|| Reply::err(self.bad_capacity))?;
+        u64::try_from(c)
+            .ok()
+            .filter(|c| (MIN_CAPACITY..=MAX_CAPACITY).contains(c))
+            .ok_or_else(|| Reply::err(self.capacity_range))
+    }
+
+    fn expansion_in_range(&self, x: i64) -> Result<u64, Reply> {
+        u64::try_from(x)
+            .ok()
+            .filter(|&x| x <= MAX_EXPANSION)
+            .ok_or_else(|| Reply::err(self.expansion_range))
+    }
+
+    /// Reads the options from argument `from` on, up to the end or `ITEMS`.
+    pub fn options(&self, args: &Args, from: usize) -> Result<Creation, Reply> {
+        let mut c = Creation::default();
+        let mut i = from;
+        while i < args.len() {
+            let keyword = Keyword::of(args.bytes(i))
+                .filter(|k| self.keywords.contains(k))
+                .ok_or_else(|| Reply::err(self.unknown))?;
+            let takes_value =
+                matches!(keyword, Keyword::Capacity | Keyword::Error | Keyword::Expansion);
+            let value = if takes_value {
+                i += 1;
+                if i >= args.len() {
+                    return Err(match self.missing_value {
+                        Missing::WrongArity => Reply::WrongArity,
+                        Missing::Error(text) => Reply::err(text),
+                    });
+                }
+                args.bytes(i)
+            } else {
+                &[]
+            };
+            match keyword {
+                Keyword::Capacity => c.capacity = Some(self.capacity(value)?),
+                Keyword::Error => c.error = Some(self.error(value)?),
+                Keyword::Expansion => {
+                    let x = parse_i64(value).ok_or_else(|| Reply::err(self.bad_expansion))?;
+                    if self.expansion_range_first {
+                        self.expansion_in_range(x)?;
+                    }
+                    c.expansion = Some(x);
+                }
+                Keyword::Nonscaling => c.nonscaling = true,
+                Keyword::Nocreate => c.nocreate = true,
+                Keyword::Items => {
+                    c.items_at = Some(i + 1);
+                    break;
+                }
+            }
+            i += 1;
+        }
+        Ok(c)
+    }
+
+    /// The parameters of the filter to create: the options over `defaults`. NONSCALING (or
+    /// EXPANSION 0) makes a nonscaling filter; NONSCALING beside a non-zero EXPANSION is
+    /// refused.
+    pub fn params(&self, c: &Creation, defaults: ChainParams) -> Result<ChainParams, Reply> {
+        let expansion = match (c.expansion, c.nonscaling) {
+            (Some(x), true) if x != 0 => return Err(Reply::err(errors::NONSCALING_EXPANSION)),
+            (_, true) => 0,
+            (Some(x), false) => self.expansion_in_range(x)?,
+            (None, false) => u64::from(defaults.expansion),
+        };
+        let error = c.error.unwrap_or(defaults.error);
+        let capacity = c.capacity.unwrap_or(defaults.capacity);
+        ChainParams::new(error, capacity, expansion).map_err(|e| Reply::Error(errors::text(&e)))
+    }
+}

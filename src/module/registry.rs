@@ -1,0 +1,257 @@
+//! What the module registers with Redis: its commands (names, flags, arity, key specs, ACL
+//! categories, `COMMAND DOCS`), the panic barrier every command runs behind, and the load-time
+//! setup (`init`) that `lib.rs` hands to `redis_module!`.
+
+use std::ffi::{CString, c_int};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use redis_module::{Context, RedisString, Status, raw};
+
+use super::args::Args;
+use super::commands::{Handler, bloom, dump};
+use super::errors;
+use super::limits;
+use super::reply::{Reply, send};
+
+/// Runs one command: checks its arity (the one place it is checked), borrows argv, runs the
+/// handler behind a panic barrier, sends its reply.
+fn run(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+    handler: Handler,
+    arity: c_int,
+) -> c_int {
+    let argv: &[*mut raw::RedisModuleString] = match usize::try_from(argc) {
+        // SAFETY: Redis passes `argc` valid string pointers at `argv`, alive for the whole
+        // command; the slice is dropped before the command returns.
+        Ok(n) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv, n) },
+        _ => &[],
+    };
+    let context = Context::new(ctx);
+    let wrong_arity = if arity >= 0 { argc != arity } else { argc < -arity };
+    let reply = if wrong_arity || argv.len() < 2 {
+        Reply::WrongArity
+    } else {
+        catch_unwind(AssertUnwindSafe(|| handler(&context, &Args::new(ctx, argv)))).unwrap_or_else(
+            |_| {
+                context.log_warning("scalebloom: a command panicked; the panic was caught");
+                Reply::err(errors::INTERNAL)
+            },
+        )
+    };
+    send(&context, reply);
+    raw::REDISMODULE_OK as c_int
+}
+
+type EntryPoint =
+    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+
+/// How a command treats its key, for its key spec (`COMMAND INFO`, cluster routing, ACL key
+/// permissions).
+#[derive(Clone, Copy)]
+enum KeyUse {
+    /// Reads the key.
+    Read,
+    /// Adds to (or creates) the key.
+    Insert,
+    /// Overwrites parts of the key.
+    Update,
+}
+
+/// One command: name, entry point, arity (negative: at least), key use, and summary and
+/// complexity for `COMMAND DOCS`. All take their one key at `argv[1]`; flags and ACL categories
+/// follow from whether the command reads or writes it.
+struct Command {
+    name: &'static str,
+    entry: EntryPoint,
+    arity: c_int,
+    key: KeyUse,
+    summary: &'static str,
+    complexity: &'static str,
+}
+
+impl Command {
+    fn writes(&self) -> bool {
+        !matches!(self.key, KeyUse::Read)
+    }
+
+    /// Command flags for `RedisModule_CreateCommand`.
+    fn flags(&self) -> &'static str {
+        if self.writes() { "write deny-oom" } else { "readonly fast" }
+    }
+
+    /// ACL categories (Redis 7.2+ / Valkey 8).
+    fn acl(&self) -> &'static str {
+        if self.writes() { "bloom write" } else { "bloom read fast" }
+    }
+}
+
+/// The command table: one row per command, each with a C entry point that runs its handler
+/// with its arity.
+macro_rules! commands {
+    ($($entry:ident: $name:literal => $handler:path, $arity:literal, $key:ident, $summary:literal, $complexity:literal;)*) => {
+        $(
+            extern "C" fn $entry(
+                ctx: *mut raw::RedisModuleCtx,
+                argv: *mut *mut raw::RedisModuleString,
+                argc: c_int,
+            ) -> c_int {
+                run(ctx, argv, argc, $handler, $arity)
+            }
+        )*
+        const COMMANDS: &[Command] = &[$(
+            Command {
+                name: $name,
+                entry: $entry,
+                arity: $arity,
+                key: KeyUse::$key,
+                summary: $summary,
+                complexity: $complexity,
+            },
+        )*];
+    };
+}
+
+commands! {
+    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
+        "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)";
+    cmd_add: "bf.add" => bloom::add, 3, Insert,
+        "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers";
+    cmd_madd: "bf.madd" => bloom::madd, -3, Insert,
+        "Adds one or more items, creating the filter if needed", "O(n * (k + i))";
+    cmd_insert: "bf.insert" => bloom::insert, -4, Insert,
+        "Adds items, creating the filter with the given options if needed", "O(n * (k + i))";
+    cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update,
+        "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes";
+    cmd_exists: "bf.exists" => bloom::exists, 3, Read,
+        "Tells whether an item may have been added", "O(k * i)";
+    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read,
+        "Tells for each item whether it may have been added", "O(n * k * i)";
+    cmd_info: "bf.info" => bloom::info, -2, Read,
+        "Returns a filter's capacity, size, layers, items and expansion", "O(1)";
+    cmd_card: "bf.card" => bloom::card, 2, Read,
+        "Returns the number of items added to a filter", "O(1)";
+    cmd_debug: "bf.debug" => bloom::debug, 2, Read,
+        "Describes every layer of a filter", "O(i)";
+    cmd_scandump: "bf.scandump" => dump::scandump, 3, Read,
+        "Returns a filter's header or its next chunk of bits", "O(n), n bytes";
+}
+
+/// Turns a status code of the module API into a `Result`.
+fn check(rc: c_int, what: impl FnOnce() -> String) -> Result<(), String> {
+    if rc == raw::REDISMODULE_ERR as c_int { Err(what()) } else { Ok(()) }
+}
+
+fn cstring(s: &str) -> Result<CString, String> {
+    CString::new(s).map_err(|e| e.to_string())
+}
+
+/// Sets arity, key spec and docs (Redis 7.0+), and ACL categories where the server has them.
+fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
+    use redis_module::commands::{
+        BeginSearch, FindKeys, KeySpec, KeySpecFlags, get_redis_key_spec,
+    };
+    let raw_ctx = ctx.get_raw();
+    let name = cstring(c.name)?;
+    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
+    let (Some(get_command), Some(set_info)) =
+        (unsafe { raw::RedisModule_GetCommand }, unsafe { raw::RedisModule_SetCommandInfo })
+    else {
+        return Ok(()); // before Redis 7.0: legacy key positions only
+    };
+    // SAFETY: `raw_ctx` is OnLoad's context and `name` a NUL-terminated string alive for the call.
+    let command = unsafe { get_command(raw_ctx, name.as_ptr()) };
+    if command.is_null() {
+        return Err(format!("{} not found after registration", c.name));
+    }
+    // SAFETY: as above.
+    if let Some(set_acl) = unsafe { raw::RedisModule_SetCommandACLCategories } {
+        let acl = cstring(c.acl())?;
+        // SAFETY: `command` is the live command just looked up; `acl` outlives the call.
+        let rc = unsafe { set_acl(command, acl.as_ptr()) };
+        check(rc, || format!("could not set ACL categories of {}", c.name))?;
+    }
+    let flags = match c.key {
+        KeyUse::Read => KeySpecFlags::READ_ONLY,
+        KeyUse::Insert => KeySpecFlags::READ_WRITE | KeySpecFlags::INSERT,
+        KeyUse::Update => KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE,
+    };
+    let spec = KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0));
+    let mut specs = get_redis_key_spec(vec![spec]);
+    let summary = cstring(c.summary)?;
+    let complexity = cstring(c.complexity)?;
+    let since = cstring(env!("CARGO_PKG_VERSION"))?;
+    let version = raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+    let info = raw::RedisModuleCommandInfo {
+        version: &version,
+        summary: summary.as_ptr(),
+        complexity: complexity.as_ptr(),
+        since: since.as_ptr(),
+        history: std::ptr::null_mut(),
+        tips: std::ptr::null(),
+        arity: c.arity,
+        key_specs: specs.as_mut_ptr(),
+        args: std::ptr::null_mut(),
+    };
+    // SAFETY: every pointer in `info` outlives the call; Redis copies what it keeps.
+    let rc = unsafe { set_info(command, &info) };
+    check(rc, || format!("could not set the command info of {}", c.name))
+}
+
+/// Module options, configs, the `bloom` ACL category, the commands and the memory-limit
+/// tracking, in that order. Any failure refuses the load (and names the cause in the log).
+fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
+    let raw_ctx = ctx.get_raw();
+    // SAFETY (every API pointer read below): written once by RedisModule_Init before OnLoad's
+    // own code; each call gets OnLoad's live context and strings that outlive the call.
+    if let Some(set_options) = unsafe { raw::RedisModule_SetModuleOptions } {
+        // A short or corrupt RDB / RESTORE payload must reach rdb_load as an error to refuse,
+        // not abort the server; and the loader keeps no global state, so a replica may load
+        // its primary's RDB asynchronously (`repl-diskless-load swapdb`) while serving reads.
+        let options = raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
+            | raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD;
+        // SAFETY: see above.
+        unsafe { set_options(raw_ctx, options as c_int) };
+    }
+    super::config::register(ctx, args)?;
+    // SAFETY: see above.
+    if let Some(load_configs) = unsafe { raw::RedisModule_LoadConfigs } {
+        // SAFETY: see above.
+        let rc = unsafe { load_configs(raw_ctx) };
+        check(rc, || "could not load the bf.* configuration values".into())?;
+    }
+    // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
+    // SAFETY: see above.
+    if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
+        // SAFETY: see above.
+        let rc = unsafe { add_category(raw_ctx, c"bloom".as_ptr()) };
+        check(rc, || "could not add the bloom ACL category".into())?;
+    }
+    // SAFETY: see above.
+    let create = unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
+    for c in COMMANDS {
+        let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
+        // SAFETY: see above; `c.entry` is an `extern "C"` function with the command signature.
+        let rc = unsafe { create(raw_ctx, name.as_ptr(), Some(c.entry), flags.as_ptr(), 1, 1, 1) };
+        check(rc, || format!("could not register {}", c.name))?;
+        describe(ctx, c)?;
+    }
+    limits::init(ctx)
+}
+
+/// The module's `init`, called by `RedisModule_OnLoad` (see `redis_module!` in `lib.rs`).
+pub fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    match setup(ctx, args) {
+        Ok(()) => Status::Ok,
+        Err(msg) => {
+            ctx.log_warning(&format!("scalebloom: {}", msg.replace('%', "%%")));
+            Status::Err
+        }
+    }
+}
