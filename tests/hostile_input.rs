@@ -1,4 +1,5 @@
-//! Live fuzzing: more than 10,000 mutated RESTORE payloads and more than 10,000 hostile
+//! Hostile input against a live server (the libFuzzer targets of the decoders are `fuzz/`, run
+//! by `make fuzz`): more than 10,000 mutated RESTORE payloads and more than 10,000 hostile
 //! BF.LOADCHUNK commands sent to a real server, which must stay up, answer PING, log no panic
 //! and keep every other key exactly as it was.
 //!

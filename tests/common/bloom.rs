@@ -1,0 +1,110 @@
+//! BF.* helpers: [`BfInfo`] (a parsed BF.INFO reply) and methods on [`Conn`] for the bloom
+//! commands the tests run most (MADD/MEXISTS of many items, SCANDUMP of a whole filter, …).
+
+use super::resp::{Conn, Value};
+
+// ---------------------------------------------------------------------------------------------
+// BF.INFO
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BfInfo {
+    pub capacity: i64,
+    pub size: i64,
+    pub filters: i64,
+    pub items: i64,
+    /// None for a nonscaling filter.
+    pub expansion: Option<i64>,
+}
+
+impl BfInfo {
+    pub fn parse(v: &Value) -> BfInfo {
+        let pairs = v.pairs();
+        let get = |name: &str| -> Value {
+            pairs
+                .iter()
+                .find(|(k, _)| k.as_str() == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("BF.INFO has no {:?}: {:?}", name, v))
+        };
+        let exp = get("Expansion rate");
+        BfInfo {
+            capacity: get("Capacity").as_int(),
+            size: get("Size").as_int(),
+            filters: get("Number of filters").as_int(),
+            items: get("Number of items inserted").as_int(),
+            expansion: if exp.is_null() { None } else { Some(exp.as_int()) },
+        }
+    }
+}
+
+impl Conn {
+    /// BF.DEBUG lines.
+    pub fn bf_debug(&mut self, key: &str) -> Vec<String> {
+        let v = self.cmd(&["BF.DEBUG", key]);
+        v.as_array().iter().map(|x| x.as_str().to_string()).collect()
+    }
+
+    /// BF.INFO of a key, read from a RESP2 connection.
+    pub fn bf_info(&mut self, key: &str) -> BfInfo {
+        let v = self.cmd(&["BF.INFO", key]);
+        BfInfo::parse(&v)
+    }
+
+    pub fn bf_card(&mut self, key: &str) -> i64 {
+        self.int(&["BF.CARD", key])
+    }
+
+    /// BF.MADD of many items; returns the raw per-item replies.
+    pub fn madd(&mut self, key: &str, items: &[String]) -> Vec<Value> {
+        let mut args: Vec<&[u8]> = vec![b"BF.MADD", key.as_bytes()];
+        args.extend(items.iter().map(|s| s.as_bytes()));
+        let v = self.cmd(&args);
+        match v {
+            Value::Array(Some(a)) => a,
+            other => panic!("BF.MADD {} ({} items) -> {:?}", key, items.len(), other),
+        }
+    }
+
+    /// BF.MEXISTS of many items as 1/0.
+    pub fn mexists(&mut self, key: &str, items: &[String]) -> Vec<i64> {
+        let mut args: Vec<&[u8]> = vec![b"BF.MEXISTS", key.as_bytes()];
+        args.extend(items.iter().map(|s| s.as_bytes()));
+        let v = self.cmd(&args);
+        v.as_array().iter().map(|x| x.as_bit()).collect()
+    }
+
+    /// Asserts every item is reported present.
+    pub fn assert_all_present(&mut self, key: &str, items: &[String]) {
+        for chunk in items.chunks(1000) {
+            let r = self.mexists(key, chunk);
+            for (item, bit) in chunk.iter().zip(r) {
+                assert_eq!(bit, 1, "item {:?} of key {:?} is missing (false negative)", item, key);
+            }
+        }
+    }
+
+    /// The SCANDUMP chunks of a key: (iterator, data) pairs, as a client would store them.
+    pub fn scandump_all(&mut self, key: &str) -> Vec<(i64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut it: i64 = 0;
+        for _ in 0..100_000 {
+            let v = self.cmd(&["BF.SCANDUMP", key, &it.to_string()]);
+            let a = v.as_array();
+            assert_eq!(a.len(), 2, "BF.SCANDUMP {} {} -> {:?}", key, it, v);
+            let next = a[0].as_int();
+            let data = a[1].as_bytes().to_vec();
+            if next == 0 {
+                assert!(
+                    data.is_empty(),
+                    "final SCANDUMP chunk must be empty, got {} bytes",
+                    data.len()
+                );
+                return out;
+            }
+            out.push((next, data));
+            it = next;
+        }
+        panic!("SCANDUMP of {} never ended", key);
+    }
+}
