@@ -2,8 +2,9 @@
 #
 #   make build    cargo build --release  -> target/release/libscalebloom.so
 #   make run      Redis in the foreground on 127.0.0.1:$(PORT) with the module loaded
-#   make test     unit + integration tests on Redis, then integration tests on
-#                 Valkey, then make fuzz
+#   make test     make lint, unit + integration tests on Redis, then integration
+#                 tests on Valkey, then make fuzz
+#   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
 #   make bench    criterion benches of the core, then bench/compare (vs RedisBloom)
@@ -85,13 +86,13 @@ FUZZ_RUN_FLAGS      = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -malloc
 # How to find valkey-server at recipe time (the venv may not exist at parse time).
 VALKEY_CMD = $(if $(VALKEY_SERVER),echo $(VALKEY_SERVER),$(VENV_TOOL) valkey-server)
 
-.PHONY: all build deps run run-deps test test-deps test-redis test-valkey \
+.PHONY: all build deps run run-deps test test-deps test-redis test-valkey lint \
         fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
 help:
-	@sed -n '3,17s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,18s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 ## ---- dependencies ---------------------------------------------------------
 
@@ -134,7 +135,13 @@ run: run-deps build
 #   SCALEBLOOM_SERVER  server binary to start (redis-server, or valkey-server)
 # Both runs and the fuzzing always execute; make test fails if any failed.
 
-test: test-deps build
+# Formatting and lints are gates: make test (hence CI) fails on either.
+lint: deps
+	$(CARGO) fmt --check
+	cd fuzz && $(CARGO) fmt --check
+	$(CARGO) clippy --all-targets --quiet -- -D warnings
+
+test: test-deps lint build
 	@status=0; fuzz=0; \
 	echo "==> [1/3] unit + integration tests, SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL) || status=1; \
