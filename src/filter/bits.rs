@@ -316,26 +316,20 @@ impl BitArray {
         }
     }
 
-    /// Builds an array of `bits` bits from its segments' bytes, each checked against the
-    /// length the layout requires before anything is copied.
-    pub fn from_segments<B: AsRef<[u8]>>(
+    /// Builds an array of `bits` bits from its segments, each asked of `next_segment` with the
+    /// number of words the layout requires there and checked to have exactly that many.
+    pub fn from_segments(
         bits: u64,
-        mut next_segment: impl FnMut() -> Result<B, BloomError>,
+        mut next_segment: impl FnMut(u64) -> Result<Words, BloomError>,
     ) -> Result<Self, BloomError> {
         if bits == 0 || bits % 64 != 0 {
             return Err(BloomError::BadData);
         }
         let mut segments = Vec::new();
         for words in segment_lengths(bits / 64) {
-            let buf = next_segment()?;
-            let bytes = buf.as_ref();
-            if bytes.len() as u64 != words * 8 {
+            let seg = next_segment(words)?;
+            if seg.len() as u64 != words {
                 return Err(BloomError::BadData);
-            }
-            let mut seg = Words::zeroed(words)?;
-            for (w, chunk) in seg.iter_mut().zip(bytes.chunks_exact(8)) {
-                // chunks_exact(8) yields 8-byte slices only.
-                *w = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
             }
             segments.push(seg);
         }
@@ -396,10 +390,9 @@ mod tests {
 
     #[test]
     fn from_segments_checks_each_length() {
-        let bytes = [0u8; 16];
-        let ok = BitArray::from_segments(128, || Ok(&bytes[..])).unwrap();
+        let ok = BitArray::from_segments(128, Words::zeroed).unwrap();
         assert_eq!(ok.len_bits(), 128);
-        let short = [0u8; 8];
-        assert!(BitArray::from_segments(128, || Ok(&short[..])).is_err());
+        assert!(BitArray::from_segments(128, |n| Words::zeroed(n - 1)).is_err());
+        assert!(BitArray::from_segments(128, |n| Words::zeroed(n + 1)).is_err());
     }
 }

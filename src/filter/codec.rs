@@ -43,6 +43,7 @@ use super::bits::BitArray;
 use super::chain::{AllocGuard, Chain, LayerClaim, check_layers};
 use super::hash::HashScheme;
 use super::layer::Layer;
+use super::mem::Words;
 use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
 
 /// The `MBbloom--` encoding version of scalebloom's format 1. Versions below 512 are left to
@@ -77,6 +78,17 @@ pub trait FieldReader {
     fn f64(&mut self) -> Result<f64, BloomError>;
     /// Reads a length-delimited byte string.
     fn bytes(&mut self) -> Result<Self::Bytes, BloomError>;
+
+    /// Reads a byte string of exactly `n` little-endian words (a bit-array segment) as words.
+    /// The default copies; a reader whose buffers can be kept as they are (the RDB loader)
+    /// overrides it to hand its buffer over without a copy.
+    fn words(&mut self, n: u64) -> Result<Words, BloomError> {
+        let bytes = self.bytes()?;
+        if bytes.as_ref().len() as u64 != n.checked_mul(8).ok_or(BloomError::BadData)? {
+            return Err(BloomError::BadData);
+        }
+        Words::from_le_bytes(bytes.as_ref())
+    }
 }
 
 /// Little-endian fields in a byte buffer; `bytes` are prefixed with a u64 length.
@@ -267,7 +279,7 @@ pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Ch
     guard.admit(info_size(meta.layers.len() as u64, bytes), bytes)?;
     let mut arrays = Vec::with_capacity(meta.layers.len());
     for (size, _) in &meta.layers {
-        arrays.push(BitArray::from_segments(size.bits, || r.bytes())?);
+        arrays.push(BitArray::from_segments(size.bits, |n| r.words(n))?);
     }
     meta.into_chain(arrays)
 }

@@ -68,6 +68,45 @@ impl Words {
         Ok(Self { words, huge })
     }
 
+    /// The words of `bytes` (little-endian), in a fresh zeroed allocation; `None` unless the
+    /// length is a whole number of words.
+    pub fn from_le_bytes(bytes: &[u8]) -> Result<Self, BloomError> {
+        if bytes.len() % 8 != 0 {
+            return Err(BloomError::BadData);
+        }
+        let mut words = Self::zeroed(bytes.len() as u64 / 8)?;
+        for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            // chunks_exact(8) yields 8-byte slices only.
+            *w = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+        }
+        Ok(words)
+    }
+
+    /// Takes ownership of `n` words that a loader has already filled, without copying them: a
+    /// segment read from an RDB file keeps the buffer the server read it into. A large one is
+    /// advised for huge pages; its pages were faulted in small by the loader, so a background
+    /// thread then moves it into huge pages ([`collapse_in_background`]) while the server goes
+    /// on — in the load itself that copy would double the load time.
+    ///
+    /// # Safety
+    /// `ptr` is non-null, aligned for `u64`, points to `n` initialised words, and was allocated
+    /// by an allocator that the global allocator's `dealloc` frees correctly for
+    /// `Layout::array::<u64>(n)` (inside Redis: any `RedisModule_Alloc` pointer, since the
+    /// module's global allocator frees with `RedisModule_Free`). Nothing else frees or uses it.
+    pub unsafe fn adopt(ptr: *mut u64, n: usize) -> Self {
+        // SAFETY: the caller's contract is exactly what `Box::from_raw` needs for `[u64]` of
+        // length `n`.
+        let words = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) };
+        let huge = n * 8 >= HUGE_PAGES_MIN_BYTES
+            && HUGE_PAGES.load(Ordering::Relaxed)
+            && kernel_takes_advice()
+            && advise(&words, Advice::HugePages);
+        if huge {
+            collapse_in_background(&words);
+        }
+        Self { words, huge }
+    }
+
     /// Whether this segment asked for huge pages (whether it got them is up to the kernel).
     pub fn advised_huge(&self) -> bool {
         self.huge
@@ -132,11 +171,27 @@ fn kernel_takes_advice() -> bool {
 enum Advice {
     HugePages,
     NoHugePages,
+    /// Move the range into huge pages now (copying it), rather than wait for khugepaged.
+    Collapse,
+}
+
+/// The huge-page-aligned part of `words`: `(start address, length)`, if it holds a whole huge
+/// page.
+fn huge_page_range(words: &[u64]) -> Option<(usize, usize)> {
+    let start = (words.as_ptr() as usize).next_multiple_of(HUGE_PAGE_BYTES);
+    let end = (words.as_ptr() as usize + words.len() * 8) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    (end > start).then(|| (start, end - start))
 }
 
 /// Gives `advice` for the huge-page-aligned part of `words`; whether the kernel accepted it.
 #[cfg(target_os = "linux")]
 fn advise(words: &[u64], advice: Advice) -> bool {
+    huge_page_range(words).is_some_and(|(start, len)| madvise_range(start, len, advice))
+}
+
+/// `madvise(start, len, advice)`; whether the kernel accepted it.
+#[cfg(target_os = "linux")]
+fn madvise_range(start: usize, len: usize, advice: Advice) -> bool {
     unsafe extern "C" {
         fn madvise(
             addr: *mut std::ffi::c_void,
@@ -144,25 +199,91 @@ fn advise(words: &[u64], advice: Advice) -> bool {
             advice: std::ffi::c_int,
         ) -> std::ffi::c_int;
     }
-    let start = (words.as_ptr() as usize).next_multiple_of(HUGE_PAGE_BYTES);
-    let end = (words.as_ptr() as usize + words.len() * 8) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-    if end <= start {
-        return false;
-    }
     let advice = match advice {
         Advice::HugePages => 14,   // MADV_HUGEPAGE
         Advice::NoHugePages => 15, // MADV_NOHUGEPAGE
+        Advice::Collapse => 25,    // MADV_COLLAPSE
     };
-    // SAFETY: `[start, end)` is page-aligned and inside the allocation `words` points to, which
-    // this process owns and keeps mapped for the call. These two advice values only change how
-    // the kernel backs the range (page size), never its contents or mapping.
-    unsafe { madvise(start as *mut std::ffi::c_void, end - start, advice) == 0 }
+    // SAFETY: these advice values only change how the kernel backs a range (its page size;
+    // MADV_COLLAPSE copies the contents into huge pages), never the contents or the mapping,
+    // so they are harmless for any range of this process; the kernel checks the range itself
+    // (an unmapped or unaligned one is refused with an error, nothing else happens).
+    unsafe { madvise(start as *mut std::ffi::c_void, len, advice) == 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
 fn advise(_: &[u64], _: Advice) -> bool {
     false
 }
+
+/// Hands the huge-page-aligned part of `words` to a background thread that asks the kernel to
+/// move it into huge pages now (`MADV_COLLAPSE`, Linux 6.1+), rather than wait for khugepaged
+/// (about 16 MiB per 10 s with its default settings, so many minutes for a large filter).
+/// Best effort: where the kernel refuses (older kernels, a range advised otherwise since), the
+/// `MADV_HUGEPAGE` advice still lets khugepaged do it later.
+///
+/// The thread only ever gives this advice, which changes how pages are backed, never what they
+/// hold; so it is harmless even for a range freed or reused in the meantime (the kernel refuses
+/// unmapped and `MADV_NOHUGEPAGE` ranges, and a reused range keeps its new contents).
+#[cfg(target_os = "linux")]
+fn collapse_in_background(words: &[u64]) {
+    if let Some((start, len)) = huge_page_range(words) {
+        to_collapser(Collapse::Range(start, len));
+    }
+}
+
+/// Whether the collapser waits (while the server loads its data: the collapse would compete
+/// with the loader for the CPU and for the process' page tables, and make the load slower).
+static COLLAPSE_HELD: AtomicBool = AtomicBool::new(false);
+
+/// Holds background collapses back (`true`, when the server starts loading its data) or lets
+/// them run, with everything queued meanwhile (`false`, when loading ends).
+pub fn hold_background_collapse(hold: bool) {
+    COLLAPSE_HELD.store(hold, Ordering::Relaxed);
+    #[cfg(target_os = "linux")]
+    if !hold {
+        to_collapser(Collapse::Release);
+    }
+}
+
+/// A message to the collapse thread.
+#[cfg(target_os = "linux")]
+enum Collapse {
+    /// A huge-page-aligned range to collapse.
+    Range(usize, usize),
+    /// Collapses are no longer held: run the queued ones.
+    Release,
+}
+
+/// Sends to the collapse thread, started on first use (nothing happens if it cannot start).
+#[cfg(target_os = "linux")]
+fn to_collapser(msg: Collapse) {
+    use std::sync::mpsc::{Sender, channel};
+    static WORKER: OnceLock<Option<Sender<Collapse>>> = OnceLock::new();
+    let worker = WORKER.get_or_init(|| {
+        let (tx, rx) = channel::<Collapse>();
+        let spawned = std::thread::Builder::new().name("bf-collapse".into()).spawn(move || {
+            let mut queued = Vec::new();
+            for msg in rx {
+                if let Collapse::Range(start, len) = msg {
+                    queued.push((start, len));
+                }
+                if !COLLAPSE_HELD.load(Ordering::Relaxed) {
+                    for (start, len) in queued.drain(..) {
+                        madvise_range(start, len, Advice::Collapse);
+                    }
+                }
+            }
+        });
+        spawned.ok().map(|_| tx)
+    });
+    if let Some(tx) = worker {
+        let _ = tx.send(msg);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn collapse_in_background(_: &[u64]) {}
 
 /// Asks the CPU to start loading the cache line of `word`, so that a later read or write of it
 /// does not wait for memory. Only a hint: it changes no state and never faults. A no-op on
@@ -193,6 +314,30 @@ mod tests {
         assert!(c == w);
         assert_eq!(c[999], 7);
         assert_eq!(Words::zeroed(0).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn words_from_bytes_are_little_endian_and_whole() {
+        let w = Words::from_le_bytes(&[1, 0, 0, 0, 0, 0, 0, 0x80, 2, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(&*w, &[0x8000_0000_0000_0001, 2]);
+        assert!(Words::from_le_bytes(&[0; 9]).is_err());
+    }
+
+    #[test]
+    fn adopted_words_keep_their_contents_and_free_cleanly() {
+        for n in [3usize, (HUGE_PAGES_MIN_BYTES / 8) * 2] {
+            let mut v = vec![0u64; n].into_boxed_slice();
+            v[0] = 11;
+            v[n - 1] = 22;
+            let ptr = Box::into_raw(v).cast::<u64>();
+            // SAFETY: a boxed slice of `n` u64s from the global allocator, handed over whole.
+            let w = unsafe { Words::adopt(ptr, n) };
+            assert_eq!((w.len(), w[0], w[n - 1]), (n, 11, 22));
+            assert_eq!(
+                w.advised_huge(),
+                n * 8 >= HUGE_PAGES_MIN_BYTES && cfg!(target_os = "linux") && kernel_takes_advice()
+            );
+        }
     }
 
     /// Large segments are advised when the kernel takes advice, small ones never; and the

@@ -14,6 +14,7 @@ use super::limits::ServerGuard;
 use crate::filter::codec::{
     self, FieldReader, FieldWriter, RDB_ENCODING_VERSION, dump_header, read_chunk,
 };
+use crate::filter::mem::Words;
 use crate::filter::{BloomError, Chain};
 
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients
@@ -79,6 +80,47 @@ impl FieldReader for RdbReader {
     }
     fn bytes(&mut self) -> Result<RedisBuffer, BloomError> {
         raw::load_string_buffer(self.0).map_err(|_| BloomError::BadData)
+    }
+
+    /// A bit-array segment, kept in the buffer Redis read it into: no second allocation, no
+    /// zeroing and no copy of up to 64 MiB per segment (loading a 1 GiB filter used to page in
+    /// and zero twice its size). Copied instead where the buffer cannot serve as words.
+    fn words(&mut self, n: u64) -> Result<Words, BloomError> {
+        let want =
+            n.checked_mul(8).and_then(|b| usize::try_from(b).ok()).ok_or(BloomError::BadData)?;
+        // SAFETY: API pointers are written once by RedisModule_Init, before any callback.
+        let (Some(load), Some(io_error), Some(free)) = (unsafe {
+            (raw::RedisModule_LoadStringBuffer, raw::RedisModule_IsIOError, raw::RedisModule_Free)
+        }) else {
+            return Err(BloomError::BadData);
+        };
+        let mut len = 0usize;
+        // SAFETY: `self.0` is this load's live I/O handle; on success Redis returns a buffer of
+        // `len` bytes allocated with RedisModule_Alloc, which the caller owns.
+        let ptr = unsafe { load(self.0, &mut len) };
+        // SAFETY: as above.
+        let failed = unsafe { io_error(self.0) } != 0;
+        if failed || ptr.is_null() || len != want || want == 0 {
+            if !ptr.is_null() {
+                // SAFETY: the buffer is ours (see above) and freed once, here.
+                unsafe { free(ptr.cast()) };
+            }
+            return Err(BloomError::BadData);
+        }
+        if cfg!(target_endian = "big") || ptr as usize % std::mem::align_of::<u64>() != 0 {
+            // SAFETY: `ptr` points to `len` initialised bytes that stay ours until freed below.
+            let words =
+                Words::from_le_bytes(unsafe { std::slice::from_raw_parts(ptr.cast(), len) });
+            // SAFETY: the buffer is ours and freed once, here, after its last use.
+            unsafe { free(ptr.cast()) };
+            return words;
+        }
+        // SAFETY: `ptr` is non-null, aligned for u64 (checked), holds `n` little-endian words
+        // (`len == 8n`, checked; the target is little-endian, so they read as the values they
+        // encode), and was allocated with RedisModule_Alloc, which the module's global
+        // allocator (`alloc::BloomAlloc`) frees with RedisModule_Free whatever the layout.
+        // Ownership passes to the Words; nothing else frees it.
+        Ok(unsafe { Words::adopt(ptr.cast(), want / 8) })
     }
 }
 

@@ -19,10 +19,8 @@
 //! The check costs next to nothing: the context flags say whether `maxmemory` is set and
 //! whether the policy evicts, `RedisModule_GetUsedMemoryRatio` gives the memory counted against
 //! `maxmemory` (as eviction counts it), and `maxmemory` itself is read once at load and again
-//! on every `CONFIG SET` (the server's config-change event), never per command.
+//! on every `CONFIG SET` (the server's config-change event, see `events`), never per command.
 
-use std::ffi::{c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis_module::{Context, ContextFlags, RedisValue, raw};
@@ -33,36 +31,9 @@ use crate::filter::{AllocGuard, BloomError, MaxFilterBytes};
 /// `maxmemory` in bytes (0: none), as of the last load or config change.
 static MAXMEMORY: AtomicU64 = AtomicU64::new(0);
 
-/// Reads `maxmemory` and subscribes to config changes so it stays current.
-pub fn init(ctx: &Context) -> Result<(), String> {
-    refresh_maxmemory(ctx);
-    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
-    if let Some(subscribe) = unsafe { raw::RedisModule_SubscribeToServerEvent } {
-        let event = raw::RedisModuleEvent { id: raw::REDISMODULE_EVENT_CONFIG, dataver: 1 };
-        // SAFETY: OnLoad's live context; `on_config_change` has the callback signature and
-        // lives as long as the module.
-        let rc = unsafe { subscribe(ctx.get_raw(), event, Some(on_config_change)) };
-        if rc == raw::REDISMODULE_ERR as c_int {
-            return Err("could not subscribe to config changes (needs Redis 7.0+)".into());
-        }
-    }
-    Ok(())
-}
-
-/// Re-reads `maxmemory` after any `CONFIG SET` (config changes are rare; the names changed are
-/// not worth parsing).
-unsafe extern "C" fn on_config_change(
-    ctx: *mut raw::RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    _subevent: u64,
-    _data: *mut c_void,
-) {
-    let _ = catch_unwind(AssertUnwindSafe(|| refresh_maxmemory(&Context::new(ctx))));
-}
-
 /// `CONFIG GET maxmemory`, stored in [`MAXMEMORY`]. Leaves the old value if the reply is not
 /// the expected `[name, value]`.
-fn refresh_maxmemory(ctx: &Context) {
+pub fn refresh_maxmemory(ctx: &Context) {
     let Ok(RedisValue::Array(reply)) = ctx.call("CONFIG", &["GET", "maxmemory"][..]) else {
         return;
     };

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod datatype;
 pub mod errors;
+pub mod events;
 pub mod limits;
 pub mod options;
 pub mod registry;

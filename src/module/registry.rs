@@ -10,7 +10,7 @@ use redis_module::{Context, RedisString, Status, raw};
 use super::args::Args;
 use super::commands::{Handler, bloom, dump};
 use super::errors;
-use super::limits;
+use super::events;
 use super::reply::{Reply, send};
 
 /// Runs one command: checks its arity (the one place it is checked), borrows argv, runs the
@@ -242,7 +242,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }
-    limits::init(ctx)
+    events::init(ctx)
 }
 
 /// The module's `init`, called by `RedisModule_OnLoad` (see `redis_module!` in `lib.rs`).

@@ -1,0 +1,63 @@
+//! The server events the module listens to: config changes (to keep `maxmemory` current for
+//! the memory checks of `limits`) and loading (to hold background huge-page collapses back
+//! while the server loads its data; see `filter::mem`).
+
+use std::ffi::{c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use redis_module::{Context, raw};
+
+use super::limits;
+use crate::filter::mem::hold_background_collapse;
+
+/// Reads `maxmemory` now and subscribes to both events.
+pub fn init(ctx: &Context) -> Result<(), String> {
+    limits::refresh_maxmemory(ctx);
+    subscribe(ctx, raw::REDISMODULE_EVENT_CONFIG, on_config_change)?;
+    subscribe(ctx, raw::REDISMODULE_EVENT_LOADING, on_loading)
+}
+
+type Callback =
+    unsafe extern "C" fn(*mut raw::RedisModuleCtx, raw::RedisModuleEvent, u64, *mut c_void);
+
+fn subscribe(ctx: &Context, id: u64, callback: Callback) -> Result<(), String> {
+    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
+    let Some(subscribe) = (unsafe { raw::RedisModule_SubscribeToServerEvent }) else {
+        return Err("no RedisModule_SubscribeToServerEvent".into());
+    };
+    let event = raw::RedisModuleEvent { id, dataver: 1 };
+    // SAFETY: OnLoad's live context; `callback` has the callback signature and lives as long
+    // as the module.
+    let rc = unsafe { subscribe(ctx.get_raw(), event, Some(callback)) };
+    if rc == raw::REDISMODULE_ERR as c_int {
+        return Err(format!("could not subscribe to server event {id} (needs Redis 7.0+)"));
+    }
+    Ok(())
+}
+
+/// Re-reads `maxmemory` after any `CONFIG SET` (config changes are rare; the names changed are
+/// not worth parsing).
+unsafe extern "C" fn on_config_change(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut c_void,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| limits::refresh_maxmemory(&Context::new(ctx))));
+}
+
+/// Holds background collapses while an RDB, AOF or full sync loads; lets them run after.
+unsafe extern "C" fn on_loading(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    let started = matches!(
+        subevent,
+        raw::REDISMODULE_SUBEVENT_LOADING_RDB_START
+            | raw::REDISMODULE_SUBEVENT_LOADING_AOF_START
+            | raw::REDISMODULE_SUBEVENT_LOADING_REPL_START
+    );
+    let _ = catch_unwind(|| hold_background_collapse(started));
+}
