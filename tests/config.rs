@@ -286,3 +286,29 @@ fn huge_pages_advise_large_bit_arrays_only_while_they_live() {
     c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
     assert_eq!(huge_advised_bytes(&mut c), before);
 }
+
+/// A large filter loaded from an RDB keeps the buffer Redis read it into (no copy), and that
+/// buffer is advised for huge pages just as a freshly made one is; freeing it withdraws the
+/// advice.
+#[test]
+#[cfg(target_os = "linux")]
+fn huge_pages_advise_large_bit_arrays_loaded_from_an_rdb() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let before = huge_advised_bytes(&mut c);
+    c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    let added = items("rdb", 2000);
+    c.madd("big", &added);
+    let digest = c.digest("big");
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert_eq!(c.digest("big"), digest);
+    c.assert_all_present("big", &added);
+    let advised = huge_advised_bytes(&mut c) - before;
+    if kernel_takes_huge_page_advice() {
+        assert!((12 << 20..=17 << 20).contains(&advised), "advised {advised} bytes after reload");
+    } else {
+        assert_eq!(advised, 0);
+    }
+    assert_eq!(c.cmd(&["DEL", "big"]).as_int(), 1);
+    assert_eq!(huge_advised_bytes(&mut c), before, "advice withdrawn when the filter is freed");
+}
