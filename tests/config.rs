@@ -173,6 +173,20 @@ fn server_config_directive_sets_module_config() {
     assert_eq!(c.bf_info("k").capacity, 700);
 }
 
+/// README and redis.conf.example promise: where a `bf.*` config line and a module argument both
+/// set a value, the config line wins, whichever comes first (here it comes first).
+#[test]
+fn config_directive_wins_over_module_argument() {
+    let s = Server::start_with(
+        ServerOpts::new()
+            .arg("bf.error-rate", "0.05")
+            .module_args(&["error-rate", "0.02", "initial-size", "300"]),
+    );
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.error-rate").map(|v| v.parse::<f64>().unwrap()), Some(0.05));
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("300"));
+}
+
 #[test]
 fn invalid_module_args_refuse_to_load() {
     for args in [
