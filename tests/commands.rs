@@ -1044,6 +1044,48 @@ fn scandump_past_the_end_answers_zero_and_empty() {
     );
 }
 
+/// RedisBloom answers any negative SCANDUMP iterator like the end of the dump: `[0, ""]`.
+#[test]
+fn scandump_negative_iterator_answers_zero_and_empty() {
+    let (_s, mut c) = start();
+    c.cmd(&["BF.ADD", "k", "a"]);
+    let end = Value::Array(Some(vec![Value::Int(0), Value::Bulk(Some(vec![]))]));
+    for it in ["-1", "-5", "-9223372036854775808"] {
+        assert_eq!(c.cmd(&["BF.SCANDUMP", "k", it]), end, "BF.SCANDUMP k {it}");
+    }
+    // The key is checked first, as in RedisBloom.
+    c.expect_err(&["BF.SCANDUMP", "missing", "-1"], "ERR not found");
+    c.expect_err(&["BF.SCANDUMP", "missing", "abc"], "ERR not found");
+}
+
+/// RedisBloom's (2.8 and 8.x) replies to a chunk whose offset would be negative — iterator
+/// below 1, or below the chunk's length — is `ERR received bad data`; an iterator equal to the
+/// length (offset −1) or past the end is `ERR invalid offset - no link found`. Nothing changes.
+#[test]
+fn loadchunk_chunk_that_cannot_fit_answers_received_bad_data() {
+    let (_s, mut c) = start();
+    c.ok(&["BF.RESERVE", "src", "0.01", "100"]);
+    c.madd("src", &items("x", 20));
+    let chunks = c.scandump_all("src");
+    c.ok(&[b"BF.LOADCHUNK".as_slice(), b"dst", b"1", &chunks[0].1]);
+    let before = c.digest("dst");
+    for it in ["-1", "-9223372036854775808", "0", "2"] {
+        c.expect_err(&["BF.LOADCHUNK", "dst", it, "abc"], "ERR received bad data");
+    }
+    c.expect_err(&["BF.LOADCHUNK", "dst", "3", "abc"], "ERR invalid offset - no link found");
+    c.expect_err(&["BF.LOADCHUNK", "dst", "99999", "abc"], "ERR invalid offset - no link found");
+    assert_eq!(c.digest("dst"), before);
+    // Into a filter that no header made: the bad-data check comes first there too.
+    c.expect_err(&["BF.LOADCHUNK", "src", "-1", "abc"], "ERR received bad data");
+    c.expect_err(
+        &[b"BF.LOADCHUNK".as_slice(), b"src", b"1", &chunks[0].1],
+        "ERR received bad data",
+    );
+    // A missing key: only iterator 1 (a header) creates it.
+    c.expect_err(&["BF.LOADCHUNK", "none", "-1", "abc"], "ERR not found");
+    assert_no_key(&mut c, "none");
+}
+
 #[test]
 fn loadchunk_garbage_is_refused_and_server_survives() {
     let mut s = Server::start();

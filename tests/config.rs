@@ -177,11 +177,12 @@ fn server_config_directive_sets_module_config() {
 /// set a value, the config line wins, whichever comes first (here it comes first).
 #[test]
 fn config_directive_wins_over_module_argument() {
-    let s = Server::start_with(
-        ServerOpts::new()
-            .arg("bf.error-rate", "0.05")
-            .module_args(&["error-rate", "0.02", "initial-size", "300"]),
-    );
+    let s = Server::start_with(ServerOpts::new().arg("bf.error-rate", "0.05").module_args(&[
+        "error-rate",
+        "0.02",
+        "initial-size",
+        "300",
+    ]));
     let mut c = s.conn();
     assert_eq!(c.config_get("bf.error-rate").map(|v| v.parse::<f64>().unwrap()), Some(0.05));
     assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("300"));
