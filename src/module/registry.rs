@@ -7,8 +7,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use redis_module::{Context, RedisString, Status, raw};
 
+use std::sync::atomic::Ordering;
+
 use super::args::Args;
 use super::commands::{Handler, bloom, dump};
+use super::datatype::DEFRAG_MOVES;
 use super::errors;
 use super::events;
 use super::reply::{Reply, send};
@@ -242,7 +245,32 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }
+    // SAFETY: see above. This replaces the `redis-module` crate's INFO callback, which `info`
+    // calls first.
+    if let Some(register_info) = unsafe { raw::RedisModule_RegisterInfoFunc } {
+        // SAFETY: see above; `info` has the callback's signature and lives forever.
+        let rc = unsafe { register_info(raw_ctx, Some(info)) };
+        check(rc, || "could not register the INFO section".into())?;
+    }
     events::init(ctx)
+}
+
+/// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
+/// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
+/// active defragmentation moved.
+extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        redis_module::basic_info_command_handler(
+            &redis_module::InfoContext::new(ctx),
+            for_crash_report == 1,
+        );
+        raw::add_info_section(ctx, None);
+        raw::add_info_field_unsigned_long_long(
+            ctx,
+            "defrag_moves",
+            DEFRAG_MOVES.load(Ordering::Relaxed),
+        );
+    }));
 }
 
 /// The module's `init`, called by `RedisModule_OnLoad` (see `redis_module!` in `lib.rs`).
