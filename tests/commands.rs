@@ -1250,6 +1250,83 @@ fn command_docs_have_summaries_and_arity_is_enforced_by_the_server() {
     assert!(spec.contains("RW") && spec.contains("insert"), "key spec of bf.madd: {}", spec);
 }
 
+/// A command's documented arguments, from `COMMAND DOCS`, one line each:
+/// `name:type[:TOKEN][:optional][:multiple]`, nested arguments indented by two spaces.
+fn doc_arguments(c: &mut Conn, command: &str) -> Vec<String> {
+    fn walk(args: &Value, depth: usize, out: &mut Vec<String>) {
+        for arg in args.as_array() {
+            let fields = arg.pairs();
+            let get = |k: &str| fields.iter().find(|(n, _)| n.as_str() == k).map(|(_, v)| v);
+            let mut line = format!(
+                "{}{}:{}",
+                "  ".repeat(depth),
+                get("name").unwrap().as_str(),
+                get("type").unwrap().as_str()
+            );
+            if let Some(t) = get("token") {
+                line += &format!(":{}", t.as_str());
+            }
+            if let Some(flags) = get("flags") {
+                for f in flags.as_array() {
+                    line += &format!(":{}", f.as_str());
+                }
+            }
+            out.push(line);
+            if let Some(sub) = get("arguments") {
+                walk(sub, depth + 1, out);
+            }
+        }
+    }
+    let docs = c.cmd(&["COMMAND", "DOCS", command]);
+    let entry = &docs.as_array()[1];
+    let fields = entry.pairs();
+    let args = &fields.iter().find(|(k, _)| k.as_str() == "arguments").expect("arguments").1;
+    let mut out = Vec::new();
+    walk(args, 0, &mut out);
+    out
+}
+
+/// `COMMAND DOCS` lists each command's arguments with their types, tokens and flags (what
+/// redis-cli builds its hints from), as RedisBloom documents the grammar.
+#[test]
+fn command_docs_list_every_argument() {
+    let s = Server::start();
+    let mut c = s.conn();
+    assert_eq!(
+        doc_arguments(&mut c, "bf.reserve"),
+        [
+            "key:key",
+            "error_rate:double",
+            "capacity:integer",
+            "expansion:integer:EXPANSION:optional",
+            "nonscaling:pure-token:NONSCALING:optional",
+        ]
+    );
+    assert_eq!(
+        doc_arguments(&mut c, "bf.insert"),
+        [
+            "key:key",
+            "capacity:integer:CAPACITY:optional",
+            "error:double:ERROR:optional",
+            "expansion:integer:EXPANSION:optional",
+            "nocreate:pure-token:NOCREATE:optional",
+            "nonscaling:pure-token:NONSCALING:optional",
+            "items:block:ITEMS",
+            "  item:string:multiple",
+        ]
+    );
+    assert_eq!(doc_arguments(&mut c, "bf.madd"), ["key:key", "item:string:multiple"]);
+    assert_eq!(doc_arguments(&mut c, "bf.info")[1], "single_value:oneof:optional");
+    assert_eq!(doc_arguments(&mut c, "bf.info").len(), 7);
+    assert_eq!(
+        doc_arguments(&mut c, "bf.loadchunk"),
+        ["key:key", "iterator:integer", "data:string"]
+    );
+    for cmd in ["bf.add", "bf.exists", "bf.mexists", "bf.card", "bf.debug", "bf.scandump"] {
+        assert_eq!(doc_arguments(&mut c, cmd)[0], "key:key", "{cmd}");
+    }
+}
+
 /// On servers with module ACL categories (Redis 7.2+, Valkey 8) every BF command is in
 /// `@bloom`, reads in `@read` and writes in `@write`. Redis 7.0 has no module categories: there
 /// `@bloom` does not exist, and commands are granted by name, which must work. Which case
