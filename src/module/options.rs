@@ -129,7 +129,7 @@ pub const INSERT: Grammar = Grammar {
 pub struct Creation {
     pub error: Option<f64>,
     pub capacity: Option<u64>,
-    /// As given; checked against the range by [`Creation::params`] (or when read, by grammars
+    /// As given; checked against the range by [`Grammar::params`] (or when read, by grammars
     /// with `expansion_range_first`).
     pub expansion: Option<i64>,
     pub nonscaling: bool,
