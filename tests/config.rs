@@ -173,6 +173,21 @@ fn server_config_directive_sets_module_config() {
     assert_eq!(c.bf_info("k").capacity, 700);
 }
 
+/// README and redis.conf.example promise: where a `bf.*` config line and a module argument both
+/// set a value, the config line wins, whichever comes first (here it comes first).
+#[test]
+fn config_directive_wins_over_module_argument() {
+    let s = Server::start_with(ServerOpts::new().arg("bf.error-rate", "0.05").module_args(&[
+        "error-rate",
+        "0.02",
+        "initial-size",
+        "300",
+    ]));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.error-rate").map(|v| v.parse::<f64>().unwrap()), Some(0.05));
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("300"));
+}
+
 #[test]
 fn invalid_module_args_refuse_to_load() {
     for args in [
@@ -206,8 +221,13 @@ fn module_load_at_runtime_checks_args_and_applies_them() {
     let r = c.cmd(&["MODULE", "LOAD", m, "error-rate", "1.5"]);
     assert!(r.is_err(), "MODULE LOAD with error-rate 1.5 -> {:?}", r);
     s.assert_alive();
+    // Redis 8 lists its built-in `vectorset` module: only `bf` must be absent.
     let listed = c.cmd(&["MODULE", "LIST"]);
-    assert!(listed.as_array().is_empty(), "module listed after a refused load: {:?}", listed);
+    let bf_listed = listed
+        .as_array()
+        .iter()
+        .any(|m| m.pairs().iter().any(|(k, v)| k.as_str() == "name" && v.as_str() == "bf"));
+    assert!(!bf_listed, "module listed after a refused load: {:?}", listed);
 
     let s2 = Server::start_with(ServerOpts::new().without_module());
     let mut c2 = s2.conn();
@@ -311,4 +331,83 @@ fn huge_pages_advise_large_bit_arrays_loaded_from_an_rdb() {
     }
     assert_eq!(c.cmd(&["DEL", "big"]).as_int(), 1);
     assert_eq!(huge_advised_bytes(&mut c), before, "advice withdrawn when the filter is freed");
+}
+
+/// RedisBloom 8 caps error rates above 0.25 at 0.25, silently, wherever one is given: BF.RESERVE,
+/// BF.INSERT's ERROR, the error-rate config and its module argument. Rates of 1 and more are
+/// still refused.
+#[test]
+fn error_rates_above_a_quarter_are_capped_at_a_quarter() {
+    let s = Server::start_with(ServerOpts::new().module_args(&["error-rate", "0.6"]));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.error-rate").as_deref(), Some("0.25"));
+    c.cmd(&["BF.ADD", "auto", "a"]);
+    // A scaling filter's first layer gets half the rate.
+    assert!(layer_line(&mut c, "auto").ends_with("ratio:0.125"), "{}", layer_line(&mut c, "auto"));
+
+    c.ok(&["BF.RESERVE", "r", "0.5", "100"]);
+    assert!(layer_line(&mut c, "r").ends_with("ratio:0.125"), "{}", layer_line(&mut c, "r"));
+    c.ok(&["BF.RESERVE", "fixed", "0.99", "100", "NONSCALING"]);
+    assert!(layer_line(&mut c, "fixed").ends_with("ratio:0.25"), "{}", layer_line(&mut c, "fixed"));
+    c.cmd(&["BF.INSERT", "i", "ERROR", "0.7", "NONSCALING", "ITEMS", "a"]);
+    assert!(layer_line(&mut c, "i").ends_with("ratio:0.25"), "{}", layer_line(&mut c, "i"));
+    // Just below the cap is kept as given.
+    c.ok(&["BF.RESERVE", "below", "0.2", "100", "NONSCALING"]);
+    assert!(layer_line(&mut c, "below").ends_with("ratio:0.2"), "{}", layer_line(&mut c, "below"));
+
+    c.ok(&["CONFIG", "SET", "bf.error-rate", "0.01"]);
+    c.ok(&["CONFIG", "SET", "bf.error-rate", "0.9"]);
+    assert_eq!(c.config_get("bf.error-rate").as_deref(), Some("0.25"));
+    assert!(c.cmd(&["CONFIG", "SET", "bf.error-rate", "1"]).is_err());
+    c.expect_err(
+        &["BF.RESERVE", "one", "1", "100"],
+        "ERR error rate must be in the range (0.000000, 1.000000)",
+    );
+    c.expect_err(&["BF.INSERT", "one", "ERROR", "1", "ITEMS", "a"], "Bad error rate");
+}
+
+/// RedisBloom 8's names `bf-error-rate`, `bf-initial-size`, `bf-expansion-factor`: module
+/// arguments on every server; on Redis 8, which has unprefixed module configs, also config
+/// names (CONFIG GET/SET and redis.conf), the same settings as `bf.error-rate` & co. Elsewhere
+/// they are no config at all (CONFIG GET answers nothing for them).
+#[test]
+fn redisbloom_8_config_names_are_accepted() {
+    let s = Server::start_with(ServerOpts::new().module_args(&[
+        "bf-error-rate",
+        "0.02",
+        "bf-initial-size",
+        "300",
+        "BF_EXPANSION_FACTOR",
+        "4",
+    ]));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.error-rate").as_deref(), Some("0.02"));
+    assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("300"));
+    assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("4"));
+
+    let engine = c.engine();
+    if engine.has_unprefixed_module_configs() {
+        assert_eq!(c.config_get("bf-error-rate").as_deref(), Some("0.02"), "{engine}");
+        c.ok(&["CONFIG", "SET", "bf-initial-size", "700"]);
+        assert_eq!(c.config_get("bf.initial-size").as_deref(), Some("700"));
+        c.ok(&["CONFIG", "SET", "bf.expansion-factor", "8"]);
+        assert_eq!(c.config_get("bf-expansion-factor").as_deref(), Some("8"));
+        c.ok(&["CONFIG", "SET", "bf-error-rate", "0.5"]);
+        assert_eq!(c.config_get("bf.error-rate").as_deref(), Some("0.25"));
+        c.cmd(&["BF.ADD", "k", "a"]);
+        let info = c.bf_info("k");
+        assert_eq!((info.capacity, info.expansion), (700, Some(8)));
+
+        // As redis.conf lines (command-line options are read as config lines).
+        let s2 = Server::start_with(
+            ServerOpts::new().arg("bf-initial-size", "900").arg("bf-error-rate", "0.03"),
+        );
+        let mut c2 = s2.conn();
+        assert_eq!(c2.config_get("bf.initial-size").as_deref(), Some("900"));
+        assert_eq!(c2.config_get("bf.error-rate").as_deref(), Some("0.03"));
+    } else {
+        for name in ["bf-error-rate", "bf-initial-size", "bf-expansion-factor"] {
+            assert_eq!(c.config_get(name), None, "{engine}: {name} should be no config here");
+        }
+    }
 }

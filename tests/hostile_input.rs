@@ -620,7 +620,8 @@ fn digest_cmd(key: &str, expect: Expect) -> Cmd {
     }
 }
 
-/// Iterator arguments that are not a non-negative 64-bit integer in canonical form.
+/// Iterator arguments that are not a non-negative 64-bit integer in canonical form (the
+/// negative integers among them are numbers, answered like RedisBloom: see [`iter_numeric`]).
 const BAD_ITERS: &[&str] = &[
     "-1",
     "-9223372036854775808",
@@ -640,12 +641,16 @@ const BAD_ITERS: &[&str] = &[
     "٣",
 ];
 
-/// Whether BF.LOADCHUNK reads `iter` as an iterator (canonical decimal, 0 ..= i64::MAX).
-fn iter_valid(iter: &[u8]) -> bool {
+/// Whether BF.LOADCHUNK reads `iter` as a number (Redis' `string2ll`: canonical decimal,
+/// i64, no `-0`); anything else is `Second argument must be numeric`. A negative number is no
+/// iterator: `ERR not found` for a missing key, `ERR received bad data` for a filter.
+fn iter_numeric(iter: &[u8]) -> bool {
     let Ok(s) = std::str::from_utf8(iter) else { return false };
-    !s.is_empty()
-        && s.bytes().all(|c| c.is_ascii_digit())
-        && (s == "0" || !s.starts_with('0'))
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty()
+        && digits.bytes().all(|c| c.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && s != "-0"
         && s.parse::<i64>().is_ok()
 }
 
@@ -759,18 +764,22 @@ fn at_bystander(rng: &mut Rng, sources: &[Source], plain: &[&str]) -> Cmd {
     match rng.below(6) {
         0 => {
             let iter = rng.pick(BAD_ITERS).as_bytes().to_vec();
-            loadchunk(&src.key, &iter, &data, Expect::Err(ITER_NOT_NUMERIC))
+            // A negative integer is a number, but no iterator: RedisBloom's `received bad data`.
+            let expect = if iter_numeric(&iter) { BAD_DATA } else { ITER_NOT_NUMERIC };
+            loadchunk(&src.key, &iter, &data, Expect::Err(expect))
         }
         // The sources were made by BF.RESERVE and adds, not by a LOADCHUNK header: no chunk
-        // goes into them, wherever it would land (a header is a chunk at offset −len).
-        1 => loadchunk(&src.key, b"1", header, Expect::Err(NOT_RESTORING)),
+        // goes into them, wherever it would land. A chunk whose offset would be negative (its
+        // iterator below its length: a header sent at 1) is refused first, as RedisBloom does.
+        1 => loadchunk(&src.key, b"1", header, Expect::Err(BAD_DATA)),
         2 => {
             let past = src.total + rng.below(100) + data.len() as u64 + 1;
             loadchunk(&src.key, past.to_string().as_bytes(), &data, Expect::Err(NOT_RESTORING))
         }
         3 => {
-            let iter = rng.pick(&src.chunks[1..]).0.to_string();
-            loadchunk(&src.key, iter.as_bytes(), &data, Expect::Err(NOT_RESTORING))
+            let iter = rng.pick(&src.chunks[1..]).0;
+            let expect = if (iter as u64) < data.len() as u64 { BAD_DATA } else { NOT_RESTORING };
+            loadchunk(&src.key, iter.to_string().as_bytes(), &data, Expect::Err(expect))
         }
         _ => {
             let key = rng.pick(plain);
@@ -815,7 +824,7 @@ fn loadchunk_sequence(rng: &mut Rng, key: &str, sources: &[Source], plain: &[&st
         7 => {
             for _ in 0..1 + rng.below(3) {
                 let (iter, data) = hostile_chunk(rng, src, sources);
-                let expect = if !iter_valid(&iter) {
+                let expect = if !iter_numeric(&iter) {
                     Expect::Err(ITER_NOT_NUMERIC)
                 } else if iter != b"1" {
                     Expect::Err(NOT_FOUND)

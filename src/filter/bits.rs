@@ -130,6 +130,19 @@ fn segment_lengths(words: u64) -> impl Iterator<Item = u64> {
 }
 
 impl BitArray {
+    /// Lets `mv` move the array's memory (active defragmentation). Only a one-segment array
+    /// (up to 64 MiB, nearly every filter) is offered; a segmented one is made of 64 MiB
+    /// allocations, which defragmentation does not move.
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`](super::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut super::mem::Mover<'_>) {
+        if let Segments::One(words) = &mut self.segments {
+            // SAFETY: the caller's contract on `mv`.
+            unsafe { words.relocate(mv) }
+        }
+    }
+
     /// A zeroed array of `bits` bits. `bits` must be a positive multiple of 64.
     pub fn new(bits: u64) -> Result<Self, BloomError> {
         if bits == 0 || bits % 64 != 0 {

@@ -75,6 +75,22 @@ impl PartialEq for Chain {
 }
 
 impl Chain {
+    /// Lets `mv` move the chain's heap memory — its layer table and its layers' bit arrays —
+    /// when the server defragments (the chain itself is moved by its owner). Nothing about the
+    /// filter changes: the same bits, at new addresses.
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`](super::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut super::mem::Mover<'_>) {
+        // SAFETY: the caller's contract on `mv`.
+        unsafe {
+            super::mem::relocate_boxed_slice(&mut self.layers, mv);
+            for layer in self.layers.iter_mut() {
+                layer.relocate(mv);
+            }
+        }
+    }
+
     /// An empty chain with one layer, after asking `guard` for the memory.
     pub fn new(
         params: ChainParams,
@@ -454,6 +470,8 @@ pub fn layer_error(params: &ChainParams, index: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::alloc::Layout;
+    use std::ptr::NonNull;
 
     fn chain(error: f64, capacity: u64, expansion: u64) -> Chain {
         let p = ChainParams::new(error, capacity, expansion).unwrap();
@@ -492,6 +510,67 @@ mod tests {
         let rate = grow_and_measure(0.001);
         eprintln!("measured false-positive rate at 0.1%: {rate}");
         assert!(rate <= 0.001, "measured {rate}");
+    }
+
+    /// Relocation (active defragmentation) moves the layer table and the bit arrays and
+    /// changes nothing about the filter: a mover that moves every allocation it is offered
+    /// (allocate, copy, free, as `RedisModule_DefragAlloc` does) leaves an equal chain that
+    /// still answers every item; one that moves nothing leaves the addresses as they were.
+    #[test]
+    fn relocation_moves_memory_and_changes_nothing() {
+        let mut c = chain(0.01, 100, 2);
+        for i in 0..1000 {
+            c.add(&item(i), &Unlimited).unwrap();
+        }
+        assert!(c.layers().len() > 1);
+        let before = c.clone();
+        let addresses = |c: &Chain| {
+            let mut a = vec![c.layers.as_ptr() as usize];
+            for l in c.layers.iter() {
+                let mut first = None;
+                l.bits().for_each_segment_bytes(|seg| {
+                    first.get_or_insert(seg.as_ptr() as usize);
+                });
+                a.push(first.unwrap());
+            }
+            a
+        };
+        let old = addresses(&c);
+        let mut offered = 0;
+        let mut keep = |_: NonNull<u8>, _: Layout| {
+            offered += 1;
+            None
+        };
+        // SAFETY: a mover that moves nothing keeps the contract trivially.
+        unsafe { c.relocate(&mut keep) };
+        assert_eq!(offered, 1 + c.layers().len(), "the table and one array per layer");
+        assert_eq!(addresses(&c), old);
+
+        // Holds the old allocations until the end, so the new ones cannot reuse their
+        // addresses and every move is visible.
+        let mut freed_later: Vec<(NonNull<u8>, Layout)> = Vec::new();
+        let mut move_all = |p: NonNull<u8>, layout: Layout| {
+            // SAFETY: `layout` is the allocation's own (non-zero) layout; the new allocation
+            // gets a bitwise copy of its bytes, and the old one is freed (below) with the
+            // same layout and never used again.
+            unsafe {
+                let new = std::alloc::alloc(layout);
+                std::ptr::copy_nonoverlapping(p.as_ptr(), new, layout.size());
+                freed_later.push((p, layout));
+                NonNull::new(new)
+            }
+        };
+        // SAFETY: `move_all` keeps the `Mover` contract (allocate, copy, give up the old).
+        unsafe { c.relocate(&mut move_all) };
+        let new = addresses(&c);
+        assert!(new.iter().zip(&old).all(|(a, b)| a != b), "{old:?} -> {new:?}");
+        assert_eq!(c, before);
+        assert!((0..1000).all(|i| c.contains(&item(i))));
+        assert!(c.add(&item(5000), &Unlimited).unwrap());
+        for (p, layout) in freed_later {
+            // SAFETY: allocated by the global allocator with `layout`, freed once.
+            unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
+        }
     }
 
     #[test]

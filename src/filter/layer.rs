@@ -22,6 +22,15 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// Lets `mv` move the layer's bit array (active defragmentation).
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`](super::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut super::mem::Mover<'_>) {
+        // SAFETY: the caller's contract on `mv`.
+        unsafe { self.bits.relocate(mv) }
+    }
+
     /// An empty layer for `capacity` items at `error`.
     pub fn new(capacity: u64, error: f64) -> Result<Self, BloomError> {
         let size = layer_size(capacity, error)?;

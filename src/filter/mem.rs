@@ -15,8 +15,12 @@
 //!   the kernel's `madvise` mode) before the memory is freed, so the allocator never reuses
 //!   huge-page-backed memory for small objects — the reason Redis itself avoids THP.
 //! - [`prefetch`]: the cache hint of the batched paths.
+//! - [`Mover`] and [`relocate_boxed_slice`]: moving allocations when the server defragments
+//!   its memory (Redis' active defrag hands the module `RedisModule_DefragAlloc`).
 
+use std::alloc::Layout;
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -113,6 +117,21 @@ impl Words {
     }
 }
 
+impl Words {
+    /// Lets `mv` move this segment (active defragmentation). A segment advised for huge pages
+    /// stays where it is: its advice must be withdrawn from the memory it was given to before
+    /// that memory is freed, and a multi-MiB allocation is not what defragmentation moves.
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`].
+    pub unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
+        if !self.huge {
+            // SAFETY: the caller's contract on `mv`.
+            unsafe { relocate_boxed_slice(&mut self.words, mv) }
+        }
+    }
+}
+
 impl Drop for Words {
     fn drop(&mut self) {
         if self.huge {
@@ -155,6 +174,39 @@ impl PartialEq for Words {
 }
 
 impl Eq for Words {}
+
+/// Moves one allocation, for the server's defragmentation (`RedisModule_DefragAlloc` inside
+/// Redis): given the start of a live allocation of the global allocator and its layout, it
+/// answers `None` when the allocation stays where it is (it is then untouched and still
+/// valid), or `Some(new)`: a new allocation of the global allocator, large enough and aligned
+/// for the layout, holding a bitwise copy of the old one's bytes, the old one freed.
+pub type Mover<'a> = dyn FnMut(NonNull<u8>, Layout) -> Option<NonNull<u8>> + 'a;
+
+/// Lets `mv` move the allocation behind a boxed slice; the box then owns the new one. Empty
+/// slices and zero-sized elements own no allocation and are left alone.
+///
+/// # Safety
+/// `mv` must keep the contract of [`Mover`].
+pub unsafe fn relocate_boxed_slice<T>(b: &mut Box<[T]>, mv: &mut Mover<'_>) {
+    let len = b.len();
+    let Ok(layout) = Layout::array::<T>(len) else { return };
+    if layout.size() == 0 {
+        return;
+    }
+    let Some(old) = NonNull::new(b.as_mut_ptr().cast::<u8>()) else { return };
+    if let Some(new) = mv(old, layout) {
+        // SAFETY: by `mv`'s contract `new` is an allocation of the global allocator for
+        // `layout`, aligned for `T`, holding the `len` elements bitwise (moved, not copied: the
+        // old allocation is freed without dropping them). The box is overwritten without
+        // dropping its old value, whose memory is already freed; the new box owns the
+        // elements and frees `new` with `layout`, as `Box<[T]>` of length `len` does.
+        unsafe {
+            let moved =
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(new.as_ptr().cast::<T>(), len));
+            std::ptr::write(b, moved);
+        }
+    }
+}
 
 /// Whether the kernel acts on `MADV_HUGEPAGE` advice: its THP mode is `madvise`. Under
 /// `always` every large region gets huge pages without advice (or none: Redis' `disable-thp`

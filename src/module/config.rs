@@ -1,7 +1,10 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`. Each can be given as a `--loadmodule` argument
-//! (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE` spellings work too) and
-//! read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf.
+//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`. Each can be given as a
+//! `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE`
+//! and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
+//! too) and read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf. On Redis 8 the
+//! first three are also config names under RedisBloom 8's spelling (`bf-error-rate`, …). Error
+//! rates above 0.25 are capped at 0.25, as in RedisBloom 8.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -11,9 +14,10 @@ use redis_module::configuration::{
     ConfigurationContext, ConfigurationFlags, ConfigurationValue, register_bool_configuration,
     register_i64_configuration, register_string_configuration,
 };
-use redis_module::{Context, RedisError, RedisString};
+use redis_module::{Context, RedisError, RedisString, raw};
 
 use super::args::{parse_f64, parse_memory};
+use super::options::capped_error;
 use crate::filter::mem::HUGE_PAGES;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{BloomError, ChainParams};
@@ -61,7 +65,7 @@ impl ConfigurationValue<RedisString> for ErrorRate {
     fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
         match parse_f64(val.as_slice()).filter(|&e| valid_error_rate(e)) {
             Some(e) => {
-                self.0.store(e.to_bits(), Ordering::Relaxed);
+                self.0.store(capped_error(e).to_bits(), Ordering::Relaxed);
                 Ok(())
             }
             None => Err(RedisError::Str("error-rate must be a number in (0, 1)")),
@@ -135,14 +139,18 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
                 })
             };
         match name.as_str() {
-            "error-rate" => {
-                if !parse_f64(value.as_bytes()).is_some_and(valid_error_rate) {
-                    return Err(format!("error-rate must be a number in (0, 1), got '{value}'"));
+            "error-rate" | "bf-error-rate" => {
+                match parse_f64(value.as_bytes()).filter(|&e| valid_error_rate(e)) {
+                    Some(e) => start.error_rate = capped_error(e).to_string(),
+                    None => {
+                        return Err(format!("{name} must be a number in (0, 1), got '{value}'"));
+                    }
                 }
-                start.error_rate = value.clone();
             }
-            "initial-size" => start.initial_size = int(1, MAX_CAPACITY as i64)?,
-            "expansion-factor" | "expansion" => start.expansion = int(0, MAX_EXPANSION as i64)?,
+            "initial-size" | "bf-initial-size" => start.initial_size = int(1, MAX_CAPACITY as i64)?,
+            "expansion-factor" | "expansion" | "bf-expansion-factor" => {
+                start.expansion = int(0, MAX_EXPANSION as i64)?
+            }
             "max-filter-bytes" => {
                 start.max_filter_bytes = parse_memory(&value)
                     .and_then(|v| i64::try_from(v).ok())
@@ -159,36 +167,64 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
     Ok(start)
 }
 
+/// The names of the three settings RedisBloom has, and the flags they are registered with.
+///
+/// Redis 8 lets a module register a config without the `<module>.` prefix
+/// (`REDISMODULE_CONFIG_UNPREFIXED`), under a name with at most one dot, optionally followed by
+/// `|alias` (module.c, `moduleVerifyUnprefixedName`). RedisBloom 8 registers `bf-error-rate`,
+/// `bf-initial-size` and `bf-expansion-factor` that way; on Redis 8 scalebloom registers each as
+/// `bf-<name>|bf.<name>`, so both its own name and RedisBloom 8's work in `CONFIG GET/SET` and
+/// redis.conf. Older servers (Redis 7.x and Valkey, which reports Redis 7.2.4 here) refuse the
+/// flag, so there they stay `bf.<name>` (prefixed by the server).
+///
+/// Redis 8 is told by its version together with an API that Redis 8.0 added in the same
+/// release (`RedisModule_ACLCheckKeyPrefixPermissions`): Valkey reports its own version (8.x)
+/// through `RedisModule_GetServerVersion` but has neither that API nor unprefixed configs.
+fn redisbloom_config_names(ctx: &Context) -> ([&'static str; 3], ConfigurationFlags) {
+    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code; the
+    // pointer is only tested, not called.
+    let redis8_api = unsafe { raw::RedisModule_ACLCheckKeyPrefixPermissions }.is_some();
+    let unprefixed = redis8_api && ctx.get_redis_version().is_ok_and(|v| v.major >= 8);
+    if unprefixed {
+        (
+            [
+                "bf-error-rate|bf.error-rate",
+                "bf-initial-size|bf.initial-size",
+                "bf-expansion-factor|bf.expansion-factor",
+            ],
+            ConfigurationFlags::UNPREFIXED,
+        )
+    } else {
+        (["error-rate", "initial-size", "expansion-factor"], ConfigurationFlags::DEFAULT)
+    }
+}
+
 /// Registers the configs with their starting values. The caller then calls
 /// `RedisModule_LoadConfigs` so redis.conf values apply.
 pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let start = parse_module_args(args)?;
-    register_string_configuration(
-        ctx,
-        "error-rate",
-        &ERROR_RATE,
-        &start.error_rate,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
+    let ([error_rate, initial_size, expansion], flags) = redisbloom_config_names(ctx);
+    // `ConfigurationFlags` is not `Copy`: one value per call.
+    let flags = || ConfigurationFlags::from_bits_truncate(flags.bits());
+    register_string_configuration(ctx, error_rate, &ERROR_RATE, &start.error_rate, flags(), None);
     register_i64_configuration(
         ctx,
-        "initial-size",
+        initial_size,
         &INITIAL_SIZE,
         start.initial_size,
         1,
         MAX_CAPACITY as i64,
-        ConfigurationFlags::DEFAULT,
+        flags(),
         None,
     );
     register_i64_configuration(
         ctx,
-        "expansion-factor",
+        expansion,
         &EXPANSION,
         start.expansion,
         0,
         MAX_EXPANSION as i64,
-        ConfigurationFlags::DEFAULT,
+        flags(),
         None,
     );
     register_i64_configuration(

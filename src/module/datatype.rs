@@ -1,9 +1,13 @@
 //! The `MBbloom--` native type and its callbacks. Every callback runs inside `catch_unwind`: a
 //! panic here must not take Redis down.
 
+use std::alloc::Layout;
+use std::cell::Cell;
 use std::ffi::{CString, c_void};
 use std::os::raw::{c_char, c_int, c_longlong};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis_module::native_types::RedisType;
 use redis_module::{RedisBuffer, raw};
@@ -37,7 +41,7 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
-        defrag: None,
+        defrag: Some(defrag),
         copy2: None,
         free_effort2: None,
         mem_usage2: None,
@@ -262,6 +266,57 @@ unsafe extern "C" fn copy(
         // SAFETY: `value` is the source key's type value (see `chain_ref`).
         let chain = unsafe { chain_ref(value.cast_mut()) }.clone();
         Box::into_raw(Box::new(chain)).cast()
+    })
+}
+
+/// Allocations of filters that the server's active defragmentation moved since the module
+/// loaded (`INFO bf`: `bf_defrag_moves`).
+pub static DEFRAG_MOVES: AtomicU64 = AtomicU64::new(0);
+
+/// Active defragmentation (Redis built with its own jemalloc, `activedefrag yes`; Redis calls
+/// this for each filter key as its defrag cycle walks the keyspace). Offers the chain itself,
+/// its layer table and each one-segment bit array to `RedisModule_DefragAlloc`, which moves an
+/// allocation that sits in a sparsely used page and leaves the rest (large allocations, e.g.
+/// segments of 64 MiB, are never moved; huge-page-advised arrays are not offered). The filter
+/// is unchanged: the same bytes at new addresses. One call does the whole filter, a few dozen
+/// allocations at most, so it reports the value done (0) and keeps no cursor.
+unsafe extern "C" fn defrag(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: *mut raw::RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    guarded("defrag", 0, || {
+        // SAFETY: API pointers are written once by RedisModule_Init, before any callback.
+        let Some(defrag_alloc) = (unsafe { raw::RedisModule_DefragAlloc }) else {
+            return 0;
+        };
+        let moves = Cell::new(0u64);
+        let mut mv = |p: NonNull<u8>, _: Layout| {
+            // SAFETY: `ctx` is this callback's live defrag context and `p` a live allocation
+            // of the global allocator, which inside Redis is Redis' own (module/alloc.rs).
+            // RedisModule_DefragAlloc returns NULL and leaves it untouched, or returns a new
+            // allocation of Redis' allocator (same size class) holding its bytes and frees the
+            // old one: the `Mover` contract.
+            let new = NonNull::new(unsafe { defrag_alloc(ctx, p.as_ptr().cast()) }.cast::<u8>());
+            moves.set(moves.get() + u64::from(new.is_some()));
+            new
+        };
+        // SAFETY: `value` points at the key's value pointer, which Redis lets this callback
+        // replace. That pointer was made by `Box::into_raw(Box<Chain>)` (set_value, rdb_load,
+        // copy) with the global allocator and `Layout::new::<Chain>()`; `mv` keeps the
+        // `Mover` contract (above), so after a move the new pointer owns the same `Chain`
+        // bitwise and the old allocation is gone. Nothing else holds a reference to the value
+        // while Redis runs this callback (it runs on the main thread, between commands).
+        unsafe {
+            if let Some(v) = NonNull::new((*value).cast::<u8>()) {
+                if let Some(new) = mv(v, Layout::new::<Chain>()) {
+                    *value = new.as_ptr().cast();
+                }
+                (*(*value).cast::<Chain>()).relocate(&mut mv);
+            }
+        }
+        DEFRAG_MOVES.fetch_add(moves.get(), Ordering::Relaxed);
+        0
     })
 }
 

@@ -12,6 +12,16 @@ use super::reply::Reply;
 use crate::filter::ChainParams;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
 
+/// The largest error rate a filter is made with: RedisBloom 8 caps larger requests (from
+/// BF.RESERVE, BF.INSERT's `ERROR` and the `bf-error-rate` config) at 0.25 without an error,
+/// since a filter that wrong is of no use; so does scalebloom.
+pub const ERROR_RATE_CAP: f64 = 0.25;
+
+/// An error rate in range, capped at [`ERROR_RATE_CAP`].
+pub fn capped_error(e: f64) -> f64 {
+    e.min(ERROR_RATE_CAP)
+}
+
 /// A creation keyword.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Keyword {
@@ -119,7 +129,7 @@ pub const INSERT: Grammar = Grammar {
 pub struct Creation {
     pub error: Option<f64>,
     pub capacity: Option<u64>,
-    /// As given; checked against the range by [`Creation::params`] (or when read, by grammars
+    /// As given; checked against the range by [`Grammar::params`] (or when read, by grammars
     /// with `expansion_range_first`).
     pub expansion: Option<i64>,
     pub nonscaling: bool,
@@ -129,10 +139,10 @@ pub struct Creation {
 }
 
 impl Grammar {
-    /// An error rate: a number in (0, 1).
+    /// An error rate: a number in (0, 1), capped at [`ERROR_RATE_CAP`].
     pub fn error(&self, b: &[u8]) -> Result<f64, Reply> {
         let e = parse_f64(b).ok_or_else(|| Reply::err(self.bad_error))?;
-        if error_in_range(e) { Ok(e) } else { Err(Reply::err(self.error_range)) }
+        if error_in_range(e) { Ok(capped_error(e)) } else { Err(Reply::err(self.error_range)) }
     }
 
     /// A capacity: an integer in [MIN_CAPACITY, MAX_CAPACITY].

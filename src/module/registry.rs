@@ -2,13 +2,16 @@
 //! categories, `COMMAND DOCS`), the panic barrier every command runs behind, and the load-time
 //! setup (`init`) that `lib.rs` hands to `redis_module!`.
 
-use std::ffi::{CString, c_int};
+use std::ffi::{CStr, CString, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use redis_module::{Context, RedisString, Status, raw};
 
+use std::sync::atomic::Ordering;
+
 use super::args::Args;
 use super::commands::{Handler, bloom, dump};
+use super::datatype::DEFRAG_MOVES;
 use super::errors;
 use super::events;
 use super::reply::{Reply, send};
@@ -138,6 +141,192 @@ commands! {
         "Returns a filter's header or its next chunk of bits", "O(n), n bytes";
 }
 
+/// One argument of a command, for `COMMAND DOCS` (redis-cli shows its hints from them).
+struct Arg {
+    name: &'static CStr,
+    kind: ArgKind,
+    /// The keyword that introduces the argument (`EXPANSION n`), or that it is (`NONSCALING`).
+    token: Option<&'static CStr>,
+    optional: bool,
+    multiple: bool,
+}
+
+enum ArgKind {
+    Key,
+    String,
+    Integer,
+    Double,
+    /// Just the token.
+    Token,
+    /// One of these.
+    OneOf(&'static [Arg]),
+    /// These, in order, after the token.
+    Block(&'static [Arg]),
+}
+
+impl Arg {
+    const fn new(name: &'static CStr, kind: ArgKind) -> Arg {
+        Arg { name, kind, token: None, optional: false, multiple: false }
+    }
+    /// An optional `TOKEN value`.
+    const fn option(name: &'static CStr, token: &'static CStr, kind: ArgKind) -> Arg {
+        Arg { name, kind, token: Some(token), optional: true, multiple: false }
+    }
+    /// An optional bare keyword.
+    const fn flag(name: &'static CStr, token: &'static CStr) -> Arg {
+        Arg::option(name, token, ArgKind::Token)
+    }
+    const fn multiple(self) -> Arg {
+        Arg { multiple: true, ..self }
+    }
+}
+
+const KEY: Arg = Arg::new(c"key", ArgKind::Key);
+const ITEM: Arg = Arg::new(c"item", ArgKind::String);
+const EXPANSION: Arg = Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer);
+const NONSCALING: Arg = Arg::flag(c"nonscaling", c"NONSCALING");
+
+/// The arguments of each command after its name, as RedisBloom's documentation gives them.
+fn args_of(command: &str) -> &'static [Arg] {
+    match command {
+        "bf.reserve" => {
+            const A: &[Arg] = &[
+                KEY,
+                Arg::new(c"error_rate", ArgKind::Double),
+                Arg::new(c"capacity", ArgKind::Integer),
+                EXPANSION,
+                NONSCALING,
+            ];
+            A
+        }
+        "bf.add" | "bf.exists" => {
+            const A: &[Arg] = &[KEY, ITEM];
+            A
+        }
+        "bf.madd" | "bf.mexists" => {
+            const A: &[Arg] = &[KEY, ITEM.multiple()];
+            A
+        }
+        "bf.insert" => {
+            const A: &[Arg] = &[
+                KEY,
+                Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer),
+                Arg::option(c"error", c"ERROR", ArgKind::Double),
+                EXPANSION,
+                Arg::flag(c"nocreate", c"NOCREATE"),
+                NONSCALING,
+                Arg {
+                    name: c"items",
+                    kind: ArgKind::Block(&[ITEM.multiple()]),
+                    token: Some(c"ITEMS"),
+                    optional: false,
+                    multiple: false,
+                },
+            ];
+            A
+        }
+        "bf.info" => {
+            const A: &[Arg] = &[
+                KEY,
+                Arg {
+                    name: c"single_value",
+                    kind: ArgKind::OneOf(&[
+                        Arg::new(c"capacity", ArgKind::Token).token(c"CAPACITY"),
+                        Arg::new(c"size", ArgKind::Token).token(c"SIZE"),
+                        Arg::new(c"filters", ArgKind::Token).token(c"FILTERS"),
+                        Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
+                        Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                },
+            ];
+            A
+        }
+        "bf.card" | "bf.debug" => {
+            const A: &[Arg] = &[KEY];
+            A
+        }
+        "bf.scandump" => {
+            const A: &[Arg] = &[KEY, Arg::new(c"iterator", ArgKind::Integer)];
+            A
+        }
+        "bf.loadchunk" => {
+            const A: &[Arg] =
+                &[KEY, Arg::new(c"iterator", ArgKind::Integer), Arg::new(c"data", ArgKind::String)];
+            A
+        }
+        _ => &[],
+    }
+}
+
+impl Arg {
+    const fn token(self, token: &'static CStr) -> Arg {
+        Arg { token: Some(token), ..self }
+    }
+}
+
+/// `args` as the module API's zero-terminated array; the arrays (the nested ones too) are
+/// kept in `keep`, which must outlive their use. Strings are `'static`.
+fn c_args(
+    args: &[Arg],
+    keep: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
+) -> *mut raw::RedisModuleCommandArg {
+    let mut out: Vec<raw::RedisModuleCommandArg> = args
+        .iter()
+        .map(|a| {
+            let (type_, subargs) = match a.kind {
+                ArgKind::Key => (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY, None),
+                ArgKind::String => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING, None)
+                }
+                ArgKind::Integer => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER, None)
+                }
+                ArgKind::Double => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE, None)
+                }
+                ArgKind::Token => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN, None)
+                }
+                ArgKind::OneOf(sub) => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF, Some(sub))
+                }
+                ArgKind::Block(sub) => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK, Some(sub))
+                }
+            };
+            let mut flags = 0;
+            if a.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if a.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
+            raw::RedisModuleCommandArg {
+                name: a.name.as_ptr(),
+                type_,
+                // Every command's one key is its key spec 0.
+                key_spec_index: if matches!(a.kind, ArgKind::Key) { 0 } else { -1 },
+                token: a.token.map_or(std::ptr::null(), CStr::as_ptr),
+                summary: std::ptr::null(),
+                since: std::ptr::null(),
+                flags: flags as c_int,
+                deprecated_since: std::ptr::null(),
+                subargs: subargs.map_or(std::ptr::null_mut(), |sub| c_args(sub, keep)),
+                display_text: std::ptr::null(),
+            }
+        })
+        .collect();
+    // SAFETY: the struct holds only raw pointers and integers, for which all-zero bits are
+    // valid (null pointers, 0): the terminator the API expects.
+    out.push(unsafe { std::mem::zeroed() });
+    let ptr = out.as_mut_ptr();
+    keep.push(out); // moving the Vec keeps its buffer where it is
+    ptr
+}
+
 /// Turns a status code of the module API into a `Result`.
 fn check(rc: c_int, what: impl FnOnce() -> String) -> Result<(), String> {
     if rc == raw::REDISMODULE_ERR as c_int { Err(what()) } else { Ok(()) }
@@ -182,6 +371,8 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     let summary = cstring(c.summary)?;
     let complexity = cstring(c.complexity)?;
     let since = cstring(env!("CARGO_PKG_VERSION"))?;
+    let mut arg_arrays = Vec::new();
+    let args = c_args(args_of(c.name), &mut arg_arrays);
     let version = raw::RedisModuleCommandInfoVersion {
         version: 1,
         sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
@@ -197,9 +388,10 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         tips: std::ptr::null(),
         arity: c.arity,
         key_specs: specs.as_mut_ptr(),
-        args: std::ptr::null_mut(),
+        args,
     };
-    // SAFETY: every pointer in `info` outlives the call; Redis copies what it keeps.
+    // SAFETY: every pointer in `info` outlives the call (`arg_arrays` holds the argument
+    // arrays, their strings are 'static); Redis copies what it keeps.
     let rc = unsafe { set_info(command, &info) };
     check(rc, || format!("could not set the command info of {}", c.name))
 }
@@ -242,7 +434,32 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }
+    // SAFETY: see above. This replaces the `redis-module` crate's INFO callback, which `info`
+    // calls first.
+    if let Some(register_info) = unsafe { raw::RedisModule_RegisterInfoFunc } {
+        // SAFETY: see above; `info` has the callback's signature and lives forever.
+        let rc = unsafe { register_info(raw_ctx, Some(info)) };
+        check(rc, || "could not register the INFO section".into())?;
+    }
     events::init(ctx)
+}
+
+/// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
+/// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
+/// active defragmentation moved.
+extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        redis_module::basic_info_command_handler(
+            &redis_module::InfoContext::new(ctx),
+            for_crash_report == 1,
+        );
+        raw::add_info_section(ctx, None);
+        raw::add_info_field_unsigned_long_long(
+            ctx,
+            "defrag_moves",
+            DEFRAG_MOVES.load(Ordering::Relaxed),
+        );
+    }));
 }
 
 /// The module's `init`, called by `RedisModule_OnLoad` (see `redis_module!` in `lib.rs`).

@@ -4,6 +4,7 @@
 //!
 //! - `server.rs`: binaries, [`TempDir`], [`ServerOpts`], [`Server`], [`wait_until`]/[`poll_until`].
 //! - `resp.rs`: the client: [`Value`], [`Conn`] (commands, pipelines, assertions), [`encode`].
+//! - `engine.rs`: which server runs ([`Engine`]: Redis or Valkey, and its version).
 //! - `bloom.rs`: [`BfInfo`] and the BF.* helpers on [`Conn`] (`madd`, `scandump_all`, …).
 //! - `data.rs`: item names ([`items`], [`added`]) and the seeded [`Rng`].
 //! - `payload.rs`: DUMP payloads: CRC-64 trailer ([`fix_dump_crc`]) and [`ModulePayload`].
@@ -29,6 +30,7 @@
 pub mod bloom;
 pub mod cluster;
 pub mod data;
+pub mod engine;
 pub mod hostile;
 pub mod payload;
 pub mod resp;
@@ -36,4 +38,4 @@ pub mod server;
 
 // Each test binary uses a different part of the harness (hence also `dead_code` above).
 #[allow(unused_imports)]
-pub use self::{bloom::*, data::*, payload::*, resp::*, server::*};
+pub use self::{bloom::*, data::*, engine::*, payload::*, resp::*, server::*};

@@ -11,25 +11,24 @@ use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
 
-/// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end.
+/// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end,
+/// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
 pub fn scandump(ctx: &Context, args: &Args) -> Reply {
-    let Some(iter) = parse_i64(args.bytes(2)).filter(|&i| i >= 0) else {
-        return Reply::err(errors::SCANDUMP_ITER);
-    };
+    let end = || Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
     with_chain(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
-        |chain| {
-            if iter == 0 {
-                return Reply::Array(vec![Reply::Int(1), Reply::Bulk(dump_header(chain))]);
-            }
-            match read_chunk(chain, iter as u64 - 1) {
-                None => Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]),
+        |chain| match parse_i64(args.bytes(2)) {
+            None => Reply::err(errors::SCANDUMP_ITER),
+            Some(iter) if iter < 0 => end(),
+            Some(0) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(dump_header(chain))]),
+            Some(iter) => match read_chunk(chain, iter as u64 - 1) {
+                None => end(),
                 Some(data) => {
                     Reply::Array(vec![Reply::Int(iter + data.len() as i64), Reply::Bulk(data)])
                 }
-            }
+            },
         },
     )
 }
@@ -41,8 +40,12 @@ pub fn scandump(ctx: &Context, args: &Args) -> Reply {
 /// are not checked: the primary (or the server that wrote the AOF) already was.
 ///
 /// [`Chain::awaiting_chunks`]: crate::filter::Chain::awaiting_chunks
+///
+/// Into an existing filter, as RedisBloom answers: an iterator below 1 or below the chunk's
+/// length (its offset would be negative) is `ERR received bad data`; an offset past the end
+/// `ERR invalid offset - no link found`.
 pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
-    let Some(iter) = parse_i64(args.bytes(2)).filter(|&i| i >= 0) else {
+    let Some(iter) = parse_i64(args.bytes(2)) else {
         return Reply::err(errors::LOADCHUNK_ITER);
     };
     let data = args.bytes(3);
@@ -63,12 +66,18 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
         }
         Ok(None) => return Reply::err(errors::NOT_FOUND),
         Ok(Some(chain)) => {
+            // `iter` is 1 + the offset just past the chunk: at least 1, and at least the
+            // chunk's length. Checked before anything else about the filter.
+            let Some(end) = u64::try_from(iter).ok().filter(|&i| i >= 1 && i >= data.len() as u64)
+            else {
+                return Reply::err(errors::BAD_DATA);
+            };
             let trusted =
                 ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
             if !chain.awaiting_chunks() && !trusted {
                 return Reply::err(errors::NOT_RESTORING);
             }
-            match (iter as u64).checked_sub(data.len() as u64 + 1) {
+            match end.checked_sub(data.len() as u64 + 1) {
                 None => Err(BloomError::ChunkOffset),
                 Some(offset) => write_chunk(chain, offset, data),
             }
