@@ -7,9 +7,10 @@
 
 use super::BloomError;
 use super::hash::{HashScheme, ItemHash};
-use super::layer::Layer;
+use super::layer::{Layer, Rule};
 use super::params::{
-    ChainParams, LayerSize, MAX_LAYERS, TIGHTENING, bits_per_entry, info_size, layer_size,
+    ChainParams, LayerSize, MAX_LAYERS, RbLayerSize, TIGHTENING, bits_per_entry, info_size,
+    layer_size, rb_layer_size,
 };
 
 /// Decides whether a filter may grow by some bytes. The core checks the per-filter limit
@@ -47,17 +48,28 @@ impl AllocGuard for MaxFilterBytes {
 /// A scalable Bloom filter.
 ///
 /// The parameters are stored as flat fields rather than a [`ChainParams`], so the scheme and the
-/// restore flag fit in what would be its padding: the header stays at 48 bytes.
+/// flags fit in what would be its padding: the header stays at 48 bytes.
+///
+/// A chain in one of RedisBloom's schemes ([`HashScheme::is_redisbloom`]) keeps RedisBloom's
+/// layout: its layers carry RedisBloom's position rules and per-layer errors, and new layers are
+/// sized as RedisBloom's `bloom_init` sizes them ([`rb_layer_size`]): capacity = the last
+/// layer's (possibly rounded-up) capacity × expansion, error = the last layer's × 0.5.
 #[derive(Debug, Clone)]
 pub struct Chain {
     seed: u64,
     /// Exactly as many slots as layers: with the header this is a filter's fixed memory
     /// (48 bytes here, 48 per layer; RedisBloom's is 32, 64 per layer).
     layers: Box<[Layer]>,
+    /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
     error: f64,
+    /// The first layer's capacity.
     capacity: u64,
+    /// Growth factor; 0 when nonscaling.
     expansion: u32,
     scheme: HashScheme,
+    /// RedisBloom chains: new layers are sized without rounding to a power of two (RedisBloom's
+    /// `NOROUND` option).
+    noround: bool,
     /// Set while the chain is being restored chunk by chunk (made from a dump header and not
     /// written since): see [`Chain::awaiting_chunks`].
     awaiting_chunks: bool,
@@ -69,6 +81,7 @@ impl PartialEq for Chain {
     fn eq(&self, other: &Self) -> bool {
         self.params() == other.params()
             && self.scheme == other.scheme
+            && self.noround == other.noround
             && self.seed == other.seed
             && self.layers == other.layers
     }
@@ -98,10 +111,65 @@ impl Chain {
         seed: u64,
         guard: &dyn AllocGuard,
     ) -> Result<Self, BloomError> {
+        if scheme.is_redisbloom() {
+            // As RedisBloom 2.x creates filters: options NOROUND | FORCE64 (| NONSCALING).
+            let first = rb_layer_size(params.capacity, params.first_layer_error(), true)?;
+            guard.admit(info_size(1, first.bits / 8), first.bits / 8)?;
+            let layers = Box::new([Layer::new_redisbloom(&first, 0)?]);
+            let params = ChainParams { error: first.error, ..params };
+            let mut chain = Self::assemble(params, scheme, 0, layers);
+            chain.noround = true;
+            return Ok(chain);
+        }
         let first = layer_size(params.capacity, params.first_layer_error())?;
         guard.admit(info_size(1, first.bytes()), first.bytes())?;
         let layers = Box::new([Layer::new(first.capacity, first.error)?]);
         Ok(Self::assemble(params, scheme, seed, layers))
+    }
+
+    /// A chain in a RedisBloom scheme rebuilt from stored layers (see `filter::redisbloom`,
+    /// which validates each layer's fields): `expansion` 0 when nonscaling. Checks that the
+    /// scheme is RedisBloom's, the first layer has no halvings and the others are full, every
+    /// layer follows `noround`, a nonscaling chain has one layer, and the counts add up.
+    pub fn from_redisbloom(
+        scheme: HashScheme,
+        noround: bool,
+        expansion: u32,
+        first_error: f64,
+        layers: Vec<Layer>,
+        items: u64,
+    ) -> Result<Self, BloomError> {
+        if !scheme.is_redisbloom()
+            || layers.is_empty()
+            || layers.len() > MAX_LAYERS
+            || (expansion == 0 && layers.len() != 1)
+            || layers[0].halvings() != 0
+        {
+            return Err(BloomError::BadData);
+        }
+        let mut sum = 0u64;
+        for (i, layer) in layers.iter().enumerate() {
+            let pow2 = matches!(layer.rule(), Rule::Pow2(_));
+            if layer.rule() == Rule::Reduce || pow2 == noround {
+                return Err(BloomError::BadData);
+            }
+            if i + 1 < layers.len() && !layer.is_full() {
+                return Err(BloomError::BadData);
+            }
+            sum = sum.checked_add(layer.items()).ok_or(BloomError::BadData)?;
+        }
+        if sum != items {
+            return Err(BloomError::BadData);
+        }
+        let params = ChainParams { error: first_error, capacity: layers[0].capacity(), expansion };
+        let mut chain = Self::assemble(params, scheme, 0, layers.into_boxed_slice());
+        chain.noround = noround;
+        Ok(chain)
+    }
+
+    /// For RedisBloom chains: whether new layers are sized without power-of-two rounding.
+    pub fn noround(&self) -> bool {
+        self.noround
     }
 
     /// A chain rebuilt from stored layers, which must follow [`check_layers`].
@@ -112,6 +180,9 @@ impl Chain {
         layers: Vec<Layer>,
         items: u64,
     ) -> Result<Self, BloomError> {
+        if scheme.is_redisbloom() || layers.iter().any(|l| l.rule() != Rule::Reduce) {
+            return Err(BloomError::BadData);
+        }
         let claims: Vec<LayerClaim> = layers.iter().map(LayerClaim::of).collect();
         check_layers(&params, &claims, items)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
@@ -121,12 +192,32 @@ impl Chain {
 
     fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Box<[Layer]>) -> Self {
         let ChainParams { error, capacity, expansion } = params;
-        Self { seed, layers, error, capacity, expansion, scheme, awaiting_chunks: false }
+        Self {
+            seed,
+            layers,
+            error,
+            capacity,
+            expansion,
+            scheme,
+            noround: false,
+            awaiting_chunks: false,
+        }
     }
 
-    /// The parameters the chain was created with.
+    /// The parameters the chain was created with. For a RedisBloom chain, `error` is its first
+    /// layer's error rate and `capacity` its first layer's capacity.
     pub fn params(&self) -> ChainParams {
         ChainParams { error: self.error, capacity: self.capacity, expansion: self.expansion }
+    }
+
+    /// The error rate of layer `index` (< `layers().len()`).
+    pub fn layer_error(&self, index: usize) -> f64 {
+        if self.scheme.is_redisbloom() {
+            let halvings = self.layers[index].halvings();
+            (0..halvings).fold(self.error, |e, _| e * TIGHTENING)
+        } else {
+            layer_error(&self.params(), index)
+        }
     }
 
     /// Whether the chain was made from a dump header (`BF.LOADCHUNK key 1 <header>`, its bits
@@ -183,7 +274,7 @@ impl Chain {
     /// [`expected_layer`] uses).
     pub fn layer_size(&self, index: usize) -> LayerSize {
         let layer = &self.layers[index];
-        let error = layer_error(&self.params(), index);
+        let error = self.layer_error(index);
         LayerSize {
             capacity: layer.capacity(),
             error,
@@ -315,13 +406,24 @@ impl Chain {
         if self.layers.len() >= MAX_LAYERS {
             return Err(BloomError::TooManyLayers);
         }
-        let next = expected_layer(&self.params(), self.layers.len()).map_err(|e| match e {
+        let too_many = |e| match e {
             BloomError::ErrorTooSmall => BloomError::TooManyLayers,
             other => other,
-        })?;
-        let after = self.bit_bytes().checked_add(next.bytes()).ok_or(BloomError::TooLarge)?;
-        guard.admit(info_size(self.layers.len() as u64 + 1, after), next.bytes())?;
-        let layer = Layer::new(next.capacity, next.error)?;
+        };
+        let layer = if self.scheme.is_redisbloom() {
+            let next = self.next_redisbloom_layer().map_err(too_many)?;
+            let halvings = self.layers[self.layers.len() - 1]
+                .halvings()
+                .checked_add(1)
+                .ok_or(BloomError::TooManyLayers)?;
+            let bytes = next.bits / 8;
+            self.admit_layer(bytes, guard)?;
+            Layer::new_redisbloom(&next, halvings)?
+        } else {
+            let next = expected_layer(&self.params(), self.layers.len()).map_err(too_many)?;
+            self.admit_layer(next.bytes(), guard)?;
+            Layer::new(next.capacity, next.error)?
+        };
         // Exactly one more slot: a chain grows rarely, and spare slots would stay in every
         // filter (`Vec` starts at 4 and doubles).
         let mut layers = std::mem::take(&mut self.layers).into_vec();
@@ -336,6 +438,25 @@ impl Chain {
 /// to cover memory latency (16 items × up to ~10 probes), few enough that the prefetched lines
 /// stay in L1 until they are used.
 pub const BATCH: usize = 16;
+
+impl Chain {
+    /// Asks `guard` whether one more layer of `bytes` bytes may be allocated.
+    fn admit_layer(&self, bytes: u64, guard: &dyn AllocGuard) -> Result<(), BloomError> {
+        let after = self.bit_bytes().checked_add(bytes).ok_or(BloomError::TooLarge)?;
+        guard.admit(info_size(self.layers.len() as u64 + 1, after), bytes)
+    }
+
+    /// The layer RedisBloom would append to this RedisBloom chain (`SBChain_Add`):
+    /// `bloom_init(last.entries × growth, last.error × 0.5, options)`.
+    fn next_redisbloom_layer(&self) -> Result<RbLayerSize, BloomError> {
+        let last = self.layers.len() - 1;
+        let capacity = self.layers[last]
+            .capacity()
+            .checked_mul(u64::from(self.expansion))
+            .ok_or(BloomError::TooLarge)?;
+        rb_layer_size(capacity, self.layer_error(last) * TIGHTENING, self.noround)
+    }
+}
 
 /// Layers at least this large are prefetched in batches; smaller ones sit in the CPU caches
 /// anyway, where a prefetch would only cost instructions.

@@ -25,6 +25,11 @@
 //! words: bit `p` is in byte `p/8` at mask `1 << (p%8)`). Each string's length is checked against
 //! the layout before its bytes are copied, so a forged length never sizes an allocation.
 //! RedisBloom's own encoding versions (0–4) are reserved for importing its data.
+//! A chain in one of RedisBloom's schemes (scheme id 2 or 3) is written as its scheme id and
+//! then RedisBloom's fields (options, growth, items, layer count; per layer its capacity, error,
+//! hashes, bpe, bits, n2 and items), then each layer's segments
+//! ([`redisbloom::write_fields`](super::redisbloom::write_fields)).
+//!
 //!
 //! # Dump header (`BF.SCANDUMP key 0`, `BF.LOADCHUNK key 1 …`)
 //! ```text
@@ -37,6 +42,61 @@
 //! ```
 //! Chunks after the header are raw bit-array bytes: iterator `it` (≥ 1) means byte offset
 //! `it − 1` in all layers' arrays laid end to end; a chunk never crosses a layer boundary.
+//! A chain in one of RedisBloom's schemes gets RedisBloom's header instead (below), so that a
+//! RedisBloom server can `BF.LOADCHUNK` it; `BF.LOADCHUNK` here reads both ([`AnyHeader`]).
+//!
+//! # RedisBloom's formats (importing its data; code in [`redisbloom`](super::redisbloom))
+//! Facts from RedisBloom's history (`src/rebloom.c`, `src/sb.c`, `deps/bloom/bloom.c`, formerly
+//! `contrib/bloom.c`), by the commit that changed them; releases named where they first appear.
+//!
+//! A chain (`SBChain`) is `size` (items), `nfilters`, `options`, `growth` and its layers. A layer
+//! (`SBLink` + `struct bloom`) is `entries` (capacity), `error`, `hashes`, `bpe` (bits per entry),
+//! `bits`, `n2`, `bytes` (array length) and `size` (its items). Bit `p` of a layer is in byte
+//! `p >> 3` at mask `1 << (p & 7)`: the same order as ours, so arrays are copied as they are.
+//!
+//! Options (`BLOOM_OPT_*`, bloom.h):
+//! - `NOROUND` = 1: `bits = (u64)(entries × bpe)` (at least 1), `n2 = 0`, positions mod `bits`.
+//!   Without it: `n2 = logb(entries × bpe) + 1`, `bits = 2^n2`, positions mod `2^n2` (a mask),
+//!   and `entries` grows by the items the extra bits hold: `+= (u64)((u64)(2^n2 − entries×bpe)
+//!   / bpe)` — the stored capacity is that grown value, and the next layer builds on it.
+//! - `ENTS_IS_BITS` = 2: never set by RedisBloom's commands (refused here).
+//! - `FORCE64` = 4 (since 2018-02-14, release 1.1.1): `a = MurmurHash64A(item,
+//!   0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`. Without it: `a = MurmurHash2(item,
+//!   0x9747b28c)`, `b = MurmurHash2(item, a)` (32-bit). (From 2018-02-14 to 04-05, in no
+//!   release, the first seed was 0.) Probe `i` = `(a + i·b) mod M` in 64-bit arithmetic since
+//!   1.1.1; 1.0's 32-bit arithmetic gives the same positions because 1.0 layers are powers of two.
+//! - `NO_SCALING` = 8 (2019-12-03, release 2.2): the chain never grows; its growth field keeps
+//!   the default expansion, 2.
+//!
+//! What releases wrote: 1.0–1.1.0 options 0 (32-bit hash, powers of two); 1.1.1–2.0 options 4
+//! (64-bit, powers of two); 2.2 on 5 (`NOROUND | FORCE64`), 13 when nonscaling. `BF.LOADCHUNK`
+//! of RedisBloom 2.8 accepts any of 0, 1, 4, 5, 8, 9, 12, 13 (and 2): all but 2 are read here.
+//!
+//! Sizing (`bloom_init`): `bpe = |ln(error) / 0.480453013918201|`, `hashes = ceil(0.693147180559945
+//! × bpe)`, then bits as above; since 2.2 (2019-12-03) `bytes` is rounded up to whole 64-bit
+//! words and `bits = bytes × 8` is stored; before, `bits` was stored as 0 for power-of-two
+//! layers and `bytes = 2^n2 / 8` (at least 1). Growth (`SBChain_Add`): a new layer when the
+//! last holds `entries` items, with `entries × growth` items (the last layer's stored entries)
+//! at `error × 0.5` since 2.2; before (2019-11-25), `growth` was always 2, the first layer got
+//! the full requested error (now half, or all of it when nonscaling), and layer `n` got the
+//! previous layer's error × 0.5^(n+1). Every error is therefore the first layer's halved a
+//! whole number of times, which is how it is held here. New layers of an imported chain are
+//! sized and tightened as current RedisBloom does.
+//!
+//! RDB value, by encoding version (typed fields; `BFRdbLoad`):
+//! - 0 (before 2017-07-31, no release): `size`, `nfilters`; per layer `entries`, `error`,
+//!   `hashes`, `bpe`, array, `size` — `bits = entries × bpe` unrounded, 32-bit arithmetic mod
+//!   `bits`. Refused here (RedisBloom 2.8 itself refuses nearly all of them: it requires
+//!   `bits = bytes × 8`).
+//! - 1 (1.0, 2017): adds `bits` and `n2` after `bpe` (from 2017-08-01; one day without `bits`,
+//!   no release). Options are 0.
+//! - 2 (2018-02-14, no release): adds `options` after `nfilters`.
+//! - 3 (2018-04-05, 1.1.1): the same fields (marks the 64-bit hash's seed change).
+//! - 4 (2019-11-26, 2.2 to today): adds `growth` after `options`; below 4 growth is 2.
+//!
+//! Dump header (`SBChain_GetEncodedHeader`, packed little-endian, `20 + 53 × nfilters` bytes):
+//! `u64 size, u32 nfilters, u32 options, u32 growth`; per layer `u64 bytes, u64 bits, u64 size,
+//! f64 error, f64 bpe, u32 hashes, u64 entries, u8 n2`. Chunks as ours (iterator = 1 + offset).
 
 use super::BloomError;
 use super::bits::BitArray;
@@ -45,6 +105,7 @@ use super::hash::HashScheme;
 use super::layer::Layer;
 use super::mem::Words;
 use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
+use super::redisbloom::{self, RbMeta};
 
 /// The `MBbloom--` encoding version of scalebloom's format 1. Versions below 512 are left to
 /// RedisBloom's formats (it uses 0–4).
@@ -207,6 +268,15 @@ impl ChainMeta {
     /// the layer list, whose length is bounded first.
     pub fn read(r: &mut impl FieldReader) -> Result<Self, BloomError> {
         let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+        Self::read_after_scheme(r, scheme)
+    }
+
+    /// [`ChainMeta::read`] after the scheme id; refuses RedisBloom's schemes, whose chains have
+    /// their own field sequence.
+    fn read_after_scheme(r: &mut impl FieldReader, scheme: HashScheme) -> Result<Self, BloomError> {
+        if scheme.is_redisbloom() {
+            return Err(BloomError::BadData);
+        }
         let seed = r.u64()?;
         let error = r.f64()?;
         let capacity = r.u64()?;
@@ -265,6 +335,10 @@ impl ChainMeta {
 
 /// Writes a whole chain in the RDB layout: fields, then each layer's segments.
 pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
+    if chain.scheme().is_redisbloom() {
+        w.u64(chain.scheme().id());
+        return redisbloom::write_fields(chain, w);
+    }
     ChainMeta::of(chain).write(w);
     for layer in chain.layers() {
         layer.bits().for_each_segment_bytes(|seg| w.bytes(seg));
@@ -274,7 +348,11 @@ pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
 /// Reads a whole chain in the RDB layout, validating everything; the bit arrays are allocated
 /// only once the metadata is valid and `guard` admits their size.
 pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
-    let meta = ChainMeta::read(r)?;
+    let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+    if scheme.is_redisbloom() {
+        return redisbloom::read_fields(r, scheme, guard);
+    }
+    let meta = ChainMeta::read_after_scheme(r, scheme)?;
     let bytes = meta.bit_bytes();
     guard.admit(info_size(meta.layers.len() as u64, bytes), bytes)?;
     let mut arrays = Vec::with_capacity(meta.layers.len());
@@ -284,8 +362,22 @@ pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Ch
     meta.into_chain(arrays)
 }
 
-/// The dump header of `chain` (`BF.SCANDUMP key 0`).
+/// Writes a chain's fields without its bits (what `DEBUG DIGEST-VALUE` feeds before the bits).
+pub fn write_meta(chain: &Chain, w: &mut impl FieldWriter) {
+    if chain.scheme().is_redisbloom() {
+        w.u64(chain.scheme().id());
+        w.bytes(&redisbloom::header(chain));
+    } else {
+        ChainMeta::of(chain).write(w);
+    }
+}
+
+/// The dump header of `chain` (`BF.SCANDUMP key 0`): ours, or RedisBloom's for a chain in one
+/// of its schemes.
 pub fn dump_header(chain: &Chain) -> Vec<u8> {
+    if chain.scheme().is_redisbloom() {
+        return redisbloom::header(chain);
+    }
     let mut out = Vec::with_capacity(DUMP_PREFIX + 7 * 8 + chain.layers().len() * 5 * 8);
     out.extend_from_slice(&DUMP_MAGIC);
     out.extend_from_slice(&u32::MAX.to_le_bytes());
@@ -309,6 +401,33 @@ pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
         return Err(BloomError::BadData);
     }
     Ok(meta)
+}
+
+/// A dump header of either format, parsed and validated (`BF.LOADCHUNK key 1 <header>`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnyHeader {
+    /// This module's header.
+    Native(ChainMeta),
+    /// RedisBloom's header.
+    RedisBloom(RbMeta),
+}
+
+impl AnyHeader {
+    /// Builds the chain with zeroed bit arrays, after asking `guard` for the memory.
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+        match self {
+            AnyHeader::Native(m) => m.allocate(guard),
+            AnyHeader::RedisBloom(m) => m.allocate(guard),
+        }
+    }
+}
+
+/// Parses a dump header of either format: ours (it starts with [`DUMP_MAGIC`]) or RedisBloom's.
+pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, BloomError> {
+    if data.starts_with(&DUMP_MAGIC) {
+        return parse_dump_header(data).map(AnyHeader::Native);
+    }
+    Ok(AnyHeader::RedisBloom(redisbloom::parse_header(data)?))
 }
 
 /// Where byte `offset` of all layers' arrays laid end to end lies: `(layer index, offset in

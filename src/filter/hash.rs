@@ -10,6 +10,16 @@
 //! `x_{i+1} = x_i + step_i`, `step_{i+1} = step_i + i` (all wrapping), which breaks the
 //! regularity of plain `h1 + i*h2`. A probe value `x` maps into `[0, bits)` by multiply-shift,
 //! `(x * bits) >> 64` on 128 bits: no division, and uniform because `x` is uniform.
+//!
+//! Schemes 2 and 3 are RedisBloom's, for filters imported from it (and new filters made while
+//! `bf.new-filter-scheme redisbloom` is set); the chain's seed is unused, RedisBloom's seeds are
+//! fixed. Both hash the item twice into `a` and `b`, and probe `i` of a layer is
+//! `(a + i·b) mod 2^64 mod M`, where `M` is the layer's bit count or, for layers sized to a
+//! power of two, `2^n2` (see [`layer::Rule`](super::layer::Rule) and `codec.rs`):
+//! - scheme 2, [`HashScheme::Murmur64`] (RedisBloom's `FORCE64` option, every filter RedisBloom
+//!   made since 1.1.1): `a = MurmurHash64A(item, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`;
+//! - scheme 3, [`HashScheme::Murmur32`] (filters without `FORCE64`, RedisBloom 1.0–1.1.0):
+//!   `a = MurmurHash2(item, 0x9747b28c)`, `b = MurmurHash2(item, a)`, both 32-bit values.
 
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 
@@ -18,6 +28,10 @@ use xxhash_rust::xxh3::xxh3_128_with_seed;
 pub enum HashScheme {
     /// xxh3-128 once per item, enhanced double hashing, multiply-shift reduction.
     Xxh3Enhanced,
+    /// RedisBloom's 64-bit hashing (MurmurHash64A twice), `(a + i·b) mod M` positions.
+    Murmur64,
+    /// RedisBloom's legacy 32-bit hashing (MurmurHash2 twice), `(a + i·b) mod M` positions.
+    Murmur32,
 }
 
 impl HashScheme {
@@ -25,6 +39,8 @@ impl HashScheme {
     pub fn id(self) -> u64 {
         match self {
             HashScheme::Xxh3Enhanced => 1,
+            HashScheme::Murmur64 => 2,
+            HashScheme::Murmur32 => 3,
         }
     }
 
@@ -32,6 +48,8 @@ impl HashScheme {
     pub fn from_id(id: u64) -> Option<Self> {
         match id {
             1 => Some(HashScheme::Xxh3Enhanced),
+            2 => Some(HashScheme::Murmur64),
+            3 => Some(HashScheme::Murmur32),
             _ => None,
         }
     }
@@ -44,8 +62,89 @@ impl HashScheme {
                 let h = xxh3_128_with_seed(item, seed);
                 ItemHash { h1: h as u64, h2: (h >> 64) as u64 | 1 }
             }
+            HashScheme::Murmur64 => {
+                let a = murmur64a(item, MURMUR64_SEED);
+                ItemHash { h1: a, h2: murmur64a(item, a) }
+            }
+            HashScheme::Murmur32 => {
+                let a = murmur2(item, MURMUR32_SEED);
+                // RedisBloom passes the 64-bit `a` to a `uint32_t` seed parameter: it is a
+                // 32-bit value already.
+                ItemHash { h1: u64::from(a), h2: u64::from(murmur2(item, a)) }
+            }
         }
     }
+
+    /// Whether this is one of RedisBloom's schemes.
+    pub fn is_redisbloom(self) -> bool {
+        !matches!(self, HashScheme::Xxh3Enhanced)
+    }
+}
+
+/// RedisBloom's seed of the first MurmurHash64A (`bloom_calc_hash64`). Between 2018-02-14 and
+/// 2018-04-05 (no release) it was 0.
+pub const MURMUR64_SEED: u64 = 0xc6a4_a793_5bd1_e995;
+/// RedisBloom's seed of the first 32-bit MurmurHash2 (`bloom_calc_hash`).
+pub const MURMUR32_SEED: u32 = 0x9747_b28c;
+
+/// Austin Appleby's MurmurHash64A, exactly as RedisBloom compiles it (`MurmurHash64A_Bloom` in
+/// `deps/murmur2/MurmurHash2.c`): 8-byte little-endian blocks (RedisBloom reads them with a
+/// native load on little-endian machines), then the tail bytes.
+pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    // C's `int len` times a `uint64_t`: the length as a 64-bit value (items are < 2^31 bytes).
+    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
+    let mut blocks = key.chunks_exact(8);
+    for block in &mut blocks {
+        // chunks_exact(8) yields 8-byte slices only.
+        let mut k = u64::from_le_bytes(block.try_into().expect("8-byte block"));
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h ^= k;
+        h = h.wrapping_mul(M);
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u64::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h
+}
+
+/// Austin Appleby's 32-bit MurmurHash2, as in RedisBloom's `deps/murmur2/MurmurHash2.c`.
+pub fn murmur2(key: &[u8], seed: u32) -> u32 {
+    const M: u32 = 0x5bd1_e995;
+    const R: u32 = 24;
+    // C's `seed ^ len` with `int len` converted to `uint32_t`.
+    let mut h = seed ^ key.len() as u32;
+    let mut blocks = key.chunks_exact(4);
+    for block in &mut blocks {
+        // chunks_exact(4) yields 4-byte slices only.
+        let mut k = u32::from_le_bytes(block.try_into().expect("4-byte block"));
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M);
+        h ^= k;
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u32::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^= h >> 15;
+    h
 }
 
 /// The two 64-bit halves an item's probes derive from.
@@ -58,6 +157,15 @@ pub struct ItemHash {
 }
 
 impl ItemHash {
+    /// The bit positions a RedisBloom-scheme item probes in a layer whose positions are taken
+    /// modulo `modulus` (its bit count, or `2^n2`): `(a + i·b) mod 2^64 mod modulus`, for `i` in
+    /// `0..hashes`. (RedisBloom computes this in 64 bits since 1.1.1; with a power-of-two
+    /// modulus the older 32-bit arithmetic gives the same positions.)
+    #[inline]
+    pub fn modular_probes(self, modulus: u64, hashes: u32) -> impl Iterator<Item = u64> {
+        (0..u64::from(hashes)).map(move |i| self.h1.wrapping_add(i.wrapping_mul(self.h2)) % modulus)
+    }
+
     /// The bit positions this item probes in a layer of `bits` bits with `hashes` probes.
     #[inline]
     pub fn probes(self, bits: u64, hashes: u32) -> Probes {
@@ -112,8 +220,13 @@ mod tests {
             HashScheme::from_id(HashScheme::Xxh3Enhanced.id()),
             Some(HashScheme::Xxh3Enhanced)
         );
+        for s in [HashScheme::Murmur64, HashScheme::Murmur32] {
+            assert_eq!(HashScheme::from_id(s.id()), Some(s));
+            assert!(s.is_redisbloom());
+        }
+        assert!(!HashScheme::Xxh3Enhanced.is_redisbloom());
         assert_eq!(HashScheme::from_id(0), None);
-        assert_eq!(HashScheme::from_id(2), None);
+        assert_eq!(HashScheme::from_id(4), None);
     }
 
     #[test]

@@ -4,8 +4,42 @@
 use super::BloomError;
 use super::bits::{BitArray, View, ViewMut};
 use super::hash::ItemHash;
-use super::params::{LayerSize, layer_size};
-use super::probe;
+use super::params::{LayerSize, RbLayerSize, layer_size};
+use super::probe::{self, WordArray};
+
+/// How a layer turns an item's hash into bit positions: part of the data, like the hash scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Native layers: enhanced double hashing, multiply-shift into `[0, bits)` ([`ItemHash::probes`]).
+    Reduce,
+    /// RedisBloom layers sized without rounding (`NOROUND`): `(a + i·b) mod bits`. RedisBloom
+    /// 2.2.0–2.2.14 rounded such layers up to whole bytes, not 64-bit words: the array here is
+    /// rounded up to a word, and the payload is how many bytes of it are padding (0–7), which
+    /// are not part of the layer (its [`Layer::len_bits`] and [`Layer::bytes`] leave them out).
+    Modulo(u8),
+    /// RedisBloom layers sized to a power of two: `(a + i·b) mod 2^n2`, `2^n2 ≤ bits` (below 64
+    /// bits RedisBloom still allocates 8 bytes; positions stay below `2^n2`).
+    Pow2(u8),
+}
+
+impl Rule {
+    /// The modulus of positions for a layer of `bits` bits (as [`Layer::len_bits`] counts).
+    #[inline]
+    pub fn modulus(self, bits: u64) -> u64 {
+        match self {
+            Rule::Pow2(n2) => 1u64 << n2,
+            Rule::Reduce | Rule::Modulo(_) => bits,
+        }
+    }
+
+    /// RedisBloom's `n2` field for a layer with this rule.
+    pub fn n2(self) -> u8 {
+        match self {
+            Rule::Pow2(n2) => n2,
+            Rule::Reduce | Rule::Modulo(_) => 0,
+        }
+    }
+}
 
 /// One fixed-size Bloom filter inside a chain.
 ///
@@ -18,6 +52,11 @@ pub struct Layer {
     capacity: u64,
     items: u64,
     hashes: u32,
+    rule: Rule,
+    /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
+    /// power `halvings` (RedisBloom stores each layer's error; every error it ever made is one of
+    /// these). 0 and unused for native layers, whose error follows from their position.
+    halvings: u8,
     bits: BitArray,
 }
 
@@ -38,8 +77,48 @@ impl Layer {
             capacity: size.capacity,
             items: 0,
             hashes: size.hashes,
+            rule: Rule::Reduce,
+            halvings: 0,
             bits: BitArray::new(size.bits)?,
         })
+    }
+
+    /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.
+    pub fn new_redisbloom(size: &RbLayerSize, halvings: u8) -> Result<Self, BloomError> {
+        Self::from_redisbloom(size, halvings, 0, BitArray::new(array_bits(size.bits))?)
+    }
+
+    /// A RedisBloom layer rebuilt from stored parts: `size.bits` must be a positive multiple
+    /// of 8, `bits` must have it rounded up to a multiple of 64 ([`array_bits`]), the position
+    /// modulus must not exceed it, and `items` must not exceed the capacity.
+    pub fn from_redisbloom(
+        size: &RbLayerSize,
+        halvings: u8,
+        items: u64,
+        bits: BitArray,
+    ) -> Result<Self, BloomError> {
+        if size.bits == 0 || size.bits % 8 != 0 || bits.len_bits() != array_bits(size.bits) {
+            return Err(BloomError::BadData);
+        }
+        let pad = ((bits.len_bits() - size.bits) / 8) as u8;
+        let rule = if size.n2 == 0 { Rule::Modulo(pad) } else { Rule::Pow2(size.n2) };
+        if size.n2 >= 64 || rule.modulus(size.bits) > size.bits || items > size.capacity {
+            return Err(BloomError::BadData);
+        }
+        if pad != 0 && size.n2 != 0 {
+            return Err(BloomError::BadData);
+        }
+        Ok(Self { capacity: size.capacity, items, hashes: size.hashes, rule, halvings, bits })
+    }
+
+    /// How positions are computed.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// See the field: the error is the first layer's × 0.5^halvings (RedisBloom layers).
+    pub fn halvings(&self) -> u8 {
+        self.halvings
     }
 
     /// A layer rebuilt from stored parts. `bits` must have the length the sizing gives and
@@ -48,7 +127,14 @@ impl Layer {
         if bits.len_bits() != size.bits || items > size.capacity {
             return Err(BloomError::BadData);
         }
-        Ok(Self { capacity: size.capacity, items, hashes: size.hashes, bits })
+        Ok(Self {
+            capacity: size.capacity,
+            items,
+            hashes: size.hashes,
+            rule: Rule::Reduce,
+            halvings: 0,
+            bits,
+        })
     }
 
     /// Items this layer is built for.
@@ -61,10 +147,13 @@ impl Layer {
         self.hashes
     }
 
-    /// Bits in the array.
+    /// Bits in the layer: the array's, less any padding bytes (see [`Rule::Modulo`]).
     #[inline]
     pub fn len_bits(&self) -> u64 {
-        self.bits.len_bits()
+        match self.rule {
+            Rule::Modulo(pad) => self.bits.len_bits() - 8 * u64::from(pad),
+            _ => self.bits.len_bits(),
+        }
     }
 
     /// Bytes of the bit array.
@@ -95,6 +184,9 @@ impl Layer {
     /// Whether every probe of `h` is set.
     #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
+        if self.rule != Rule::Reduce {
+            return self.contains_modular(h);
+        }
         match self.bits.view() {
             View::One(words) => probe::all_set(words, self.hashes, h),
             View::Many(table) => probe::all_set(table, self.hashes, h),
@@ -104,10 +196,24 @@ impl Layer {
     /// Sets every probe of `h` and counts the item.
     #[inline]
     pub fn insert(&mut self, h: ItemHash) {
-        for p in h.probes(self.len_bits(), self.hashes) {
-            self.bits.set(p);
+        if self.rule != Rule::Reduce {
+            let modulus = self.rule.modulus(self.len_bits());
+            for p in h.modular_probes(modulus, self.hashes) {
+                self.bits.set(p);
+            }
+        } else {
+            for p in h.probes(self.len_bits(), self.hashes) {
+                self.bits.set(p);
+            }
         }
         self.items += 1;
+    }
+
+    /// [`Layer::contains`] for RedisBloom's rules: stops at the first clear bit, as
+    /// RedisBloom's `bloom_check` does.
+    fn contains_modular(&self, h: ItemHash) -> bool {
+        let modulus = self.rule.modulus(self.len_bits());
+        h.modular_probes(modulus, self.hashes).all(|p| self.bits.get(p))
     }
 
     /// Tests and sets in one pass: sets the probes of `h` that are clear and, if any was, counts
@@ -115,6 +221,15 @@ impl Layer {
     /// `insert(h)`, with each probed word visited once; an item already present writes nothing.
     #[inline]
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
+        if self.rule != Rule::Reduce {
+            let modulus = self.rule.modulus(self.len_bits());
+            let mut new = false;
+            for p in h.modular_probes(modulus, self.hashes) {
+                new |= !self.bits.set(p);
+            }
+            self.items += u64::from(new);
+            return new;
+        }
         let hashes = self.hashes;
         let new = match self.bits.view_mut() {
             ViewMut::One(words) => probe::set_clear(words, hashes, h),
@@ -129,6 +244,9 @@ impl Layer {
     /// returns how many were new. `None`, changing nothing, when that does not hold.
     #[inline]
     pub fn insert_block(&mut self, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+        if self.rule != Rule::Reduce {
+            return None;
+        }
         if self.items.checked_add(hashes.len() as u64)? > self.capacity {
             return None;
         }
@@ -151,6 +269,9 @@ impl Layer {
     /// the layer is not one segment.
     #[inline]
     pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+        if self.rule != Rule::Reduce {
+            return false;
+        }
         let k = self.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
         let View::One(words) = self.bits.view() else {
@@ -166,6 +287,13 @@ impl Layer {
     /// absent item usually stops at its first probe, so it costs one miss, not `k`). Hints
     /// only: nothing changes.
     pub fn prefetch_block(&self, hashes: &[ItemHash], candidates_only: bool) {
+        if self.rule != Rule::Reduce {
+            let (k, modulus) = (self.hashes, self.rule.modulus(self.len_bits()));
+            return match self.bits.view() {
+                View::One(words) => prefetch_modular(words, k, modulus, hashes, candidates_only),
+                View::Many(table) => prefetch_modular(table, k, modulus, hashes, candidates_only),
+            };
+        }
         match self.bits.view() {
             View::One(words) => prefetch_block(words, self.hashes, hashes, candidates_only),
             View::Many(table) => prefetch_block(table, self.hashes, hashes, candidates_only),
@@ -191,5 +319,38 @@ fn prefetch_block<A: probe::WordArray + ?Sized>(
         if probe::first_probe_set(words, h) {
             kernels.prefetch(words, k, h);
         }
+    }
+}
+
+/// The bits of the array that holds a RedisBloom layer of `bits` bits: rounded up to whole
+/// 64-bit words.
+pub fn array_bits(bits: u64) -> u64 {
+    bits.div_ceil(64) * 64
+}
+
+/// [`Layer::prefetch_block`] for RedisBloom's rules, over one kind of word array.
+/// `modulus ≤ words.bits()` (checked when the layer was built), so every position `p` below it
+/// has its word `p / 64` below `bits / 64`: the precondition of [`WordArray::word`].
+fn prefetch_modular<A: WordArray + ?Sized>(
+    words: &A,
+    k: u32,
+    modulus: u64,
+    hashes: &[ItemHash],
+    candidates_only: bool,
+) {
+    debug_assert!(modulus <= words.bits());
+    let word = |p: u64| {
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64` (see above).
+        unsafe { words.word(p >> 6) }
+    };
+    if candidates_only {
+        hashes.iter().for_each(|h| super::mem::prefetch(word(h.h1 % modulus)));
+    }
+    for h in hashes {
+        let first = h.h1 % modulus;
+        if candidates_only && (*word(first) >> (first & 63)) & 1 == 0 {
+            continue;
+        }
+        h.modular_probes(modulus, k).for_each(|p| super::mem::prefetch(word(p)));
     }
 }

@@ -40,6 +40,7 @@ pub mod layer;
 pub mod mem;
 pub mod params;
 pub mod probe;
+pub mod redisbloom;
 
 pub use chain::{AllocGuard, Chain, MaxFilterBytes, Unlimited};
 pub use hash::HashScheme;

@@ -104,6 +104,76 @@ pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
     Ok(LayerSize { capacity, error, bpe, bits, hashes })
 }
 
+/// The size of one layer as RedisBloom's `bloom_init` makes it (`deps/bloom/bloom.c`), for
+/// filters in RedisBloom's schemes: what new layers of an imported filter get.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RbLayerSize {
+    /// `entries`: the capacity asked for, plus, for power-of-two layers, the items the extra
+    /// bits hold (`itemDiff`); the next layer asks for this × the growth.
+    pub capacity: u64,
+    /// The layer's error rate.
+    pub error: f64,
+    /// Bits per entry: `|ln(error)| / ln(2)^2`.
+    pub bpe: f64,
+    /// Bits in the array: `bytes × 8`, a multiple of 64.
+    pub bits: u64,
+    /// Probes per item: `ceil(ln(2) × bpe)`.
+    pub hashes: u32,
+    /// log2 of the position modulus for power-of-two layers (`2^n2` ≤ `bits`); 0 when positions
+    /// are taken modulo `bits` (`NOROUND`).
+    pub n2: u8,
+}
+
+/// RedisBloom's `bloom_init(entries, error, options)`, with the same floating-point steps, or
+/// why the layer cannot be built within this module's limits:
+/// ```text
+/// bpe = |ln(error) / ln(2)^2|
+/// NOROUND:  bits = max(1, (u64)(entries × bpe)), n2 = 0
+/// else:     n2 = logb(entries × bpe) + 1, bits = 2^n2,
+///           entries += (u64)((u64)(bits − entries × bpe) / bpe)
+/// bytes = ceil(bits / 64) × 8, bits = bytes × 8, hashes = ceil(ln(2) × bpe)
+/// ```
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
+pub fn rb_layer_size(entries: u64, error: f64, noround: bool) -> Result<RbLayerSize, BloomError> {
+    if entries == 0 || !(error < 1.0) {
+        return Err(BloomError::BadParameter);
+    }
+    if !(error >= MIN_LAYER_ERROR) {
+        return Err(BloomError::ErrorTooSmall);
+    }
+    let bpe = bits_per_entry(error).abs();
+    let raw = entries as f64 * bpe;
+    if !raw.is_finite() || raw >= MAX_LAYER_BITS as f64 {
+        return Err(BloomError::TooLarge);
+    }
+    let (capacity, bits, n2) = if noround {
+        (entries, (raw as u64).max(1), 0u8)
+    } else {
+        if raw < 1.0 {
+            // logb would be negative: RedisBloom stores it in a uint8_t (undefined behaviour).
+            return Err(BloomError::BadParameter);
+        }
+        // logb of a normal double ≥ 1 is its unbiased exponent: floor(log2(raw)).
+        let n2 = ((raw.to_bits() >> 52) & 0x7ff) as u32 - 1023 + 1;
+        let bits = 1u64 << n2; // raw < 2^43, so n2 ≤ 43
+        if bits > MAX_LAYER_BITS {
+            return Err(BloomError::TooLarge);
+        }
+        // `size_t bitDiff = bits - (entries * bpe)`: a double, truncated.
+        let bit_diff = (bits as f64 - raw) as u64;
+        // `size_t itemDiff = bitDiff / bpe`.
+        let item_diff = (bit_diff as f64 / bpe) as u64;
+        let capacity = entries.checked_add(item_diff).ok_or(BloomError::TooLarge)?;
+        (capacity, bits, n2 as u8)
+    };
+    let bits = bits.div_ceil(64) * 64;
+    let hashes = (LN2 * bpe).ceil() as u32;
+    if hashes == 0 || hashes > MAX_HASHES {
+        return Err(BloomError::ErrorTooSmall);
+    }
+    Ok(RbLayerSize { capacity, error, bpe, bits, hashes, n2 })
+}
+
 /// The parameters of a new chain, checked: what RESERVE / INSERT / auto-create ask for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChainParams {
@@ -177,6 +247,26 @@ mod tests {
             assert_eq!((s.bits, s.hashes), (bits, hashes), "error {error} capacity {capacity}");
             assert_eq!(s.bytes(), bits / 8);
         }
+    }
+
+    /// RedisBloom 2.8's BF.DEBUG for NOROUND layers (options 5) equals our native sizing, and
+    /// power-of-two layers (options 4, RedisBloom 1.1–2.0) round up and grow their capacity.
+    #[test]
+    fn redisbloom_sizing() {
+        for &(e, c) in &[(0.005, 1000u64), (0.01, 100), (0.001, 1000), (0.0025, 2000)] {
+            let rb = rb_layer_size(c, e, true).unwrap();
+            let ours = layer_size(c, e).unwrap();
+            assert_eq!((rb.capacity, rb.bits, rb.hashes, rb.n2), (c, ours.bits, ours.hashes, 0));
+        }
+        // 1000 items at 0.01: 9585.06 bits → 2^14; (16384 − 9585.06) / 9.585 = 709 more items.
+        let p = rb_layer_size(1000, 0.01, false).unwrap();
+        assert_eq!((p.capacity, p.bits, p.hashes, p.n2), (1709, 16384, 7, 14));
+        // Tiny layers still get 64 bits, positions modulo 2^n2.
+        let t = rb_layer_size(1, 0.1, false).unwrap();
+        assert_eq!((t.bits, t.n2), (64, 3));
+        assert_eq!(rb_layer_size(1, 0.9, false).unwrap_err(), BloomError::BadParameter);
+        assert_eq!(rb_layer_size(0, 0.1, true).unwrap_err(), BloomError::BadParameter);
+        assert_eq!(rb_layer_size(1 << 40, 0.01, true).unwrap_err(), BloomError::TooLarge);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`. Each can be given as a
-//! `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` / `INITIAL_SIZE`
-//! and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
+//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.redisbloom-scheme`. Each can be
+//! given as a `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` /
+//! `INITIAL_SIZE` and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
 //! too) and read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf. On Redis 8 the
 //! first three are also config names under RedisBloom 8's spelling (`bf-error-rate`, …). Error
 //! rates above 0.25 are capped at 0.25, as in RedisBloom 8.
@@ -30,6 +30,11 @@ pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
 pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
 /// Largest size (as `BF.INFO Size` counts) one filter may reach.
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+
+/// Whether new filters are made in RedisBloom's hashing and layout (`bf.redisbloom-scheme`, off
+/// by default): for a replica of a RedisBloom primary during a live migration, so that filters
+/// the primary creates meanwhile answer and dump exactly as RedisBloom's do.
+pub static REDISBLOOM_SCHEME: AtomicBool = AtomicBool::new(false);
 
 /// Whether new filters get a random hash seed (default) or the fixed seed 0.
 pub static RANDOM_SEEDS: AtomicBool = AtomicBool::new(true);
@@ -108,6 +113,7 @@ struct Start {
     max_filter_bytes: i64,
     random_seeds: bool,
     huge_pages: bool,
+    redisbloom_scheme: bool,
 }
 
 /// Reads `name value` pairs; refuses unknown names and out-of-range values with a message the
@@ -120,6 +126,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
         random_seeds: true,
         huge_pages: true,
+        redisbloom_scheme: false,
     };
     if args.len() % 2 != 0 {
         return Err("module arguments must be name/value pairs".into());
@@ -161,6 +168,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
             }
             "random-seeds" => start.random_seeds = yes_no()?,
             "huge-pages" => start.huge_pages = yes_no()?,
+            "redisbloom-scheme" => start.redisbloom_scheme = yes_no()?,
             _ => return Err(format!("unknown module argument '{name}'")),
         }
     }
@@ -250,6 +258,14 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         "huge-pages",
         &HUGE_PAGES,
         start.huge_pages,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_bool_configuration(
+        ctx,
+        "redisbloom-scheme",
+        &REDISBLOOM_SCHEME,
+        start.redisbloom_scheme,
         ConfigurationFlags::DEFAULT,
         None,
     );

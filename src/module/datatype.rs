@@ -19,7 +19,7 @@ use crate::filter::codec::{
     self, FieldReader, FieldWriter, RDB_ENCODING_VERSION, dump_header, read_chunk,
 };
 use crate::filter::mem::Words;
-use crate::filter::{BloomError, Chain};
+use crate::filter::{BloomError, Chain, redisbloom};
 
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients
 /// expect; its encoding version is ours ([`RDB_ENCODING_VERSION`]).
@@ -156,13 +156,6 @@ unsafe fn chain_ref<'a>(value: *mut c_void) -> &'a Chain {
 
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guarded("rdb_load", std::ptr::null_mut(), || {
-        if encver != RDB_ENCODING_VERSION {
-            log_warning(&format!(
-                "scalebloom: cannot load MBbloom-- encoding version {encver} (RedisBloom data is \
-                 versions 0-4; importing it is not supported yet)"
-            ));
-            return std::ptr::null_mut();
-        }
         // SAFETY: `rdb` is the live I/O handle of this load; the context it gives lives as
         // long as the handle, longer than this call.
         let io_ctx = unsafe { raw::RedisModule_GetContextFromIO.map(|f| f(rdb)) };
@@ -173,6 +166,18 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         } else {
             &ServerGuard::for_load(&ctx)
         };
+        if encver != RDB_ENCODING_VERSION {
+            // RedisBloom's own encodings (an RDB file, a DUMP payload or a full sync from it).
+            return match redisbloom::read_rdb(&mut RdbReader(rdb), encver, guard) {
+                Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
+                Err(why) => {
+                    log_warning(&format!(
+                        "scalebloom: refused a RedisBloom MBbloom-- value: {why}"
+                    ));
+                    std::ptr::null_mut()
+                }
+            };
+        }
         match codec::read_chain(&mut RdbReader(rdb), guard) {
             Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
             Err(e @ (BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. })) => {
@@ -336,7 +341,7 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
             return;
         };
         let mut fields = Vec::new();
-        codec::ChainMeta::of(chain).write(&mut fields);
+        codec::write_meta(chain, &mut fields);
         // SAFETY (this block and the two below): `md` is this digest's live handle; each
         // buffer is a (pointer, length) pair alive for the call, which Redis only reads.
         unsafe {

@@ -16,7 +16,12 @@ use crate::module::reply::Reply;
 
 /// Builds a new chain for `params` under the server's allocation policy.
 fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
-    Chain::new(params, HashScheme::Xxh3Enhanced, config::new_seed(), &ServerGuard::for_command(ctx))
+    let scheme = if config::REDISBLOOM_SCHEME.load(std::sync::atomic::Ordering::Relaxed) {
+        HashScheme::Murmur64
+    } else {
+        HashScheme::Xxh3Enhanced
+    };
+    Chain::new(params, scheme, config::new_seed(), &ServerGuard::for_command(ctx))
         .map_err(|e| core_err(&e))
 }
 
@@ -304,10 +309,11 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
                 let s = chain.layer_size(i);
                 lines.push(Reply::Bulk(
                     format!(
-                        "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+                        "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
                         s.bytes(),
                         s.bits,
                         s.hashes,
+                        if chain.scheme() == HashScheme::Murmur32 { 32 } else { 64 },
                         s.capacity,
                         layer.items(),
                         format_g(s.error)

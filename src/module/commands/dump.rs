@@ -5,7 +5,7 @@ use redis_module::{Context, ContextFlags};
 
 use super::{core_err, notify, store_chain, with_chain, write_chain};
 use crate::filter::BloomError;
-use crate::filter::codec::{dump_header, parse_dump_header, read_chunk, write_chunk};
+use crate::filter::codec::{dump_header, parse_any_header, read_chunk, write_chunk};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
@@ -54,7 +54,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     let result = match write_chain(&key) {
         Err(r) => return r,
         Ok(None) if iter == 1 => {
-            match parse_dump_header(data)
+            match parse_any_header(data)
                 .and_then(|meta| meta.allocate(&ServerGuard::for_command(ctx)))
             {
                 Err(e) => Err(e),
