@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use scalebloom::filter::codec::{dump_header, write_chain};
+use scalebloom::filter::codec::{SliceReader, dump_header, write_chain};
+use scalebloom::filter::redisbloom::{parse_header, write_rdb};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 /// A small filter: `items` distinct items added to a chain with these parameters.
@@ -32,6 +33,74 @@ fn filters() -> Vec<(&'static str, Chain)> {
         ("expansion-1", filter(0.1, 3, 1, 8)),
         ("loose", filter(0.5, 1, 4, 3)),
     ]
+}
+
+/// RedisBloom's dump header of one empty layer: `options`, bits, n2, hashes, capacity, error.
+fn rb_header(options: u32, bits: u64, n2: u8, hashes: u32, capacity: u64, error: f64) -> Vec<u8> {
+    let bpe = (error.ln() / 0.480453013918201).abs();
+    let mut h = Vec::new();
+    h.extend_from_slice(&0u64.to_le_bytes());
+    h.extend_from_slice(&1u32.to_le_bytes());
+    h.extend_from_slice(&options.to_le_bytes());
+    h.extend_from_slice(&2u32.to_le_bytes());
+    h.extend_from_slice(&(bits / 8).to_le_bytes());
+    h.extend_from_slice(&bits.to_le_bytes());
+    h.extend_from_slice(&0u64.to_le_bytes());
+    h.extend_from_slice(&error.to_bits().to_le_bytes());
+    h.extend_from_slice(&bpe.to_bits().to_le_bytes());
+    h.extend_from_slice(&hashes.to_le_bytes());
+    h.extend_from_slice(&capacity.to_le_bytes());
+    h.push(n2);
+    h
+}
+
+/// Small filters in RedisBloom's layouts (options 5, 13, 4, 0, 1 and 2.2.0's byte-rounded
+/// NOROUND), each with enough items to have grown where it scales.
+fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
+    let from =
+        |h: Vec<u8>| parse_header(&h).expect("valid header").allocate(&Unlimited).expect("small");
+    let reserve = |nonscaling: bool| {
+        let p =
+            ChainParams::new(0.01, 10, if nonscaling { 0 } else { 2 }, nonscaling).expect("valid");
+        Chain::new(p, HashScheme::Murmur64, 0, &Unlimited).expect("small")
+    };
+    let mut out = vec![
+        ("rb-options5", reserve(false)),
+        ("rb-options13", reserve(true)),
+        ("rb-options4", from(rb_header(4, 256, 8, 7, 17, 0.01))),
+        ("rb-options0", from(rb_header(0, 256, 8, 7, 17, 0.01))),
+        ("rb-options1", from(rb_header(1, 128, 0, 7, 10, 0.01))),
+        ("rb-bytes22", from(rb_header(5, 112, 0, 8, 10, 0.005))),
+    ];
+    for (name, chain) in &mut out {
+        let n = if name.ends_with("13") { 8 } else { 40 };
+        for i in 0..n {
+            chain.add(format!("item{i}").as_bytes(), &Unlimited).expect("room for the item");
+        }
+    }
+    out
+}
+
+/// RedisBloom's RDB value of `chain` at encoding version `encver` (first byte), in the input
+/// layout of `fuzz/fuzz_targets/redisbloom_rdb.rs`: versions below 4 drop the growth field,
+/// below 2 the options field too.
+fn rb_rdb_seed(chain: &Chain, encver: u8) -> Vec<u8> {
+    use scalebloom::filter::codec::FieldReader;
+    let mut v4 = Vec::new();
+    write_rdb(chain, &mut v4);
+    let mut r = SliceReader::new(&v4);
+    let fields: Vec<u64> = (0..4).map(|_| r.u64().expect("4 fields")).collect();
+    let mut out = vec![encver];
+    out.extend_from_slice(&fields[0].to_le_bytes());
+    out.extend_from_slice(&fields[1].to_le_bytes());
+    if encver >= 2 {
+        out.extend_from_slice(&fields[2].to_le_bytes());
+    }
+    if encver >= 4 {
+        out.extend_from_slice(&fields[3].to_le_bytes());
+    }
+    out.extend_from_slice(&v4[32..]);
+    out
 }
 
 /// Seeds of `chunk_placement`, in the input layout documented in
@@ -73,6 +142,23 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         write_chain(&chain, &mut rdb);
         out.push(("rdb_fields", format!("{name}.bin"), rdb));
         out.push(("dump_header", format!("{name}.bin"), dump_header(&chain)));
+    }
+    for (name, chain) in redisbloom_filters() {
+        let mut ours = Vec::new();
+        write_chain(&chain, &mut ours);
+        out.push(("rdb_fields", format!("{name}.bin"), ours));
+        out.push(("redisbloom_header", format!("{name}.bin"), dump_header(&chain)));
+        out.push(("redisbloom_rdb", format!("{name}-v4.bin"), rb_rdb_seed(&chain, 4)));
+        if name.ends_with("options0") {
+            out.push(("redisbloom_rdb", format!("{name}-v1.bin"), rb_rdb_seed(&chain, 1)));
+        }
+        if name.ends_with("options4") {
+            out.push(("redisbloom_rdb", format!("{name}-v3.bin"), rb_rdb_seed(&chain, 3)));
+        }
+    }
+    for (name, chain) in filters().into_iter().take(1) {
+        // A native header fed to the either-format parser.
+        out.push(("redisbloom_header", format!("native-{name}.bin"), dump_header(&chain)));
     }
     for (name, bytes) in chunk_seeds() {
         out.push(("chunk_placement", format!("{name}.bin"), bytes));

@@ -545,7 +545,7 @@ pub fn read_fields(
     let options = r.u64()?;
     let growth = r.u64()?;
     let (s, noround, expansion) = check_options(options, growth)?;
-    if s != scheme {
+    if s != scheme || (expansion == 0 && growth != u64::from(DEFAULT_GROWTH)) {
         return Err(BloomError::BadData);
     }
     let items = r.u64()?;
@@ -566,7 +566,11 @@ pub fn read_fields(
         };
         let (first, request) = next_link(&meta)?;
         let link = check_link(&raw, first, request, noround)?;
-        if raw.bits == 0 {
+        // This module's own format is canonical: bits and bpe exactly as `write_fields` writes
+        // them, so one chain has one encoding.
+        if raw.bits != link.size.bits
+            || raw.bpe.to_bits() != bits_per_entry(raw.error).abs().to_bits()
+        {
             return Err(BloomError::BadData);
         }
         meta.layers.push(link);
