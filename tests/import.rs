@@ -318,3 +318,175 @@ fn unreadable_redisbloom_data_is_refused_with_a_reason() {
     assert!(e.contains("bad data"), "{e}");
     sb_srv.assert_alive();
 }
+
+/// A small seeded generator (xorshift64*): `SCALEBLOOM_FUZZ_SEED=<n>` replays a run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A value a patched field may take: the edges and neighbours of the original.
+fn hostile_u64(rng: &mut Rng, was: u64) -> u64 {
+    let picks = [0, 1, 2, 63, 64, 65, u64::from(u32::MAX), u64::MAX, 1 << 40, rng.next()];
+    match rng.below(3) {
+        0 => was.wrapping_add(1),
+        1 => was.wrapping_sub(1),
+        _ => picks[rng.below(picks.len())],
+    }
+}
+
+fn hostile_f64(rng: &mut Rng, was: f64) -> f64 {
+    let picks =
+        [0.0, -0.01, 1.0, 1.5, f64::NAN, f64::INFINITY, 1e-300, 5e-324, was * 2.0, was / 2.0];
+    picks[rng.below(picks.len())]
+}
+
+/// Live fuzzing of the RedisBloom decoders: 4,000 mutated RedisBloom `DUMP` payloads (fields
+/// patched, the encoding version changed, fields dropped or repeated) and 4,000 mutated
+/// RedisBloom SCANDUMP headers, sent to a scalebloom server that must stay up, log no panic,
+/// keep a bystander filter exactly as it was, and answer every command on whatever it accepted.
+#[test]
+fn mutated_redisbloom_payloads_and_headers_never_crash_the_server() {
+    let Some(module) = redisbloom_module() else { return };
+    let seed = std::env::var("SCALEBLOOM_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+                as u64
+                | 1
+        });
+    eprintln!("SCALEBLOOM_FUZZ_SEED={seed}");
+    let mut rng = Rng(seed);
+    let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-fuzz")));
+    let mut rb = rb_srv.conn();
+    let made = make_in_redisbloom(&mut rb);
+    let payloads: Vec<ModulePayload> = made
+        .iter()
+        .map(|m| ModulePayload::parse(rb.cmd(&["DUMP", m.key]).as_bytes()).expect("parse DUMP"))
+        .collect();
+    let headers: Vec<Vec<u8>> = made.iter().map(|m| rb.scandump_all(m.key)[0].1.clone()).collect();
+
+    let mut sb_srv =
+        Server::start_with(ServerOpts::new().module_args(&["max-filter-bytes", "64mb"]));
+    let mut sb = sb_srv.conn();
+    sb.ok(&[&b"RESTORE"[..], b"bystander", b"0", &payloads[0].serialize()]);
+    let bystander = sb.scandump_all("bystander");
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..4000 {
+        let mut p = payloads[rng.below(payloads.len())].clone();
+        for _ in 0..=rng.below(3) {
+            let i = rng.below(p.fields.len());
+            match rng.below(6) {
+                0 => {
+                    // The encoding version: the low 10 bits of the module id.
+                    let last = p.module_id.len() - 1;
+                    let v = rng.below(8) as u8; // 0..7: RedisBloom's 1-4 and others
+                    p.module_id[last - 1] &= !0x03;
+                    p.module_id[last] = v;
+                }
+                1 => {
+                    p.fields.remove(i);
+                }
+                2 => {
+                    let f = p.fields[i].clone();
+                    p.fields.insert(i, f);
+                }
+                _ => match p.fields[i].clone() {
+                    Field::Uint(v) => p.fields[i] = Field::Uint(hostile_u64(&mut rng, v)),
+                    Field::Double(v) => p.fields[i] = Field::Double(hostile_f64(&mut rng, v)),
+                    Field::Str { mut bytes, lzf: None } if !bytes.is_empty() => {
+                        if rng.below(2) == 0 {
+                            bytes.truncate(rng.below(bytes.len()));
+                        } else {
+                            bytes.push(0);
+                        }
+                        p.fields[i] = Field::Str { bytes, lzf: None };
+                    }
+                    _ => {}
+                },
+            }
+        }
+        let key = format!("restored:{round}");
+        match sb.cmd(&[&b"RESTORE"[..], key.as_bytes(), b"0", &p.serialize()]) {
+            Value::Error(_) => {
+                refused += 1;
+                assert!(!sb.exists_key(&key), "a refused RESTORE left {key}");
+            }
+            v => {
+                assert!(v.is_ok(), "RESTORE {key}: {v:?}");
+                accepted += 1;
+                probe_accepted(&mut sb, &key);
+            }
+        }
+
+        let mut h = headers[rng.below(headers.len())].clone();
+        for _ in 0..=rng.below(3) {
+            match rng.below(4) {
+                0 => h.truncate(rng.below(h.len() + 1)),
+                1 => h.extend((0..1 + rng.below(60)).map(|_| rng.next() as u8)),
+                _ if !h.is_empty() => {
+                    let at = rng.below(h.len());
+                    h[at] ^= 1 << rng.below(8);
+                }
+                _ => {}
+            }
+        }
+        let key = format!("loaded:{round}");
+        match sb.cmd(&[&b"BF.LOADCHUNK"[..], key.as_bytes(), b"1", &h]) {
+            Value::Error(_) => assert!(!sb.exists_key(&key), "a refused header left {key}"),
+            v => {
+                assert!(v.is_ok(), "BF.LOADCHUNK {key}: {v:?}");
+                probe_accepted(&mut sb, &key);
+            }
+        }
+        if round % 500 == 0 {
+            sb_srv.assert_alive();
+        }
+    }
+    eprintln!("RESTORE: {accepted} accepted, {refused} refused");
+    assert!(refused > 0 && accepted > 0, "the mutations never hit one side");
+    sb_srv.assert_alive();
+    assert!(sb_srv.panic_lines().is_empty(), "{:?}", sb_srv.panic_lines());
+    assert!(sb.scandump_all("bystander") == bystander, "the bystander changed");
+    sb.ok(&["DEBUG", "RELOAD"]);
+    assert!(sb.scandump_all("bystander") == bystander, "the bystander changed on reload");
+}
+
+/// A filter a mutated input created answers every command, and is dropped.
+fn probe_accepted(sb: &mut Conn, key: &str) {
+    for args in [
+        vec!["BF.EXISTS", key, "x"],
+        vec!["BF.ADD", key, "probe-new-item"],
+        vec!["BF.INFO", key],
+        vec!["BF.DEBUG", key],
+        vec!["BF.CARD", key],
+        vec!["DEBUG", "DIGEST-VALUE", key],
+        vec!["MEMORY", "USAGE", key],
+    ] {
+        let v = sb.cmd(&args);
+        if let Value::Error(e) = &v {
+            assert!(
+                e == "ERR non scaling filter is full"
+                    || e == "ERR problem inserting into filter"
+                    || e.starts_with("ERR filter would need ")
+                    || e.starts_with("OOM "),
+                "`{}` on an accepted filter: {e}",
+                args.join(" ")
+            );
+        }
+    }
+    let items: Vec<String> = (0..200).map(|i| format!("probe:{i}")).collect();
+    sb.madd(key, &items);
+    sb.scandump_all(key);
+    sb.int(&["DEL", key]);
+}
