@@ -60,8 +60,7 @@ fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
     let from =
         |h: Vec<u8>| parse_header(&h).expect("valid header").allocate(&Unlimited).expect("small");
     let reserve = |nonscaling: bool| {
-        let p =
-            ChainParams::new(0.01, 10, if nonscaling { 0 } else { 2 }, nonscaling).expect("valid");
+        let p = ChainParams::new(0.01, 10, if nonscaling { 0 } else { 2 }).expect("valid");
         Chain::new(p, HashScheme::Murmur64, 0, &Unlimited).expect("small")
     };
     let mut out = vec![

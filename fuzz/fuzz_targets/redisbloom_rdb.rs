@@ -12,6 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use scalebloom::filter::Unlimited;
 use scalebloom::filter::codec::{SliceReader, read_chain, write_chain};
 use scalebloom::filter::redisbloom::{read_rdb, write_rdb};
 
@@ -20,16 +21,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let encver = i32::from(version & 7);
-    let Ok(chain) = read_rdb(&mut SliceReader::new(fields), encver) else {
+    let Ok(chain) = read_rdb(&mut SliceReader::new(fields), encver, &Unlimited) else {
         return;
     };
     assert!((1..=4).contains(&encver), "encoding version {encver} was read");
     let mut again = Vec::new();
     write_rdb(&chain, &mut again);
-    let back = read_rdb(&mut SliceReader::new(&again), 4).expect("a re-encoded value must load");
+    let back = read_rdb(&mut SliceReader::new(&again), 4, &Unlimited)
+        .expect("a re-encoded value must load");
     assert_eq!(back, chain, "RedisBloom's format round trip changed the chain");
     let mut ours = Vec::new();
     write_chain(&chain, &mut ours);
-    let back = read_chain(&mut SliceReader::new(&ours)).expect("our format must load it");
+    let back =
+        read_chain(&mut SliceReader::new(&ours), &Unlimited).expect("our format must load it");
     assert_eq!(back, chain, "our format round trip changed the chain");
 });
