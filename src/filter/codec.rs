@@ -28,7 +28,7 @@
 //! A chain in one of RedisBloom's schemes (scheme id 2 or 3) is written as its scheme id and
 //! then RedisBloom's fields (options, growth, items, layer count; per layer its capacity, error,
 //! hashes, bpe, bits, n2 and items), then each layer's segments
-//! ([`redisbloom::write_fields`](super::redisbloom::write_fields)).
+//! ([`redisbloom::write_fields`]).
 //!
 //!
 //! # Dump header (`BF.SCANDUMP key 0`, `BF.LOADCHUNK key 1 …`)
@@ -45,7 +45,7 @@
 //! A chain in one of RedisBloom's schemes gets RedisBloom's header instead (below), so that a
 //! RedisBloom server can `BF.LOADCHUNK` it; `BF.LOADCHUNK` here reads both ([`AnyHeader`]).
 //!
-//! # RedisBloom's formats (importing its data; code in [`redisbloom`](super::redisbloom))
+//! # RedisBloom's formats (importing its data; code in [`redisbloom`])
 //! Facts from RedisBloom's history (`src/rebloom.c`, `src/sb.c`, `deps/bloom/bloom.c`, formerly
 //! `contrib/bloom.c`), by the commit that changed them; releases named where they first appear.
 //!
