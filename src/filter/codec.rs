@@ -86,8 +86,9 @@
 //! RDB value, by encoding version (typed fields; `BFRdbLoad`):
 //! - 0 (before 2017-07-31, no release): `size`, `nfilters`; per layer `entries`, `error`,
 //!   `hashes`, `bpe`, array, `size` — `bits = entries × bpe` unrounded, 32-bit arithmetic mod
-//!   `bits`. Refused here (RedisBloom 2.8 itself refuses nearly all of them: it requires
-//!   `bits = bytes × 8`).
+//!   `bits`. Refused here (RedisBloom 2.8 loads them unchecked but probes them in 64-bit
+//!   arithmetic, unlike the builds that wrote them; RedisBloom 8 refuses nearly all of them: it
+//!   requires `bits = bytes × 8`).
 //! - 1 (1.0, 2017): adds `bits` and `n2` after `bpe` (from 2017-08-01; one day without `bits`,
 //!   no release). Options are 0.
 //! - 2 (2018-02-14, no release): adds `options` after `nfilters`.
