@@ -296,6 +296,15 @@ fn replica_of_a_redisbloom_primary_then_failover() {
     for m in &made {
         further_adds_agree(&mut rb, &mut sb, m);
     }
+    // After the migration, new filters are native again.
+    assert_eq!(sb.config_get("bf.redisbloom-scheme").as_deref(), Some("yes"));
+    sb.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "no"]);
+    sb.ok(&["BF.RESERVE", "after-migration", "0.01", "100"]);
+    assert!(sb.scandump_all("after-migration")[0].1.starts_with(b"SCBLOOM\0"));
+    sb.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "yes"]);
+    sb.ok(&["BF.RESERVE", "redisbloom-again", "0.01", "100"]);
+    rb.ok(&["BF.RESERVE", "redisbloom-again", "0.01", "100"]);
+    assert!(sb.scandump_all("redisbloom-again") == rb.scandump_all("redisbloom-again"));
 }
 
 /// RedisBloom values this module will not read are refused with a reason in the log, and the
