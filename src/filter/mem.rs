@@ -89,7 +89,7 @@ impl Words {
     /// Takes ownership of `n` words that a loader has already filled, without copying them: a
     /// segment read from an RDB file keeps the buffer the server read it into. A large one is
     /// advised for huge pages; its pages were faulted in small by the loader, so a background
-    /// thread then moves it into huge pages ([`collapse_in_background`]) while the server goes
+    /// thread then moves it into huge pages (`collapse_in_background`) while the server goes
     /// on — in the load itself that copy would double the load time.
     ///
     /// # Safety

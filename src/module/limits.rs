@@ -31,7 +31,7 @@ use crate::filter::{AllocGuard, BloomError, MaxFilterBytes};
 /// `maxmemory` in bytes (0: none), as of the last load or config change.
 static MAXMEMORY: AtomicU64 = AtomicU64::new(0);
 
-/// `CONFIG GET maxmemory`, stored in [`MAXMEMORY`]. Leaves the old value if the reply is not
+/// `CONFIG GET maxmemory`, stored in `MAXMEMORY`. Leaves the old value if the reply is not
 /// the expected `[name, value]`.
 pub fn refresh_maxmemory(ctx: &Context) {
     let Ok(RedisValue::Array(reply)) = ctx.call("CONFIG", &["GET", "maxmemory"][..]) else {
