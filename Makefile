@@ -178,6 +178,7 @@ lint: deps
 	$(CARGO) clippy --all-targets --quiet -- -D warnings
 
 test: test-deps lint build
+	@echo "==> bench/compare unit tests"; $(VENV)/bin/python -m unittest discover -q -s bench
 	@failed=""; fuzz=0; \
 	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
 	echo "==> [1/4] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \

@@ -1,0 +1,119 @@
+"""Unit tests of bench/compare's pure helpers (no server needed).
+
+Run from the repository root with the venv's python: `.venv/bin/python -m unittest discover -s bench`
+(`make test` does). bench/compare has no .py suffix, so it is loaded by path.
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_loader = importlib.machinery.SourceFileLoader("compare", str(HERE / "compare"))
+_spec = importlib.util.spec_from_loader("compare", _loader)
+compare = importlib.util.module_from_spec(_spec)
+_loader.exec_module(compare)
+
+SAMPLE = HERE / "testdata" / "callgrind-sample.out"
+SAMPLE_MODULE = "/tmp/callgrind-sample/libfix.so"
+
+
+def parse_text(text, module):
+    with tempfile.NamedTemporaryFile("w", suffix=".out", delete=False) as f:
+        f.write(text)
+    try:
+        return compare.parse_callgrind(f.name, module)
+    finally:
+        os.unlink(f.name)
+
+
+class ParseCallgrindSample(unittest.TestCase):
+    """A real callgrind output (testdata/make-callgrind-sample made it): a program calls a small
+    shared object 3 times; the expected numbers are callgrind_annotate's, printed by that script."""
+
+    def test_module_self_cost_matches_callgrind_annotate(self):
+        total, module_ir = compare.parse_callgrind(SAMPLE, SAMPLE_MODULE)
+        self.assertEqual(total, 16_638)  # PROGRAM TOTALS
+        self.assertEqual(module_ir, 12_150 + 206)  # mix + work, both [libfix.so]
+
+    def test_other_object(self):
+        # main's own code: only `main` (27); `(below main)` has no self cost.
+        self.assertEqual(compare.parse_callgrind(SAMPLE, "/tmp/callgrind-sample/main")[1], 27)
+
+    def test_object_not_in_the_file_costs_nothing(self):
+        self.assertEqual(compare.parse_callgrind(SAMPLE, "/nonexistent/libother.so"), (16_638, 0))
+
+    def test_self_costs_of_all_objects_add_up_to_the_summary(self):
+        # Without the summary line the total is the sum of every self cost the parser counted:
+        # if it counted a call's inclusive cost, or skipped a cost line, this would differ.
+        text = "".join(line for line in SAMPLE.read_text().splitlines(keepends=True)
+                       if not line.startswith("summary:"))
+        self.assertNotEqual(text, SAMPLE.read_text())
+        self.assertEqual(parse_text(text, SAMPLE_MODULE), (16_638, 12_356))
+
+
+class ParseCallgrindFormat(unittest.TestCase):
+    """The parts of the format the sample may not exercise, written by hand."""
+
+    def test_compressed_names_calls_and_relative_positions(self):
+        text = (
+            "version: 1\n"
+            "positions: instr line\n"
+            "events: Ir\n"
+            "summary: 1111\n"
+            "ob=(1) /lib/mod.so\n"
+            "fn=(1) f\n"
+            "0x10 3 100\n"          # self cost of f in mod.so
+            "+2 +1 10\n"            # relative positions: still a cost line
+            "cob=(2) /lib/libc.so\n"  # a called object defines id 2...
+            "cfn=(2) g\n"
+            "calls=1 0x20 5\n"
+            "* * 500\n"             # inclusive cost of the call: not f's self cost
+            "-1 -1 1\n"             # back to self costs
+            "ob=(2)\n"              # ...which a later ob= refers to by id only
+            "fn=(2)\n"
+            "0x20 5 400\n"
+            "ob=(1)\n"
+            "fn=(3) h\n"
+            "0x30 7 100\n"
+        )
+        self.assertEqual(parse_text(text, "/lib/mod.so"), (1111, 211))
+        self.assertEqual(parse_text(text, "/lib/libc.so"), (1111, 400))
+
+    def test_totals_line_and_uncompressed_names(self):
+        text = ("events: Ir\ntotals: 30\nob=/lib/mod.so\nfn=f\n1 20\nob=/lib/other.so\nfn=g\n1 10\n")
+        self.assertEqual(parse_text(text, "/lib/mod.so"), (30, 20))
+
+    def test_module_compared_by_real_path(self):
+        with tempfile.TemporaryDirectory() as d:
+            real = Path(d) / "lib.so"
+            real.write_bytes(b"")
+            link = Path(d) / "link.so"
+            link.symlink_to(real)
+            text = f"events: Ir\nob=(1) {link}\nfn=(1) f\n1 42\n"
+            self.assertEqual(parse_text(text, str(real)), (42, 42))
+
+
+class Helpers(unittest.TestCase):
+    def test_median_index(self):
+        self.assertEqual(compare.median_index([1.03, 0.8, 1.2]), 0)
+        self.assertEqual(compare.median_index([5.0]), 0)
+        self.assertEqual(compare.median_index([3, 1, 2, 4]), 2)  # lower middle of 1 2 3 4
+
+    def test_verdict(self):
+        self.assertEqual(compare.verdict("pipeline", 1.0), "meets ≥ 1.00×")
+        self.assertEqual(compare.verdict("callgrind_server", 0.81), "MISSES ≤ 0.80×")
+        self.assertEqual(compare.verdict("small_churn", 2.5), "MISSES ≤ 2 B")
+        self.assertEqual(compare.verdict("small_churn", -0.3), "meets ≤ 2 B")
+
+    def test_every_part_has_a_runner_and_a_report(self):
+        for name, part in compare.PARTS.items():
+            self.assertTrue(callable(part.run) and callable(part.report), name)
+            self.assertTrue(set(part.tools) <= set(compare.TOOL_PACKAGES), name)
+
+
+if __name__ == "__main__":
+    unittest.main()
