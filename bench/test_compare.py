@@ -115,5 +115,41 @@ class Helpers(unittest.TestCase):
             self.assertTrue(set(part.tools) <= set(compare.TOOL_PACKAGES), name)
 
 
+class WriteReadme(unittest.TestCase):
+    """A run that writes some parts replaces their sections and keeps the others."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.saved = compare.README
+        compare.README = Path(self.dir.name) / "README.md"
+
+    def tearDown(self):
+        compare.README = self.saved
+        self.dir.cleanup()
+
+    def test_partial_write_keeps_other_parts(self):
+        compare.README.write_text("# B\n\ntext before\n")
+        compare.write_readme({"memory": compare.part_section("memory", "run 1", "M1"),
+                              "callgrind": compare.part_section("callgrind", "run 1", "C1")})
+        compare.write_readme({"memory": compare.part_section("memory", "run 2", "M2"),
+                              "small": compare.part_section("small", "run 2", "S2")})
+        text = compare.README.read_text()
+        self.assertTrue(text.startswith("# B\n\ntext before\n"))
+        self.assertEqual(text.count(compare.BEGIN_MARK), 1)
+        self.assertEqual(text.count(compare.END_MARK), 1)
+        self.assertIn("run 1\n\nC1", text)
+        self.assertIn("run 2\n\nM2", text)
+        self.assertNotIn("M1", text)
+        # in the order of PARTS: callgrind, memory, ..., small
+        self.assertLess(text.index("C1"), text.index("M2"))
+        self.assertLess(text.index("M2"), text.index("S2"))
+
+    def test_the_repository_readme_has_one_section_per_part_at_most(self):
+        text = self.saved.read_text()
+        self.assertEqual(text.count(compare.BEGIN_MARK), 1)
+        for name in compare.PARTS:
+            self.assertLessEqual(text.count(compare.PART_BEGIN.format(name)), 1, name)
+
+
 if __name__ == "__main__":
     unittest.main()
