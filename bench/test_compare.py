@@ -115,6 +115,33 @@ class Helpers(unittest.TestCase):
             self.assertTrue(set(part.tools) <= set(compare.TOOL_PACKAGES), name)
 
 
+class Report(unittest.TestCase):
+    """testdata/quick-results.json is the --json output of a `--quick` run of every part: each
+    part's report renders from it, with the headings and targets the README explains."""
+
+    def test_every_part_renders_from_a_recorded_run(self):
+        import json
+        results = json.loads((HERE / "testdata" / "quick-results.json").read_text())["results"]
+        self.assertEqual(set(results), set(compare.PARTS))
+        text = compare.report(results)
+        for heading in ("### Instructions per item", "### Bits per item", "### ns per item",
+                        "### Pipelined throughput", "### Many small filters",
+                        "### Loading an RDB with one large filter"):
+            self.assertEqual(text.count(heading), 1, heading)
+        self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
+
+    def test_pipeline_row_is_one_round(self):
+        r = {"requests": 10, "rounds": 3, "ratios": {"add": {"runs": [1.5, 0.5, 1.1]}, "exists": {"runs": [1, 1, 1]}},
+             "median_round": {"add": 2, "exists": 0},
+             "modules": {"scalebloom": {op: {"runs": [150, 50, 110], "cpu_runs": [1, 2, 3]} for op in ("add", "exists")},
+                         "redisbloom": {op: {"runs": [100, 100, 100], "cpu_runs": [2, 2, 2]} for op in ("add", "exists")}}}
+        add = next(line for line in compare.report_pipeline(r)[1].splitlines() if line.startswith("| BF.ADD"))
+        cells = [c.strip() for c in add.strip("|").split("|")]
+        self.assertEqual(cells[1:5], ["110", "100", "1.10×", "meets ≥ 1.00×"])
+        self.assertEqual(cells[5], "3 of 3")
+        self.assertEqual(cells[7:], ["3.00", "2.00", "1.50×"])
+
+
 class WriteReadme(unittest.TestCase):
     """A run that writes some parts replaces their sections and keeps the others."""
 
