@@ -108,6 +108,11 @@ class Helpers(unittest.TestCase):
         self.assertEqual(compare.verdict("callgrind_server", 0.81), "MISSES ≤ 0.80×")
         self.assertEqual(compare.verdict("small_churn", 2.5), "MISSES ≤ 2 B")
         self.assertEqual(compare.verdict("small_churn", -0.3), "meets ≤ 2 B")
+        # judged as printed: 0.996 shows as 1.00×, and 1.00× meets "≥ 1.00×"
+        self.assertEqual(compare.verdict("pipeline", 0.996), "meets ≥ 1.00×")
+        self.assertEqual(compare.verdict("pipeline", 0.994), "MISSES ≥ 1.00×")
+        self.assertEqual(compare.verdict("memory", 1.00004, 4), "meets ≤ 1.00×")
+        self.assertEqual(compare.verdict("memory", 1.0001, 4), "MISSES ≤ 1.00×")
 
     def test_every_part_has_a_runner_and_a_report(self):
         for name, part in compare.PARTS.items():
