@@ -148,6 +148,10 @@ impl BitArray {
         if bits == 0 || bits % 64 != 0 {
             return Err(BloomError::BadData);
         }
+        if bits / 64 <= SEGMENT_WORDS {
+            // One segment (nearly every filter): no table to build and drop on the way.
+            return Ok(Self { segments: Segments::One(Words::zeroed(bits / 64)?) });
+        }
         let segments =
             segment_lengths(bits / 64).map(Words::zeroed).collect::<Result<Vec<_>, _>>()?;
         Ok(Self::from_vec(segments))

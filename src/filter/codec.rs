@@ -248,20 +248,8 @@ impl ChainMeta {
 
     /// Writes the field sequence.
     pub fn write(&self, w: &mut impl FieldWriter) {
-        w.u64(self.scheme.id());
-        w.u64(self.seed);
-        w.f64(self.params.error);
-        w.u64(self.params.capacity);
-        w.u64(u64::from(self.params.expansion));
-        w.u64(self.items);
-        w.u64(self.layers.len() as u64);
-        for (size, items) in &self.layers {
-            w.u64(size.capacity);
-            w.u64(u64::from(size.hashes));
-            w.u64(size.bits);
-            w.f64(size.error);
-            w.u64(*items);
-        }
+        let layers = self.layers.iter().map(|&(size, items)| (size, items));
+        write_fields(self.scheme, self.seed, self.params, self.items, layers, w);
     }
 
     /// Reads and validates a field sequence ([`check_layers`], and each stored error must be
@@ -383,8 +371,37 @@ pub fn dump_header(chain: &Chain) -> Vec<u8> {
     out.extend_from_slice(&DUMP_MAGIC);
     out.extend_from_slice(&u32::MAX.to_le_bytes());
     out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
-    ChainMeta::of(chain).write(&mut out);
+    // Straight from the chain, not through a `ChainMeta`: the creation path writes one header
+    // per new filter, and the description's layer list would be one more allocation.
+    let layers = chain.layers().iter().enumerate().map(|(i, l)| (chain.layer_size(i), l.items()));
+    write_fields(chain.scheme(), chain.seed(), chain.params(), chain.items(), layers, &mut out);
     out
+}
+
+/// Writes the field sequence (the format at the top of this file): the one writer behind
+/// [`ChainMeta::write`] and [`dump_header`].
+fn write_fields(
+    scheme: HashScheme,
+    seed: u64,
+    params: ChainParams,
+    items: u64,
+    layers: impl ExactSizeIterator<Item = (LayerSize, u64)>,
+    w: &mut impl FieldWriter,
+) {
+    w.u64(scheme.id());
+    w.u64(seed);
+    w.f64(params.error);
+    w.u64(params.capacity);
+    w.u64(u64::from(params.expansion));
+    w.u64(items);
+    w.u64(layers.len() as u64);
+    for (size, items) in layers {
+        w.u64(size.capacity);
+        w.u64(u64::from(size.hashes));
+        w.u64(size.bits);
+        w.f64(size.error);
+        w.u64(items);
+    }
 }
 
 /// Parses and validates a dump header; nothing is allocated from its claims.

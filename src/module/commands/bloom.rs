@@ -4,7 +4,9 @@ use std::ffi::CStr;
 
 use redis_module::{Context, ContextFlags};
 
-use super::{core_err, notify, store_chain, with_chain, write_chain};
+use super::{
+    core_err, notify, replicate_header, replicate_madd, store_chain, with_chain, write_chain,
+};
 use crate::filter::codec::dump_header;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
@@ -28,9 +30,8 @@ fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
 /// Replicates the creation of `chain` (still empty) as `BF.LOADCHUNK key 1 <header>`: the
 /// header carries every parameter and the seed, so a replica or an AOF replay builds exactly
 /// this filter, whatever its own defaults are.
-fn replicate_creation(ctx: &Context, key: &[u8], empty_chain: &Chain) {
-    let header = dump_header(empty_chain);
-    ctx.replicate("BF.LOADCHUNK", &[key, b"1", &header[..]][..]);
+fn replicate_creation(ctx: &Context, args: &Args, empty_chain: &Chain) {
+    replicate_header(ctx, args, &dump_header(empty_chain));
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]`
@@ -58,7 +59,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(c) => c,
         Err(r) => return r,
     };
-    replicate_creation(ctx, args.bytes(1), &chain);
+    replicate_creation(ctx, args, &chain);
     if let Err(r) = store_chain(&key, chain) {
         return r;
     }
@@ -122,7 +123,7 @@ fn add_items(
             };
             match new_chain(ctx, params) {
                 Ok(c) => {
-                    replicate_creation(ctx, args.bytes(1), &c);
+                    replicate_creation(ctx, args, &c);
                     created.insert(c)
                 }
                 Err(r) => return Err(r),
@@ -154,9 +155,7 @@ fn add_items(
         // Created (the header went first), or stopped early: replicate only the items that went
         // in, so a replica (which does not apply this server's memory limits) ends with the
         // same bits.
-        let mut v: Vec<&[u8]> = vec![args.bytes(1)];
-        v.extend(args.rest(first_item).take(processed));
-        ctx.replicate("BF.MADD", &v[..]);
+        replicate_madd(ctx, args, &args.items(first_item)[..processed]);
     }
     if changed || was_created {
         notify(ctx, event, &key_name);

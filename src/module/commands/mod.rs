@@ -5,12 +5,12 @@
 pub mod bloom;
 pub mod dump;
 
-use std::ffi::CStr;
+use std::ffi::{CStr, c_char, c_longlong};
 
 use redis_module::key::RedisKeyWritable;
 use redis_module::{Context, NotifyEvent, RedisString, raw};
 
-use super::args::Args;
+use super::args::{Arg, Args};
 use super::datatype::BLOOM_TYPE;
 use super::errors;
 use super::reply::Reply;
@@ -49,6 +49,53 @@ fn store_chain(key: &RedisKeyWritable, chain: Chain) -> Result<(), Reply> {
 /// Error reply for a core error.
 fn core_err(e: &BloomError) -> Reply {
     Reply::Error(errors::text(e))
+}
+
+/// Replicates `BF.LOADCHUNK <key> 1 <header>` for the running command, whose key is `argv[1]`.
+///
+/// Straight through `RedisModule_Replicate` with a format of the key's own string, a number and
+/// a buffer: no strings are built on this side (the crate's `Context::replicate` creates and
+/// frees one per argument, which was most of the cost of creating a small filter).
+fn replicate_header(ctx: &Context, args: &Args, header: &[u8]) {
+    // SAFETY: API pointers are written once by RedisModule_Init, before any command.
+    if let Some(replicate) = unsafe { raw::RedisModule_Replicate } {
+        // SAFETY: `ctx` is the running command's context; the format "slb" is matched by a
+        // RedisModuleString (argv[1], alive for the command), a long long, and a (pointer,
+        // length) buffer alive for the call, which Redis copies.
+        unsafe {
+            replicate(
+                ctx.ctx,
+                c"BF.LOADCHUNK".as_ptr(),
+                c"slb".as_ptr(),
+                args.key().inner,
+                1 as c_longlong,
+                header.as_ptr().cast::<c_char>(),
+                header.len(),
+            );
+        }
+    }
+}
+
+/// Replicates `BF.MADD <key> <items…>` for the running command, the items being argv strings.
+/// Like [`replicate_header`], nothing is copied on this side: Redis takes argv's own strings.
+fn replicate_madd(ctx: &Context, args: &Args, items: &[Arg]) {
+    // SAFETY: API pointers are written once by RedisModule_Init, before any command.
+    if let Some(replicate) = unsafe { raw::RedisModule_Replicate } {
+        // SAFETY: `ctx` is the running command's context; the format "sv" is matched by a
+        // RedisModuleString (argv[1]) and a (RedisModuleString**, count) vector: `Arg` is
+        // `repr(transparent)` over the argv pointers, all alive for the command; Redis only
+        // takes references to them.
+        unsafe {
+            replicate(
+                ctx.ctx,
+                c"BF.MADD".as_ptr(),
+                c"sv".as_ptr(),
+                args.key().inner,
+                items.as_ptr().cast::<*mut raw::RedisModuleString>(),
+                items.len(),
+            );
+        }
+    }
 }
 
 /// Publishes the keyspace event `event` (a module-type event) for `key`. Like the crate's
