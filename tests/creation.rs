@@ -277,3 +277,43 @@ fn a_replica_loads_its_primary_asynchronously_with_swapdb() {
     );
     assert!(log.contains("to parser"), "the replica did not load from the socket:\n{log}");
 }
+
+/// A filter created by ADD, MADD or INSERT replicates as its header (every parameter and the
+/// seed) and then the command itself: a replica with other defaults still ends with the same
+/// filter, and INSERT's creation options are not applied twice.
+#[test]
+fn auto_created_filters_replicate_exactly_to_a_replica_with_other_defaults() {
+    let p = Server::start_with(ServerOpts::new().arg("repl-diskless-sync-delay", "0"));
+    let r = Server::start_with(
+        ServerOpts::new()
+            .module_args(&["error-rate", "0.2", "initial-size", "7", "expansion-factor", "5"])
+            .arg("replicaof", &format!("127.0.0.1 {}", p.port)),
+    );
+    let mut pc = p.conn();
+    let mut rc = r.conn();
+    wait_until("replica link up", || {
+        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
+    });
+    pc.cmd(&["BF.ADD", "add", "a"]);
+    pc.madd("madd", &items("m", 300));
+    pc.cmd(&[
+        "BF.INSERT",
+        "ins",
+        "CAPACITY",
+        "30",
+        "ERROR",
+        "0.001",
+        "EXPANSION",
+        "4",
+        "ITEMS",
+        "x",
+        "y",
+    ]);
+    pc.cmd(&["BF.INSERT", "ins", "CAPACITY", "99", "ITEMS", "z"]);
+    wait_until("WAIT 1", || pc.int(&["WAIT", "1", "5000"]) >= 1);
+    for key in ["add", "madd", "ins"] {
+        assert_eq!(rc.digest(key), pc.digest(key), "{key}");
+        assert_eq!(rc.bf_info(key), pc.bf_info(key), "{key}");
+    }
+    assert_eq!(rc.bf_info("ins").capacity, 30);
+}

@@ -149,12 +149,14 @@ fn add_items(
     if let Some(chain) = created {
         store_chain(&key, chain)?;
     }
-    if changed && all_done && !was_created {
+    if changed && all_done {
+        // Verbatim, also after a creation: the header went first, so the replica's filter
+        // exists with this one's parameters and seed, and options that only apply on creation
+        // (INSERT's) are ignored there, as here.
         ctx.replicate_verbatim();
     } else if changed {
-        // Created (the header went first), or stopped early: replicate only the items that went
-        // in, so a replica (which does not apply this server's memory limits) ends with the
-        // same bits.
+        // Stopped early: replicate only the items that went in, so a replica (which does not
+        // apply this server's memory limits) ends with the same bits.
         replicate_madd(ctx, args, &args.items(first_item)[..processed]);
     }
     if changed || was_created {
