@@ -514,6 +514,17 @@ pub fn parse_header(data: &[u8]) -> Result<RbMeta, Refusal> {
     Ok(meta)
 }
 
+/// The fields of one link that both RDB layouts write in this order (RedisBloom's `bloom`
+/// struct: entries, error, hashes, bpe, bits, n2).
+fn write_link(link: &RawLink, w: &mut impl FieldWriter) {
+    w.u64(link.capacity);
+    w.f64(link.error);
+    w.u64(link.hashes);
+    w.f64(link.bpe);
+    w.u64(link.bits);
+    w.u64(link.n2);
+}
+
 /// Writes a RedisBloom chain in this module's own RDB format (after its scheme id): the chain
 /// fields and every layer's fields first, then each layer's bit array as its segments.
 pub fn write_fields(chain: &Chain, w: &mut impl FieldWriter) {
@@ -522,12 +533,7 @@ pub fn write_fields(chain: &Chain, w: &mut impl FieldWriter) {
     w.u64(chain.items());
     w.u64(chain.layers().len() as u64);
     for link in links(chain) {
-        w.u64(link.capacity);
-        w.f64(link.error);
-        w.u64(link.hashes);
-        w.f64(link.bpe);
-        w.u64(link.bits);
-        w.u64(link.n2);
+        write_link(&link, w);
         w.u64(link.items);
     }
     for layer in chain.layers() {
@@ -594,12 +600,7 @@ pub fn write_rdb(chain: &Chain, w: &mut impl FieldWriter) {
     w.u64(options_of(chain));
     w.u64(u64::from(growth_of(chain)));
     for (link, layer) in links(chain).zip(chain.layers()) {
-        w.u64(link.capacity);
-        w.f64(link.error);
-        w.u64(link.hashes);
-        w.f64(link.bpe);
-        w.u64(link.bits);
-        w.u64(link.n2);
+        write_link(&link, w);
         let mut buf = Vec::with_capacity(layer.bytes() as usize);
         layer.bits().for_each_segment_bytes(|seg| buf.extend_from_slice(seg));
         buf.truncate(layer.bytes() as usize);
