@@ -342,17 +342,19 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
         };
         let mut fields = Vec::new();
         codec::write_meta(chain, &mut fields);
-        // SAFETY (this block and the two below): `md` is this digest's live handle; each
-        // buffer is a (pointer, length) pair alive for the call, which Redis only reads.
+        // SAFETY: `md` is this digest's live handle; the buffer is a (pointer, length) pair
+        // alive for the call, which Redis only reads.
         unsafe {
             add_ll(md, chain.items() as c_longlong);
             add_buf(md, fields.as_ptr().cast::<c_char>(), fields.len());
         }
         for layer in chain.layers() {
+            // SAFETY: as above; each segment is borrowed from the chain for the call.
             layer.bits().for_each_segment_bytes(|seg| unsafe {
                 add_buf(md, seg.as_ptr().cast::<c_char>(), seg.len());
             });
         }
+        // SAFETY: `md` is this digest's live handle.
         unsafe { end(md) };
     })
 }
