@@ -120,20 +120,56 @@ class Helpers(unittest.TestCase):
             self.assertTrue(set(part.tools) <= set(compare.TOOL_PACKAGES), name)
 
 
+def recorded(name):
+    import json
+    return json.loads((HERE / "testdata" / name).read_text())["results"]
+
+
 class Report(unittest.TestCase):
-    """testdata/quick-results.json is the --json output of a `--quick` run of every part: each
-    part's report renders from it, with the headings and targets the README explains."""
+    """testdata/quick-results.json is the --json output of a `--quick` run of every part but
+    import, testdata/quick-import.json of a later `--quick --only import` run: each part's report
+    renders from them, with the headings and targets the README explains."""
 
     def test_every_part_renders_from_a_recorded_run(self):
-        import json
-        results = json.loads((HERE / "testdata" / "quick-results.json").read_text())["results"]
+        results = dict(recorded("quick-results.json"), **recorded("quick-import.json"))
         self.assertEqual(set(results), set(compare.PARTS))
         text = compare.report(results)
         for heading in ("### Instructions per item", "### Bits per item", "### ns per item",
                         "### Pipelined throughput", "### Many small filters",
-                        "### Loading an RDB with one large filter"):
+                        "### Loading an RDB with one large filter", "### An imported RedisBloom filter"):
             self.assertEqual(text.count(heading), 1, heading)
         self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
+
+    def import_rows(self, r):
+        text = compare.report_import(r)[1]
+        return {cells[1]: cells for cells in ([c.strip() for c in line.strip("|").split("|")]
+                                              for line in text.splitlines()[2:])}
+
+    def test_import_rows_are_the_median_ratio_round(self):
+        import copy
+        r = copy.deepcopy(recorded("quick-import.json")["import"])
+        self.assertEqual(r["rounds"], 3)
+        rows = self.import_rows(r)
+        self.assertEqual([rows[label][5] for _, label in compare.IMPORT_PHASES], [""] * 4)  # 16 MiB: no target
+        for runs, ns in ((r["modules"]["scalebloom"]["runs"], (50, 300, 90)),
+                         (r["modules"]["redisbloom"]["runs"], (100, 100, 100))):
+            for run, v in zip(runs, ns):
+                run["madd_first"] = v
+        r["label"] = "1 GiB"  # the full run's filter, judged against the target
+        cells = self.import_rows(r)["MADD, new items"]
+        # ratios 0.50, 3.00, 0.90: the median is round 3's, and every figure is that round's
+        self.assertEqual(cells[2:], ["90", "100", "0.90×", "MISSES ≤ 0.50×", "3 of 3", "0.50–3.00×"])
+        r["modules"]["scalebloom"]["runs"][2]["madd_first"] = 40
+        cells = self.import_rows(r)["MADD, new items"]
+        self.assertEqual(cells[2:], ["50", "100", "0.50×", "meets ≤ 0.50×", "1 of 3", "0.40–3.00×"])
+
+    def test_import_callgrind_rows(self):
+        r = recorded("quick-import.json")["import"]
+        text = compare.report_import(r)[3]
+        x = r["callgrind"]["modules"]["scalebloom"]["mexists_absent"]
+        line = next(line for line in text.splitlines() if line.startswith("| MEXISTS, absent"))
+        self.assertIn(f"| {x['server']:,.0f} ", line)
+        self.assertIn(f"| {x['module']:,.0f} ", line)
 
     def test_pipeline_row_is_one_round(self):
         r = {"requests": 10, "rounds": 3, "ratios": {"add": {"runs": [1.5, 0.5, 1.1]}, "exists": {"runs": [1, 1, 1]}},
