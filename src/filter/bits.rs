@@ -11,7 +11,7 @@
 //! so bit `p` is in byte `p / 8` at mask `1 << (p % 8)` — the same byte order RedisBloom uses.
 
 use super::BloomError;
-use super::mem::Words;
+use super::mem::{Words, le_bytes, set_from_le_bytes};
 use super::probe::WordArray;
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
@@ -253,8 +253,8 @@ impl BitArray {
         self.segs().iter().map(|s| s.len() as u64 * 8)
     }
 
-    /// Calls `f` with the little-endian bytes of the range `[offset, offset + len)`, in pieces
-    /// no larger than one segment, never copying more than one segment at a time.
+    /// Calls `f` with the bytes at `[offset, offset + len)` in little-endian order, one piece
+    /// per segment the range touches (no copy on little-endian targets).
     pub fn read_bytes(
         &self,
         offset: u64,
@@ -266,30 +266,23 @@ impl BitArray {
             return Err(BloomError::BadData);
         }
         let mut pos = offset;
-        let mut buf = Vec::new();
         while pos < end {
             let seg = (pos / SEGMENT_BYTES) as usize;
-            let seg_start = seg as u64 * SEGMENT_BYTES;
-            let seg_bytes = self.segs()[seg].len() as u64 * 8;
-            let take = (end - pos).min(seg_start + seg_bytes - pos);
-            let from = (pos - seg_start) as usize;
-            buf.clear();
-            buf.reserve(take as usize);
             let words = &self.segs()[seg];
-            // Copy the words that cover [from, from + take) as little-endian bytes.
-            let first_word = from / 8;
-            let last_word = (from + take as usize).div_ceil(8);
-            for w in &words[first_word..last_word] {
-                buf.extend_from_slice(&w.to_le_bytes());
-            }
-            let skip = from - first_word * 8;
-            f(&buf[skip..skip + take as usize]);
-            pos += take;
+            let from = (pos - seg as u64 * SEGMENT_BYTES) as usize;
+            let take = (end - pos).min((words.len() * 8 - from) as u64) as usize;
+            // The words that cover [from, from + take), then the bytes within them.
+            let (first, last) = (from / 8, (from + take).div_ceil(8));
+            let bytes = le_bytes(&words[first..last]);
+            let skip = from - first * 8;
+            f(&bytes[skip..skip + take]);
+            pos += take as u64;
         }
         Ok(())
     }
 
-    /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order).
+    /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order):
+    /// whole words in one copy per segment, merged bytes only in the words at either end.
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
         let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
         if end > self.len_bytes() {
@@ -300,15 +293,18 @@ impl BitArray {
         while !data.is_empty() {
             let (seg, word, _) = Self::locate(pos * 8);
             let in_word = (pos % 8) as usize;
-            let w = &mut self.segs_mut()[seg][word];
+            let words = &mut self.segs_mut()[seg];
             if in_word == 0 && data.len() >= 8 {
-                // Whole words: the common case (chunks start at a layer or at a whole word).
-                let (head, rest) = data.split_at(8);
-                *w = u64::from_le_bytes(head.try_into().expect("8 bytes"));
+                // Whole words, up to the segment's end: the common case (chunks start at a
+                // layer or at a whole word).
+                let n = (data.len() / 8).min(words.len() - word);
+                let (head, rest) = data.split_at(n * 8);
+                set_from_le_bytes(&mut words[word..word + n], head);
                 data = rest;
-                pos += 8;
+                pos += head.len() as u64;
             } else {
                 // A partial word at either end of the range: merge its bytes.
+                let w = &mut words[word];
                 let mut bytes = w.to_le_bytes();
                 let take = (8 - in_word).min(data.len());
                 bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
@@ -320,16 +316,11 @@ impl BitArray {
         Ok(())
     }
 
-    /// Iterates over the segments as little-endian byte vectors (one segment at a time).
+    /// Calls `f` with each segment's bytes in little-endian order (no copy on little-endian
+    /// targets).
     pub fn for_each_segment_bytes(&self, mut f: impl FnMut(&[u8])) {
-        let mut buf = Vec::new();
         for seg in self.segs() {
-            buf.clear();
-            buf.reserve(seg.len() * 8);
-            for w in seg.iter() {
-                buf.extend_from_slice(&w.to_le_bytes());
-            }
-            f(&buf);
+            f(&le_bytes(seg));
         }
     }
 

@@ -79,10 +79,7 @@ impl Words {
             return Err(BloomError::BadData);
         }
         let mut words = Self::zeroed(bytes.len() as u64 / 8)?;
-        for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-            // chunks_exact(8) yields 8-byte slices only.
-            *w = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
-        }
+        set_from_le_bytes(&mut words, bytes);
         Ok(words)
     }
 
@@ -337,6 +334,45 @@ fn to_collapser(msg: Collapse) {
 #[cfg(not(target_os = "linux"))]
 fn collapse_in_background(_: &[u64]) {}
 
+/// The bytes of `words` in the stored order (each word little-endian): on little-endian targets
+/// the words' own memory, borrowed (no copy of a 64 MiB segment for an RDB save, a SCANDUMP
+/// chunk or a digest); elsewhere a converted copy.
+pub fn le_bytes(words: &[u64]) -> std::borrow::Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: the slice covers exactly the memory of `words` (len × 8 bytes, which cannot
+        // overflow: the words already fit in memory), borrowed for the same lifetime and only
+        // read; u64 has no padding, so every byte is initialised, and u8 needs no alignment.
+        // On a little-endian target these bytes are each word's little-endian encoding.
+        std::borrow::Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), std::mem::size_of_val(words))
+        })
+    } else {
+        std::borrow::Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+}
+
+/// Sets `words` from `bytes` in the stored order (each word little-endian); `bytes` must be
+/// exactly `words.len() × 8` long, or nothing is written and `false` is returned.
+pub fn set_from_le_bytes(words: &mut [u64], bytes: &[u8]) -> bool {
+    if bytes.len() != std::mem::size_of_val(words) {
+        return false;
+    }
+    if cfg!(target_endian = "little") {
+        // SAFETY: the slice covers exactly the memory of `words`, borrowed mutably for this
+        // statement only; any bytes written make valid u64s (every bit pattern is one), and on
+        // a little-endian target they are each word's little-endian encoding.
+        let target =
+            unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len()) };
+        target.copy_from_slice(bytes);
+    } else {
+        for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            // chunks_exact(8) yields 8-byte slices only.
+            *w = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+        }
+    }
+    true
+}
+
 /// Asks the CPU to start loading the cache line of `word`, so that a later read or write of it
 /// does not wait for memory. Only a hint: it changes no state and never faults. A no-op on
 /// targets without a stable prefetch.
@@ -366,6 +402,17 @@ mod tests {
         assert!(c == w);
         assert_eq!(c[999], 7);
         assert_eq!(Words::zeroed(0).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn byte_views_are_little_endian_both_ways() {
+        let mut w = [0x0807_0605_0403_0201u64, 0x100f_0e0d_0c0b_0a09];
+        let bytes: Vec<u8> = (1..=16).collect();
+        assert_eq!(&*le_bytes(&w), &bytes[..]);
+        assert!(set_from_le_bytes(&mut w, &[0xff; 16]));
+        assert_eq!(w, [u64::MAX; 2]);
+        assert!(!set_from_le_bytes(&mut w, &[0; 15]));
+        assert_eq!(w, [u64::MAX; 2], "a wrong length writes nothing");
     }
 
     #[test]
