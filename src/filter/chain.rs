@@ -58,7 +58,7 @@ impl AllocGuard for MaxFilterBytes {
 pub struct Chain {
     seed: u64,
     /// Exactly as many slots as layers: with the header this is a filter's fixed memory
-    /// (48 bytes here, 48 per layer; RedisBloom's is 32, 64 per layer).
+    /// (48 bytes here, 56 per layer; RedisBloom's is 32, 64 per layer).
     layers: Box<[Layer]>,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
     error: f64,
@@ -284,6 +284,43 @@ impl Chain {
         }
     }
 
+    /// How full the chain is and what error rate it has now (`BF.STATS`), from the set bits
+    /// each layer keeps count of: no scan.
+    pub fn stats(&self) -> Stats {
+        let target = if self.scheme.is_redisbloom() && self.params().scaling() {
+            // A RedisBloom chain stores its first layer's error, half the requested one when
+            // scaling (RedisBloom 2.2 on): the request is twice it.
+            self.error * 2.0
+        } else {
+            self.error
+        };
+        let mut pass = 1.0; // probability that an absent item passes no layer
+        let mut estimated_items = 0.0;
+        let (mut ones, mut positions) = (0u64, 0u64);
+        for layer in self.layers.iter() {
+            let m = layer.positions() as f64;
+            let fill = (layer.ones() as f64 / m).min(1.0);
+            let k = f64::from(layer.hashes());
+            pass *= 1.0 - fill.powf(k);
+            // A full layer would estimate infinity: count it as one bit short of full.
+            let fill_for_items = fill.min(1.0 - 1.0 / (2.0 * m));
+            estimated_items += -(m / k) * (1.0 - fill_for_items).ln();
+            ones = ones.saturating_add(layer.ones());
+            positions = positions.saturating_add(layer.positions());
+        }
+        let newest = &self.layers[self.layers.len() - 1];
+        let estimated_error = 1.0 - pass;
+        Stats {
+            target_error: target,
+            estimated_error,
+            fill_newest: (newest.ones() as f64 / newest.positions() as f64).min(1.0),
+            fill_overall: (ones as f64 / positions as f64).min(1.0),
+            estimated_items,
+            items: self.items(),
+            saturated: estimated_error > target,
+        }
+    }
+
     /// `BF.INFO Size` and `MEMORY USAGE`: RedisBloom's struct overheads plus the bit arrays.
     pub fn info_size(&self) -> u64 {
         info_size(self.layers.len() as u64, self.bit_bytes())
@@ -432,6 +469,27 @@ impl Chain {
         self.layers = layers.into_boxed_slice();
         Ok(())
     }
+}
+
+/// What `BF.STATS` reports ([`Chain::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    /// The error rate the chain was made for.
+    pub target_error: f64,
+    /// The probability that an item never added is reported present, from the bits actually
+    /// set: `1 − Π(1 − fillᵢ^kᵢ)` over the layers (`fillᵢ` = set bits ÷ bits of layer `i`).
+    pub estimated_error: f64,
+    /// Set bits ÷ bits in the newest layer (the one that takes new items).
+    pub fill_newest: f64,
+    /// Set bits ÷ bits over all layers.
+    pub fill_overall: f64,
+    /// Distinct items estimated from the set bits: `Σ −(mᵢ/kᵢ)·ln(1 − fillᵢ)` (Swamidass and
+    /// Baldi, 2007).
+    pub estimated_items: f64,
+    /// Items added (`BF.CARD`).
+    pub items: u64,
+    /// Whether the estimated error is above the target.
+    pub saturated: bool,
 }
 
 /// Items per block in [`Chain::contains_many`] and [`Chain::add_many`]: enough probes in flight
@@ -794,12 +852,12 @@ mod tests {
     }
 
     /// A filter's fixed memory: the chain header and one record per layer, with no spare
-    /// slots after growing or loading. 48 + 48 bytes for one layer, where RedisBloom's
-    /// `SBChain` + `SBLink` take 32 + 64 (jemalloc classes 48 and 64 fit these exactly).
+    /// slots after growing or loading. 48 + 56 bytes for one layer, where RedisBloom's
+    /// `SBChain` + `SBLink` take 32 + 64 (jemalloc classes 48 and 64 fit these).
     #[test]
     fn a_filter_has_small_fixed_tables_without_spare_slots() {
         assert!(std::mem::size_of::<Chain>() <= 48, "{}", std::mem::size_of::<Chain>());
-        assert!(std::mem::size_of::<Layer>() <= 48, "{}", std::mem::size_of::<Layer>());
+        assert!(std::mem::size_of::<Layer>() <= 56, "{}", std::mem::size_of::<Layer>());
         let mut c = chain(0.01, 10, 2);
         for i in 0..300 {
             c.add(&item(i), &Unlimited).unwrap();
@@ -979,5 +1037,89 @@ mod batch_tests {
         let c = chain(1e-9, 2000, 2);
         assert!(c.layers()[0].hashes() > crate::filter::probe::UNROLLED_MAX);
         assert_batch_equals_one_by_one(c, &items("o", 3000), &Unlimited);
+    }
+
+    /// Every layer's count of set bits equals a scan of its bits, whichever path set them:
+    /// one by one, batched (one layer and several), past a full layer, RedisBloom's rules.
+    #[test]
+    fn set_bit_counts_follow_every_add_path() {
+        let item = |i: u64| format!("item-{i}").into_bytes();
+        fn check(c: &Chain) {
+            for (i, l) in c.layers().iter().enumerate() {
+                assert_eq!(l.ones(), l.bits().count_ones(), "layer {i}");
+            }
+        }
+        let mut c = chain(0.01, 500, 2);
+        for i in 0..300 {
+            c.add(&item(i), &Unlimited).unwrap();
+        }
+        check(&c);
+        let mut out = Vec::new();
+        c.add_many(&items("b", 5000), &Unlimited, &mut out).unwrap();
+        assert!(c.layers().len() > 2);
+        check(&c);
+        let p = ChainParams::new(0.01, 300, 2).unwrap();
+        let mut rb = Chain::new(p, HashScheme::Murmur64, 0, &Unlimited).unwrap();
+        rb.add_many(&items("r", 2000), &Unlimited, &mut out).unwrap();
+        assert!(rb.layers().len() > 1);
+        check(&rb);
+    }
+
+    /// The estimates of `BF.STATS` against what a filter really does: a nonscaling filter at
+    /// capacity and a scaling one grown 10× — the estimated error within 25% of the rate
+    /// measured on 200,000 absent items, the estimated items within 3% of the items added.
+    #[test]
+    fn stats_estimate_the_measured_error_and_the_items() {
+        let item = |i: u64| format!("item-{i}").into_bytes();
+        for (capacity, expansion, added) in [(20_000u64, 0u64, 20_000u64), (5_000, 2, 50_000)] {
+            let mut c = chain(0.01, capacity, expansion);
+            let mut out = Vec::new();
+            let present: Vec<Vec<u8>> = (0..added).map(item).collect();
+            c.add_many(&present, &Unlimited, &mut out).unwrap();
+            let absent = 200_000;
+            let fp = (0..absent).filter(|i| c.contains(format!("absent-{i}").as_bytes())).count();
+            let measured = fp as f64 / absent as f64;
+            let s = c.stats();
+            assert!(
+                (s.estimated_error / measured - 1.0).abs() < 0.25,
+                "expansion {expansion}: estimated {} measured {measured}",
+                s.estimated_error
+            );
+            assert!(
+                (s.estimated_items / added as f64 - 1.0).abs() < 0.03,
+                "expansion {expansion}: estimated {} items of {added}",
+                s.estimated_items
+            );
+            assert_eq!(s.items, c.items());
+            assert!(s.fill_newest > 0.0 && s.fill_overall > 0.0 && s.fill_overall <= 1.0);
+            assert_eq!(s.target_error, 0.01);
+            // At its capacity a nonscaling layer is right at its target (k rounded up makes
+            // it 1.003 × the target here): `saturated` may go either way there. A scaling
+            // chain's layers sum to well below it.
+            assert!(expansion == 0 || !s.saturated, "{s:?}");
+        }
+    }
+
+    /// Past its capacity a nonscaling filter's error climbs over the target: `saturated`.
+    #[test]
+    fn stats_report_saturation_past_the_target() {
+        let item = |i: u64| format!("item-{i}").into_bytes();
+        let mut c = chain(0.01, 1000, 0);
+        let mut out = Vec::new();
+        c.add_many(&items("x", 900), &Unlimited, &mut out).unwrap();
+        assert!(!c.stats().saturated);
+        // Force more bits in, as a full filter that kept taking items would have.
+        let last = c.layers.len() - 1;
+        for i in 0..2000 {
+            let h = c.hash(&item(10_000 + i));
+            c.layers[last].insert(h);
+        }
+        let s = c.stats();
+        assert!(s.saturated && s.estimated_error > 0.01, "{s:?}");
+        let empty = chain(0.01, 1000, 2).stats();
+        assert_eq!(
+            (empty.estimated_error, empty.estimated_items, empty.fill_overall),
+            (0.0, 0.0, 0.0)
+        );
     }
 }

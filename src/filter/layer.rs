@@ -43,14 +43,19 @@ impl Rule {
 
 /// One fixed-size Bloom filter inside a chain.
 ///
-/// Only what the hot paths read is stored — capacity, probe count, item count and the bits
-/// (whose length is the bit count). The error rate and bits per entry follow from the chain's
-/// parameters and the layer's position ([`Chain::layer_size`](super::Chain::layer_size)). This
-/// keeps a layer at 48 bytes, part of every filter's fixed memory.
+/// Only what the hot paths read is stored — capacity, probe count, item count, the number of
+/// set bits and the bits (whose length is the bit count). The error rate and bits per entry
+/// follow from the chain's parameters and the layer's position
+/// ([`Chain::layer_size`](super::Chain::layer_size)). This keeps a layer at 56 bytes, part of
+/// every filter's fixed memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
     capacity: u64,
     items: u64,
+    /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped) and
+    /// recounted whenever bits arrive from outside (load, restore, chunks), so `BF.STATS` reads
+    /// a layer's fill without a scan. Not persisted.
+    ones: u64,
     hashes: u32,
     rule: Rule,
     /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
@@ -76,6 +81,7 @@ impl Layer {
         Ok(Self {
             capacity: size.capacity,
             items: 0,
+            ones: 0,
             hashes: size.hashes,
             rule: Rule::Reduce,
             halvings: 0,
@@ -108,7 +114,8 @@ impl Layer {
         if pad != 0 && size.n2 != 0 {
             return Err(BloomError::BadData);
         }
-        Ok(Self { capacity: size.capacity, items, hashes: size.hashes, rule, halvings, bits })
+        let ones = bits.count_ones();
+        Ok(Self { capacity: size.capacity, items, ones, hashes: size.hashes, rule, halvings, bits })
     }
 
     /// How positions are computed.
@@ -130,6 +137,7 @@ impl Layer {
         Ok(Self {
             capacity: size.capacity,
             items,
+            ones: bits.count_ones(),
             hashes: size.hashes,
             rule: Rule::Reduce,
             halvings: 0,
@@ -171,9 +179,27 @@ impl Layer {
         &self.bits
     }
 
-    /// The bit array, for chunked restores.
-    pub fn bits_mut(&mut self) -> &mut BitArray {
-        &mut self.bits
+    /// Bits set (see the field).
+    pub fn ones(&self) -> u64 {
+        self.ones
+    }
+
+    /// Positions an item's probes range over: the bits, or for RedisBloom's power-of-two
+    /// layers `2^n2` of them. The denominator of the layer's fill.
+    pub fn positions(&self) -> u64 {
+        self.rule.modulus(self.len_bits())
+    }
+
+    /// Overwrites the bytes at `[offset, offset + data.len())` of the bit array (a chunked
+    /// restore), keeping the count of set bits right: the range's bits are counted out before
+    /// and in after.
+    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+        let mut before = 0u64;
+        self.bits.read_bytes(offset, data.len() as u64, |b| before += popcount(b))?;
+        self.bits.write_bytes(offset, data)?;
+        debug_assert!(before <= self.ones);
+        self.ones = self.ones.saturating_sub(before) + popcount(data);
+        Ok(())
     }
 
     /// Whether the layer holds as many items as it was sized for.
@@ -199,11 +225,11 @@ impl Layer {
         if self.rule != Rule::Reduce {
             let modulus = self.rule.modulus(self.len_bits());
             for p in h.modular_probes(modulus, self.hashes) {
-                self.bits.set(p);
+                self.ones += u64::from(!self.bits.set(p));
             }
         } else {
             for p in h.probes(self.len_bits(), self.hashes) {
-                self.bits.set(p);
+                self.ones += u64::from(!self.bits.set(p));
             }
         }
         self.items += 1;
@@ -223,20 +249,22 @@ impl Layer {
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
         if self.rule != Rule::Reduce {
             let modulus = self.rule.modulus(self.len_bits());
-            let mut new = false;
+            let mut flipped = 0;
             for p in h.modular_probes(modulus, self.hashes) {
-                new |= !self.bits.set(p);
+                flipped += u64::from(!self.bits.set(p));
             }
-            self.items += u64::from(new);
-            return new;
+            self.ones += flipped;
+            self.items += u64::from(flipped > 0);
+            return flipped > 0;
         }
         let hashes = self.hashes;
-        let new = match self.bits.view_mut() {
+        let flipped = match self.bits.view_mut() {
             ViewMut::One(words) => probe::set_clear(words, hashes, h),
             ViewMut::Many(table) => probe::set_clear(table, hashes, h),
         };
-        self.items += u64::from(new);
-        new
+        self.ones += u64::from(flipped);
+        self.items += u64::from(flipped > 0);
+        flipped > 0
     }
 
     /// [`Layer::insert_if_new`] for each of `hashes` in order, appending the results to `out`,
@@ -255,13 +283,15 @@ impl Layer {
         let ViewMut::One(words) = self.bits.view_mut() else {
             return None;
         };
-        let mut new = 0;
+        let (mut new, mut flipped) = (0, 0);
         for &h in hashes {
             let n = kernels.set_clear(words, k, h);
-            new += u64::from(n);
-            out.push(n);
+            flipped += u64::from(n);
+            new += u64::from(n > 0);
+            out.push(n > 0);
         }
         self.items += new;
+        self.ones += flipped;
         Some(new)
     }
 
@@ -320,6 +350,11 @@ fn prefetch_block<A: probe::WordArray + ?Sized>(
             kernels.prefetch(words, k, h);
         }
     }
+}
+
+/// Set bits in `bytes`.
+fn popcount(bytes: &[u8]) -> u64 {
+    bytes.iter().map(|b| u64::from(b.count_ones())).sum()
 }
 
 /// The bits of the array that holds a RedisBloom layer of `bits` bits: rounded up to whole

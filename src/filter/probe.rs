@@ -66,9 +66,10 @@ unsafe impl WordArray for [u64] {
 /// baseline: calling one is safe exactly when the CPU has them, which [`Kernels::for_hashes`]
 /// checks before it hands one out. The array and hash may be anything.
 pub type AllSet<A> = unsafe fn(&A, u32, ItemHash) -> bool;
-/// Adds an item: sets the clear probes, returns whether any was clear (array, count, hash).
+/// Adds an item: sets the clear probes, returns how many bits it set — the item is new when that
+/// is not 0, and the layer's count of set bits grows by it (array, count, hash).
 /// `unsafe fn` for the reason given at [`AllSet`].
-pub type SetClear<A> = unsafe fn(&mut A, u32, ItemHash) -> bool;
+pub type SetClear<A> = unsafe fn(&mut A, u32, ItemHash) -> u32;
 /// Starts loading the cache line of every probe (array, count, hash); changes nothing.
 /// `unsafe fn` for the reason given at [`AllSet`].
 pub type Prefetch<A> = unsafe fn(&A, u32, ItemHash);
@@ -143,9 +144,9 @@ impl<A: WordArray + ?Sized> Kernels<A> {
         unsafe { (self.all_set)(words, hashes, h) }
     }
 
-    /// Sets the clear probes of `h` in `words`; whether any was clear.
+    /// Sets the clear probes of `h` in `words`; how many were clear (bits newly set).
     #[inline(always)]
-    pub fn set_clear(self, words: &mut A, hashes: u32, h: ItemHash) -> bool {
+    pub fn set_clear(self, words: &mut A, hashes: u32, h: ItemHash) -> u32 {
         // SAFETY: as in `all_set`.
         unsafe { (self.set_clear)(words, hashes, h) }
     }
@@ -164,9 +165,10 @@ pub fn all_set<A: WordArray + ?Sized>(words: &A, hashes: u32, h: ItemHash) -> bo
     Kernels::for_hashes(hashes).all_set(words, hashes, h)
 }
 
-/// Sets the clear probes of `h` in `words`; returns whether any was clear (the item is new).
+/// Sets the clear probes of `h` in `words`; returns how many were clear (bits newly set; the
+/// item is new when that is not 0).
 #[inline]
-pub fn set_clear<A: WordArray + ?Sized>(words: &mut A, hashes: u32, h: ItemHash) -> bool {
+pub fn set_clear<A: WordArray + ?Sized>(words: &mut A, hashes: u32, h: ItemHash) -> u32 {
     Kernels::for_hashes(hashes).set_clear(words, hashes, h)
 }
 
@@ -230,18 +232,21 @@ fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(
     words: &mut A,
     hashes: u32,
     h: ItemHash,
-) -> bool {
-    let mut new = false;
+) -> u32 {
+    // The count of bits set is what keeps a layer's fill known without a scan (`BF.STATS`);
+    // two probes of one item that hit the same bit count once (the second finds it set). A
+    // set bit is not written, so an item already present dirties no cache line.
+    let mut flipped = 0;
     probes::<K>(words.bits(), hashes, h, |w, bit| {
         // SAFETY: `probes` gives `w < bits / 64`.
         let word = unsafe { words.word_mut(w) };
         if (*word >> bit) & 1 == 0 {
             *word |= 1 << bit;
-            new = true;
+            flipped += 1;
         }
         true
     });
-    new
+    flipped
 }
 
 #[inline(always)]
@@ -267,7 +272,7 @@ unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32>(
     words: &mut A,
     hashes: u32,
     h: ItemHash,
-) -> bool {
+) -> u32 {
     set_clear_loop::<A, K>(words, hashes, h)
 }
 
@@ -292,7 +297,7 @@ unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32>(
     words: &mut A,
     hashes: u32,
     h: ItemHash,
-) -> bool {
+) -> u32 {
     set_clear_loop::<A, K>(words, hashes, h)
 }
 
@@ -336,11 +341,14 @@ mod tests {
                     kernels.prefetch(&words[..], k, h);
 
                     let mut by_iterator = words.clone();
+                    let mut flips = 0;
                     for p in h.probes(bits, k) {
+                        flips += u32::from(!bit(&by_iterator, p));
                         by_iterator[(p / 64) as usize] |= 1 << (p % 64);
                     }
                     let new = kernels.set_clear(&mut words[..], k, h);
-                    assert_eq!(new, !expected, "k={k} n={n}");
+                    assert_eq!(new > 0, !expected, "k={k} n={n}");
+                    assert_eq!(new, flips, "k={k} n={n}: bits newly set");
                     assert_eq!(words, by_iterator, "k={k} n={n}");
                 }
             }
@@ -379,11 +387,13 @@ mod tests {
                     assert_eq!(first_probe_set(table(&mut array), h), by_iterator.get(first));
                     kernels.prefetch(table(&mut array), k, h);
                     assert_eq!(table(&mut array).bits(), bits);
+                    let mut flips = 0;
                     for p in h.probes(bits, k) {
-                        by_iterator.set(p);
+                        flips += u32::from(!by_iterator.set(p));
                     }
                     let new = kernels.set_clear(table(&mut array), k, h);
-                    assert_eq!(new, !expected, "k={k} n={n}");
+                    assert_eq!(new > 0, !expected, "k={k} n={n}");
+                    assert_eq!(new, flips, "k={k} n={n}: bits newly set");
                 }
                 assert!(
                     array == by_iterator,

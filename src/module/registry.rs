@@ -139,6 +139,9 @@ commands! {
         "Describes every layer of a filter", "O(i)";
     cmd_scandump: "bf.scandump" => dump::scandump, 3, Read,
         "Returns a filter's header or its next chunk of bits", "O(n), n bytes";
+    cmd_stats: "bf.stats" => bloom::stats, 2, Read,
+        "Tells how full a filter is: fill, estimated error rate and items, saturation",
+        "O(i), i layers";
 }
 
 /// One argument of a command, for `COMMAND DOCS` (redis-cli shows its hints from them).
@@ -244,7 +247,7 @@ fn args_of(command: &str) -> &'static [Arg] {
             ];
             A
         }
-        "bf.card" | "bf.debug" => {
+        "bf.card" | "bf.debug" | "bf.stats" => {
             const A: &[Arg] = &[KEY];
             A
         }

@@ -14,6 +14,8 @@ pub enum Reply {
     Int(i64),
     /// A RESP3 boolean; RESP2 clients get `:1` / `:0`.
     Bool(bool),
+    /// A double (RESP3); RESP2 clients get it as a bulk string.
+    Double(f64),
     /// A bulk string.
     Bulk(Vec<u8>),
     /// A null.
@@ -51,6 +53,9 @@ pub fn send(context: &Context, reply: Reply) {
         }
         Reply::Bool(b) => {
             raw::reply_with_bool(ctx, c_int::from(b));
+        }
+        Reply::Double(x) => {
+            raw::reply_with_double(ctx, x);
         }
         Reply::Bulk(b) => {
             raw::reply_with_string_buffer(ctx, b.as_ptr().cast(), b.len());

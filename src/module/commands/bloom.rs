@@ -1,4 +1,5 @@
-//! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.DEBUG.
+//! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.DEBUG,
+//! BF.STATS.
 
 use std::ffi::CStr;
 
@@ -272,6 +273,29 @@ fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
     } else {
         Reply::Array(vec![field.1])
     }
+}
+
+/// `BF.STATS key`: how full the filter is and the error rate it has now, from the bits each
+/// layer keeps count of (see `Chain::stats`); O(layers), no scan.
+pub fn stats(ctx: &Context, args: &Args) -> Reply {
+    with_chain(
+        ctx,
+        args,
+        || Reply::err(errors::NOT_FOUND),
+        |chain| {
+            let s = chain.stats();
+            let fields = vec![
+                ("Target error rate", Reply::Double(s.target_error)),
+                ("Estimated error rate", Reply::Double(s.estimated_error)),
+                ("Fill ratio of newest filter", Reply::Double(s.fill_newest)),
+                ("Fill ratio of all filters", Reply::Double(s.fill_overall)),
+                ("Estimated items", int(s.estimated_items.round() as u64)),
+                ("Items added", int(s.items)),
+                ("Saturated", Reply::Int(i64::from(s.saturated))),
+            ];
+            Reply::Map(fields)
+        },
+    )
 }
 
 /// Formats like C's `printf("%g")`: 6 significant digits, trailing zeros removed, exponent

@@ -1,0 +1,222 @@
+//! BF.STATS: how full a filter is and the error rate it really has now, checked against the
+//! rates a real server measures, kept right through every way a filter is loaded or copied.
+
+mod common;
+use common::*;
+
+/// BF.STATS fields by name, numbers as f64 (RESP2 sends doubles as bulk strings, RESP3 as
+/// doubles).
+fn stats(c: &mut Conn, key: &str) -> Vec<(String, f64)> {
+    let v = c.cmd(&["BF.STATS", key]);
+    assert!(!v.is_err(), "BF.STATS {key} -> {v:?}");
+    v.pairs()
+        .into_iter()
+        .map(|(k, v)| {
+            let x = match v {
+                Value::Int(i) => i as f64,
+                Value::Double(d) => d,
+                Value::Bulk(Some(b)) => String::from_utf8(b).unwrap().parse().unwrap(),
+                other => panic!("{k:?}: {other:?}"),
+            };
+            (k.as_str().to_string(), x)
+        })
+        .collect()
+}
+
+fn field(s: &[(String, f64)], name: &str) -> f64 {
+    s.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no {name:?} in {s:?}")).1
+}
+
+/// The false-positive rate over `n` items never added, measured with BF.MEXISTS.
+fn measured_error(c: &mut Conn, key: &str, n: usize) -> f64 {
+    let mut hits = 0;
+    for chunk in items("never-added", n).chunks(10_000) {
+        hits += c.mexists(key, chunk).iter().filter(|&&b| b == 1).count();
+    }
+    hits as f64 / n as f64
+}
+
+fn add_all(c: &mut Conn, key: &str, items: &[String]) {
+    for chunk in items.chunks(10_000) {
+        c.madd(key, chunk);
+    }
+}
+
+/// On a nonscaling filter at capacity and on a scaling filter grown 10×, the estimated error
+/// rate is within 25% of the rate measured on 200,000 absent items, and the estimated items
+/// within 3% of the items the filter took (BF.CARD).
+#[test]
+fn estimates_match_the_measured_error_and_items() {
+    let s = Server::start_with(ServerOpts::new().module_args(&["random-seeds", "no"]));
+    let mut c = s.conn();
+    c.ok(&["BF.RESERVE", "fixed", "0.01", "100000", "NONSCALING"]);
+    add_all(&mut c, "fixed", &items("f", 100_000));
+    c.ok(&["BF.RESERVE", "grown", "0.01", "10000", "EXPANSION", "2"]);
+    add_all(&mut c, "grown", &items("g", 100_000));
+    assert!(c.bf_info("grown").filters >= 4);
+    for key in ["fixed", "grown"] {
+        let st = stats(&mut c, key);
+        let measured = measured_error(&mut c, key, 200_000);
+        let estimated = field(&st, "Estimated error rate");
+        assert!((estimated / measured - 1.0).abs() < 0.25, "{key}: {estimated} vs {measured}");
+        let card = c.bf_card(key) as f64;
+        let est_items = field(&st, "Estimated items");
+        assert!((est_items / card - 1.0).abs() < 0.03, "{key}: {est_items} items vs {card}");
+        assert_eq!(field(&st, "Items added"), card);
+        assert_eq!(field(&st, "Target error rate"), 0.01);
+        // At capacity a nonscaling filter is right at its target (a hair above it: k is
+        // rounded up), so `Saturated` is only asserted for the scaling one.
+        if key == "grown" {
+            assert_eq!(field(&st, "Saturated"), 0.0, "{key}: {st:?}");
+        }
+        let (newest, all) =
+            (field(&st, "Fill ratio of newest filter"), field(&st, "Fill ratio of all filters"));
+        assert!(newest > 0.0 && newest <= 1.0 && all > 0.0 && all <= 1.0, "{st:?}");
+    }
+    // A filter at capacity is about half full, by construction of its size.
+    let fill = field(&stats(&mut c, "fixed"), "Fill ratio of all filters");
+    assert!((0.45..0.55).contains(&fill), "{fill}");
+}
+
+/// An empty filter estimates nothing; a filter at 90% of its capacity is within its target; a filter
+/// whose bits are nearly all set (restored from chunks a client made up: the one way to put
+/// more bits in a nonscaling filter than its capacity allows) reports `Saturated 1`.
+#[test]
+fn a_filter_past_its_target_reports_saturated() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["BF.RESERVE", "k", "0.01", "1000", "NONSCALING"]);
+    let st = stats(&mut c, "k");
+    assert_eq!(field(&st, "Saturated"), 0.0);
+    assert_eq!(field(&st, "Estimated error rate"), 0.0);
+    assert_eq!(field(&st, "Estimated items"), 0.0);
+    add_all(&mut c, "k", &items("a", 900));
+    let st = stats(&mut c, "k");
+    assert_eq!(field(&st, "Saturated"), 0.0, "{st:?}");
+    // The header, then the one chunk of bits.
+    let chunks = c.scandump_all("k");
+    assert_eq!(chunks.len(), 2);
+    let header = &chunks[0].1;
+    let (it, data) = &chunks[1];
+    // 63 bits of every 64 set.
+    let full: Vec<u8> = (0..data.len()).map(|i| if i % 8 == 0 { 0xfe } else { 0xff }).collect();
+    assert!(c.cmd(&[&b"BF.LOADCHUNK"[..], b"sat", b"1", header]).is_ok());
+    assert!(c.cmd(&[&b"BF.LOADCHUNK"[..], b"sat", it.to_string().as_bytes(), &full]).is_ok());
+    let st = stats(&mut c, "sat");
+    assert_eq!(field(&st, "Saturated"), 1.0, "{st:?}");
+    assert!(field(&st, "Estimated error rate") > 0.5, "{st:?}");
+    assert!((field(&st, "Fill ratio of newest filter") - 63.0 / 64.0).abs() < 1e-9, "{st:?}");
+}
+
+/// The reply: a map in RESP3 (doubles as doubles), a flat array of name, value in RESP2, the
+/// same fields in the same order; a missing key is `ERR not found`, another type the
+/// wrong-type error.
+#[test]
+fn reply_shapes_and_errors() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.cmd(&["BF.ADD", "k", "a"]);
+    let names = [
+        "Target error rate",
+        "Estimated error rate",
+        "Fill ratio of newest filter",
+        "Fill ratio of all filters",
+        "Estimated items",
+        "Items added",
+        "Saturated",
+    ];
+    let v2 = c.cmd(&["BF.STATS", "k"]);
+    let flat = v2.as_array();
+    assert_eq!(flat.len(), 2 * names.len(), "{v2:?}");
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(flat[2 * i].as_str(), *n);
+    }
+    let mut c3 = s.conn3();
+    let v3 = c3.cmd(&["BF.STATS", "k"]);
+    let Value::Map(m) = &v3 else { panic!("{v3:?}") };
+    assert_eq!(m.len(), names.len());
+    assert!(matches!(m[0].1, Value::Double(d) if d == 0.01), "{v3:?}");
+    assert_eq!(m[5].1, Value::Int(1));
+    assert_eq!(stats(&mut c, "k"), stats(&mut c3, "k"));
+    c.expect_err(&["BF.STATS", "missing"], "ERR not found");
+    c.ok(&["SET", "str", "x"]);
+    let e = c.err(&["BF.STATS", "str"]);
+    assert!(e.starts_with("WRONGTYPE"), "{e}");
+    let e = c.err(&["BF.STATS"]);
+    assert!(e.contains("wrong number of arguments"), "{e}");
+    let e = c.err(&["BF.STATS", "k", "extra"]);
+    assert!(e.contains("wrong number of arguments"), "{e}");
+}
+
+/// The set-bit counts are not persisted: every way a filter comes back (DEBUG RELOAD, an AOF
+/// rewrite and restart, DUMP/RESTORE, SCANDUMP/LOADCHUNK, COPY) recounts them to the same
+/// numbers, for a native filter and for one in RedisBloom's scheme.
+#[test]
+fn stats_survive_reload_restore_chunks_and_copy() {
+    let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no");
+    let s = Server::start_with(opts.clone());
+    let mut c = s.conn();
+    c.ok(&["BF.RESERVE", "k", "0.01", "1000", "EXPANSION", "2"]);
+    add_all(&mut c, "k", &items("x", 5000));
+    c.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "yes"]);
+    c.ok(&["BF.RESERVE", "rb", "0.01", "1000"]);
+    add_all(&mut c, "rb", &items("y", 5000));
+    c.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "no"]);
+    let mut befores = Vec::new();
+    for key in ["k", "rb"] {
+        let before = stats(&mut c, key);
+        assert!(field(&before, "Estimated items") > 4000.0, "{key}: {before:?}");
+        let dump = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+        assert!(c.cmd(&[&b"RESTORE"[..], b"restored", b"0", &dump]).is_ok());
+        assert_eq!(stats(&mut c, "restored"), before, "{key}: RESTORE");
+        for (it, data) in c.scandump_all(key) {
+            let r = c.cmd(&[&b"BF.LOADCHUNK"[..], b"chunked", it.to_string().as_bytes(), &data]);
+            assert!(r.is_ok(), "{r:?}");
+        }
+        assert_eq!(stats(&mut c, "chunked"), before, "{key}: LOADCHUNK");
+        assert_eq!(c.int(&["COPY", key, "copied"]), 1);
+        assert_eq!(stats(&mut c, "copied"), before, "{key}: COPY");
+        c.ok(&["DEBUG", "RELOAD"]);
+        assert_eq!(stats(&mut c, key), before, "{key}: DEBUG RELOAD");
+        c.cmd(&["DEL", "restored", "chunked", "copied"]);
+        befores.push((key, before));
+    }
+    let v = c.cmd(&["BGREWRITEAOF"]);
+    assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
+    wait_until("AOF rewrite to finish", || {
+        c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+    });
+    assert_eq!(c.info_field("persistence", "aof_last_bgrewrite_status").as_deref(), Some("ok"));
+    let dir = s.dir();
+    drop(c);
+    s.shutdown(&[]);
+    let s2 = Server::start_in(dir, opts);
+    let mut c = s2.conn();
+    for (key, before) in befores {
+        assert_eq!(stats(&mut c, key), before, "{key}: AOF rewrite and restart");
+    }
+}
+
+/// BF.STATS is a fast read in `@bloom` and `@read` (where the server has module categories),
+/// with a read-only key spec and its one argument documented.
+#[test]
+fn command_table_entry() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let info = c.cmd(&["COMMAND", "INFO", "bf.stats"]);
+    let entry = info.as_array()[0].as_array();
+    assert_eq!(entry[1].as_int(), 2);
+    let flags = format!("{:?}", entry[2]);
+    assert!(flags.contains("readonly") && flags.contains("fast"), "{flags}");
+    let spec = format!("{:?}", entry.get(8));
+    assert!(spec.contains("RO"), "{spec}");
+    if c.engine().has_module_acl_categories() {
+        let cats = format!("{:?}", entry.get(6));
+        for cat in ["@read", "@fast", "@bloom"] {
+            assert!(cats.contains(cat), "{cat} missing: {cats}");
+        }
+    }
+    let docs = format!("{:?}", c.cmd(&["COMMAND", "DOCS", "bf.stats"]));
+    assert!(docs.contains("how full") && docs.contains("key"), "{docs}");
+}
