@@ -68,6 +68,7 @@ fn filter_from(input: &mut Input) -> Option<Chain> {
         params,
         scheme: HashScheme::Xxh3Enhanced,
         seed: 7,
+        width: 0,
         items: 0,
         layers: Vec::new(),
     };

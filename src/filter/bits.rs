@@ -214,6 +214,34 @@ impl BitArray {
         self.segs()[seg][word] & mask != 0
     }
 
+    /// Counter `index` of `width` bits (4 or 8): bits `[index·width, (index+1)·width)`, inside
+    /// one word (`width` divides 64). `(index + 1) · width ≤ len_bits()`.
+    #[inline]
+    pub fn counter(&self, index: u64, width: u8) -> u64 {
+        let pos = index * u64::from(width);
+        let (seg, word, _) = Self::locate(pos);
+        (self.segs()[seg][word] >> (pos & 63)) & ((1u64 << width) - 1)
+    }
+
+    /// Sets counter `index` of `width` bits to `value` (below `2^width`).
+    #[inline]
+    pub fn set_counter(&mut self, index: u64, width: u8, value: u64) {
+        let pos = index * u64::from(width);
+        let (seg, word, _) = Self::locate(pos);
+        let mask = ((1u64 << width) - 1) << (pos & 63);
+        let w = &mut self.segs_mut()[seg][word];
+        *w = (*w & !mask) | ((value << (pos & 63)) & mask);
+    }
+
+    /// Starts loading the cache line of bit `pos`.
+    #[inline]
+    pub fn prefetch(&self, pos: u64) {
+        let (seg, word, _) = Self::locate(pos);
+        if let Some(w) = self.segs().get(seg).and_then(|s| s.get(word)) {
+            super::mem::prefetch(w);
+        }
+    }
+
     /// (segment index, word index inside it, bit mask) of bit `pos`.
     #[inline]
     fn locate(pos: u64) -> (usize, usize, u64) {

@@ -3,28 +3,40 @@
 //! # The field sequence
 //! A chain is described by a flat sequence of typed fields. The same sequence is written to an
 //! RDB file with Redis' typed calls (`RedisModule_SaveUnsigned`, `SaveDouble`, `SaveStringBuffer`)
-//! and, for the dump header of `BF.SCANDUMP`, as explicit little-endian bytes. Version 1:
+//! and, for the dump header of `BF.SCANDUMP`, as explicit little-endian bytes. Version 2:
 //! ```text
 //! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing)
 //! u64 seed          hash seed
 //! f64 error         requested false-positive rate
 //! u64 capacity      first layer's capacity
 //! u64 expansion     growth factor; 0 = nonscaling
+//! u64 counters      bits per counter: 0 = a plain filter, 4 or 8 = a counting filter (v2 only)
 //! u64 items         total items added
 //! u64 layers        number of layers, 1..=64
 //! per layer:
 //!   u64 capacity    u64 hashes    u64 bits    f64 error    u64 items
 //! ```
-//! Every layer's capacity, error, hashes and bits must be exactly what the chain's parameters
-//! give at that position (the one rule of [`check_layers`]); item counts must add up and stay within
-//! capacities. Anything else is refused as [`BloomError::BadData`], before any bit array is
-//! allocated.
+//! Version 1 is the same without `counters` (every filter plain). Every layer's capacity,
+//! error, hashes and bits must be exactly what the chain's parameters give at that position
+//! (the one rule of [`check_layers`]); item counts must add up and stay within capacities
+//! (every layer but the last full, except in a counting chain, where deletes give room back);
+//! `counters` must be 0, 4 or 8, and only with the xxh3 scheme. Anything else is refused as
+//! [`BloomError::BadData`], before any array is allocated. A counting layer's `bits` is its
+//! number of counters (what the sizing calls bits); its array is `bits × counters` bits
+//! (`super::counting`: counter `i` is byte `i`, or nibble `i % 2` of byte `i / 2`).
 //!
 //! # RDB (type `MBbloom--`, encoding version [`RDB_ENCODING_VERSION`])
 //! The field sequence, then each layer's bit array as one string per 64 MiB segment (little-endian
 //! words: bit `p` is in byte `p/8` at mask `1 << (p%8)`). Each string's length is checked against
 //! the layout before its bytes are copied, so a forged length never sizes an allocation.
 //! RedisBloom's own encoding versions (0–4) are reserved for importing its data.
+//! Encoding versions, by what they hold (Redis writes every value of a type with the type's
+//! one current version, so plain filters are written as 513 too):
+//! - 512 (scalebloom 0.1, before counting filters): field sequence version 1. Still loaded.
+//! - 513 (counting filters): field sequence version 2. A build that only knows 512 takes 513
+//!   for a RedisBloom encoding and refuses the value (it logs why and the load fails cleanly):
+//!   RDB files are not readable by older builds once this one wrote them.
+//!
 //! A chain in one of RedisBloom's schemes (scheme id 2 or 3) is written as its scheme id and
 //! then RedisBloom's fields (options, growth, items, layer count; per layer its capacity, error,
 //! hashes, bpe, bits, n2 and items), then each layer's segments
@@ -37,9 +49,11 @@
 //! [8..12)  u32 0xFFFF_FFFF  — where RedisBloom reads its layer count: it computes an expected
 //!                             length of 20 + 53 × 2^32 bytes, sees ours differ, and answers
 //!                             "received bad data" instead of misreading the header
-//! [12..16) u32 dump format version (1)
+//! [12..16) u32 dump format version: 1 (plain filters: field sequence version 1, so older
+//!                             builds still read their dumps) or 2 (counting filters: version 2)
 //! [16..)   the field sequence, u64 and f64 little-endian
 //! ```
+//! Both versions are read. A counting filter's chunks are the bytes of its counter arrays.
 //! Chunks after the header are raw bit-array bytes: iterator `it` (≥ 1) means byte offset
 //! `it − 1` in all layers' arrays laid end to end; a chunk never crosses a layer boundary.
 //! A chain in one of RedisBloom's schemes gets RedisBloom's header instead (below), so that a
@@ -102,19 +116,26 @@
 use super::BloomError;
 use super::bits::BitArray;
 use super::chain::{AllocGuard, Chain, LayerClaim, check_layers};
+use super::counting;
 use super::hash::HashScheme;
 use super::layer::Layer;
 use super::mem::Words;
 use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
 
-/// The `MBbloom--` encoding version of scalebloom's format 1. Versions below 512 are left to
-/// RedisBloom's formats (it uses 0–4).
-pub const RDB_ENCODING_VERSION: i32 = 512;
+/// The `MBbloom--` encoding version this build writes: field sequence version 2. Versions
+/// below 512 are left to RedisBloom's formats (it uses 0–4).
+pub const RDB_ENCODING_VERSION: i32 = 513;
+/// The encoding version of field sequence version 1 (no counters), still loaded.
+pub const RDB_ENCODING_V1: i32 = 512;
 /// Magic at the start of a dump header.
 pub const DUMP_MAGIC: [u8; 8] = *b"SCBLOOM\0";
-/// Dump header format version.
+/// Dump header format version of plain filters (field sequence version 1).
 pub const DUMP_VERSION: u32 = 1;
+/// Dump header format version of counting filters (field sequence version 2).
+pub const DUMP_VERSION_COUNTING: u32 = 2;
+/// The field sequence version RDB values of this build use.
+pub const FIELDS_VERSION: u32 = 2;
 /// Largest chunk `BF.SCANDUMP` returns.
 pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
 /// Bytes of a dump header before the field sequence.
@@ -218,6 +239,8 @@ pub struct ChainMeta {
     pub scheme: HashScheme,
     /// Hash seed.
     pub seed: u64,
+    /// Bits per counter (4 or 8) of a counting chain; 0 for a plain one.
+    pub width: u8,
     /// Total items.
     pub items: u64,
     /// Each layer's size and item count, oldest first.
@@ -231,6 +254,7 @@ impl ChainMeta {
             params: chain.params(),
             scheme: chain.scheme(),
             seed: chain.seed(),
+            width: chain.counter_width(),
             items: chain.items(),
             layers: chain
                 .layers()
@@ -241,28 +265,41 @@ impl ChainMeta {
         }
     }
 
-    /// Bytes of all the layers' bit arrays.
+    /// Bytes of all the layers' arrays (bits or counters). Validated sizes (at most
+    /// [`MAX_LAYERS`] layers of at most 2^43 positions of at most 8 bits) cannot overflow.
     pub fn bit_bytes(&self) -> u64 {
-        self.layers.iter().map(|(s, _)| s.bytes()).sum()
+        let width = u64::from(self.width.max(1));
+        self.layers.iter().map(|(s, _)| s.bytes() * width).sum()
     }
 
-    /// Writes the field sequence.
+    /// Writes the field sequence of this build's RDB values ([`FIELDS_VERSION`]).
     pub fn write(&self, w: &mut impl FieldWriter) {
+        self.write_version(w, FIELDS_VERSION);
+    }
+
+    /// Writes field sequence `version` (1: no counter width; only for plain chains).
+    pub fn write_version(&self, w: &mut impl FieldWriter, version: u32) {
+        debug_assert!(version == 2 || self.width == 0);
+        let width = (version >= 2).then_some(self.width);
         let layers = self.layers.iter().map(|&(size, items)| (size, items));
-        write_fields(self.scheme, self.seed, self.params, self.items, layers, w);
+        write_fields(self.scheme, self.seed, self.params, width, self.items, layers, w);
     }
 
     /// Reads and validates a field sequence ([`check_layers`], and each stored error must be
     /// the one its position gives). Allocates nothing proportional to the claimed sizes: only
     /// the layer list, whose length is bounded first.
-    pub fn read(r: &mut impl FieldReader) -> Result<Self, BloomError> {
+    pub fn read(r: &mut impl FieldReader, version: u32) -> Result<Self, BloomError> {
         let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
-        Self::read_after_scheme(r, scheme)
+        Self::read_after_scheme(r, scheme, version)
     }
 
-    /// [`ChainMeta::read`] after the scheme id; refuses RedisBloom's schemes, whose chains have
-    /// their own field sequence.
-    fn read_after_scheme(r: &mut impl FieldReader, scheme: HashScheme) -> Result<Self, BloomError> {
+    /// [`ChainMeta::read`] of field sequence `version` (1 or 2) after the scheme id; refuses
+    /// RedisBloom's schemes, whose chains have their own field sequence.
+    fn read_after_scheme(
+        r: &mut impl FieldReader,
+        scheme: HashScheme,
+        version: u32,
+    ) -> Result<Self, BloomError> {
         if scheme.is_redisbloom() {
             return Err(BloomError::BadData);
         }
@@ -272,6 +309,11 @@ impl ChainMeta {
         let expansion = r.u64()?;
         let params =
             ChainParams::new(error, capacity, expansion).map_err(|_| BloomError::BadData)?;
+        let width = if version >= 2 { r.u64()? } else { 0 };
+        if width != 0 && (!counting::valid_width(width) || scheme != HashScheme::Xxh3Enhanced) {
+            return Err(BloomError::BadData);
+        }
+        let width = width as u8; // 0, 4 or 8, checked above
         let items = r.u64()?;
         let count = r.u64()?;
         if count == 0 || count > MAX_LAYERS as u64 {
@@ -284,12 +326,12 @@ impl ChainMeta {
             errors.push(r.f64()?);
             claims.push(LayerClaim { capacity, hashes, bits, items: r.u64()? });
         }
-        let sizes = check_layers(&params, &claims, items)?;
+        let sizes = check_layers(&params, &claims, items, width != 0)?;
         if sizes.iter().zip(&errors).any(|(want, got)| want.error.to_bits() != got.to_bits()) {
             return Err(BloomError::BadData);
         }
         let layers = sizes.into_iter().zip(claims).map(|(size, c)| (size, c.items)).collect();
-        Ok(Self { params, scheme, seed, items, layers })
+        Ok(Self { params, scheme, seed, width, items, layers })
     }
 
     /// Builds the chain with zeroed bit arrays for a chunked restore (marked
@@ -300,7 +342,7 @@ impl ChainMeta {
         let arrays = self
             .layers
             .iter()
-            .map(|(size, _)| BitArray::new(size.bits))
+            .map(|(size, _)| BitArray::new(counting::array_bits(size.bits, self.width)?))
             .collect::<Result<Vec<_>, _>>()?;
         let mut chain = self.into_chain(arrays)?;
         chain.await_chunks();
@@ -316,7 +358,7 @@ impl ChainMeta {
             .layers
             .iter()
             .zip(bits)
-            .map(|(&(size, items), b)| Layer::from_parts(size, items, b))
+            .map(|(&(size, items), b)| Layer::from_parts(size, items, b, self.width))
             .collect::<Result<Vec<_>, _>>()?;
         Chain::from_parts(self.params, self.scheme, self.seed, layers, self.items)
     }
@@ -334,19 +376,30 @@ pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
     }
 }
 
-/// Reads a whole chain in the RDB layout, validating everything; the bit arrays are allocated
-/// only once the metadata is valid and `guard` admits their size.
+/// Reads a whole chain in this build's RDB layout ([`FIELDS_VERSION`]), validating
+/// everything; the arrays are allocated only once the metadata is valid and `guard` admits
+/// their size.
 pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    read_chain_version(r, guard, FIELDS_VERSION)
+}
+
+/// [`read_chain`] of field sequence `version` (1: RDB encoding 512; 2: 513).
+pub fn read_chain_version(
+    r: &mut impl FieldReader,
+    guard: &dyn AllocGuard,
+    version: u32,
+) -> Result<Chain, BloomError> {
     let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
     if scheme.is_redisbloom() {
         return redisbloom::read_fields(r, scheme, guard);
     }
-    let meta = ChainMeta::read_after_scheme(r, scheme)?;
+    let meta = ChainMeta::read_after_scheme(r, scheme, version)?;
     let bytes = meta.bit_bytes();
     guard.admit(info_size(meta.layers.len() as u64, bytes), bytes)?;
     let mut arrays = Vec::with_capacity(meta.layers.len());
     for (size, _) in &meta.layers {
-        arrays.push(BitArray::from_segments(size.bits, |n| r.words(n))?);
+        let bits = counting::array_bits(size.bits, meta.width)?;
+        arrays.push(BitArray::from_segments(bits, |n| r.words(n))?);
     }
     meta.into_chain(arrays)
 }
@@ -370,20 +423,29 @@ pub fn dump_header(chain: &Chain) -> Vec<u8> {
     let mut out = Vec::with_capacity(DUMP_PREFIX + 7 * 8 + chain.layers().len() * 5 * 8);
     out.extend_from_slice(&DUMP_MAGIC);
     out.extend_from_slice(&u32::MAX.to_le_bytes());
-    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
+    // A plain filter's header stays version 1, which builds without counting filters read.
+    let (version, width) = match chain.counter_width() {
+        0 => (DUMP_VERSION, None),
+        w => (DUMP_VERSION_COUNTING, Some(w)),
+    };
+    out.extend_from_slice(&version.to_le_bytes());
     // Straight from the chain, not through a `ChainMeta`: the creation path writes one header
     // per new filter, and the description's layer list would be one more allocation.
     let layers = chain.layers().iter().enumerate().map(|(i, l)| (chain.layer_size(i), l.items()));
-    write_fields(chain.scheme(), chain.seed(), chain.params(), chain.items(), layers, &mut out);
+    let (scheme, seed, params, items) =
+        (chain.scheme(), chain.seed(), chain.params(), chain.items());
+    write_fields(scheme, seed, params, width, items, layers, &mut out);
     out
 }
 
 /// Writes the field sequence (the format at the top of this file): the one writer behind
 /// [`ChainMeta::write`] and [`dump_header`].
+/// `width`: the counter width field of version 2, `None` for version 1.
 fn write_fields(
     scheme: HashScheme,
     seed: u64,
     params: ChainParams,
+    width: Option<u8>,
     items: u64,
     layers: impl ExactSizeIterator<Item = (LayerSize, u64)>,
     w: &mut impl FieldWriter,
@@ -393,6 +455,9 @@ fn write_fields(
     w.f64(params.error);
     w.u64(params.capacity);
     w.u64(u64::from(params.expansion));
+    if let Some(width) = width {
+        w.u64(u64::from(width));
+    }
     w.u64(items);
     w.u64(layers.len() as u64);
     for (size, items) in layers {
@@ -406,15 +471,21 @@ fn write_fields(
 
 /// Parses and validates a dump header; nothing is allocated from its claims.
 pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
-    if data.len() < DUMP_PREFIX
-        || data[..8] != DUMP_MAGIC
-        || data[8..12] != u32::MAX.to_le_bytes()
-        || data[12..16] != DUMP_VERSION.to_le_bytes()
+    if data.len() < DUMP_PREFIX || data[..8] != DUMP_MAGIC || data[8..12] != u32::MAX.to_le_bytes()
     {
         return Err(BloomError::BadData);
     }
+    let fields = match u32::from_le_bytes([data[12], data[13], data[14], data[15]]) {
+        DUMP_VERSION => 1,
+        DUMP_VERSION_COUNTING => 2,
+        _ => return Err(BloomError::BadData),
+    };
     let mut r = SliceReader::new(&data[DUMP_PREFIX..]);
-    let meta = ChainMeta::read(&mut r)?;
+    let meta = ChainMeta::read(&mut r, fields)?;
+    if fields == 2 && meta.width == 0 {
+        // Version 2 is only written for counting filters: one encoding per filter.
+        return Err(BloomError::BadData);
+    }
     if r.remaining() != 0 {
         return Err(BloomError::BadData);
     }
@@ -618,5 +689,83 @@ mod tests {
         assert_eq!(write_chunk(&mut c, total, b"x").unwrap_err(), BloomError::ChunkOffset);
         let first = c.layers()[0].bytes();
         assert_eq!(write_chunk(&mut c, first - 1, b"xy").unwrap_err(), BloomError::ChunkTooBig);
+    }
+
+    fn counting_sample(items: u32, width: u8) -> Chain {
+        let p = ChainParams::new(0.01, 50, 2).unwrap();
+        let mut c = Chain::new_counting(p, 42, width, &Unlimited).unwrap();
+        for i in 0..items {
+            c.add(format!("item{i}").as_bytes(), &Unlimited).unwrap();
+        }
+        for i in 0..items / 3 {
+            c.delete(format!("item{i}").as_bytes()).unwrap();
+        }
+        c
+    }
+
+    /// Counting chains round-trip through the RDB fields, the dump header and its chunks,
+    /// with their counter width; plain chains keep dump header version 1.
+    #[test]
+    fn counting_chains_round_trip_every_format() {
+        for width in [4u8, 8] {
+            let c = counting_sample(300, width);
+            assert!(c.layers().len() > 2);
+            let back = read_chain(&mut SliceReader::new(&encode(&c)), &Unlimited).unwrap();
+            assert_eq!(back, c);
+            assert_eq!(back.counter_width(), width);
+            let header = dump_header(&c);
+            assert_eq!(header[12..16], DUMP_VERSION_COUNTING.to_le_bytes());
+            let mut restored = parse_dump_header(&header).unwrap().allocate(&Unlimited).unwrap();
+            let mut offset = 0;
+            while let Some(bytes) = read_chunk(&c, offset) {
+                write_chunk(&mut restored, offset, &bytes).unwrap();
+                offset += bytes.len() as u64;
+            }
+            assert_eq!(offset, c.bit_bytes());
+            assert_eq!(restored, c);
+            assert_eq!(restored.stats(), c.stats());
+        }
+        assert_eq!(dump_header(&sample(10, false))[12..16], DUMP_VERSION.to_le_bytes());
+    }
+
+    /// Field sequence version 1 (RDB encoding 512, written before counting filters) still
+    /// loads, as a plain chain.
+    #[test]
+    fn version_1_fields_still_load() {
+        let c = sample(120, false);
+        let mut buf = Vec::new();
+        ChainMeta::of(&c).write_version(&mut buf, 1);
+        for layer in c.layers() {
+            layer.bits().for_each_segment_bytes(|seg| buf.bytes(seg));
+        }
+        let back = read_chain_version(&mut SliceReader::new(&buf), &Unlimited, 1).unwrap();
+        assert_eq!(back, c);
+        // Read as version 2, the same bytes are refused (the width field is missing).
+        assert!(read_chain_version(&mut SliceReader::new(&buf), &Unlimited, 2).is_err());
+    }
+
+    /// A counter width other than 0, 4 or 8, a version-2 header of a plain filter, and
+    /// counters in RedisBloom's scheme are refused.
+    #[test]
+    fn bad_counter_widths_are_refused() {
+        let c = counting_sample(30, 4);
+        let header = dump_header(&c);
+        // The width is the sixth u64 of the field sequence, after the 16-byte prefix.
+        let at = 16 + 5 * 8;
+        assert_eq!(header[at..at + 8], 4u64.to_le_bytes());
+        for bad in [0u64, 1, 2, 5, 16, u64::MAX] {
+            let mut h = header.clone();
+            h[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+            assert!(parse_dump_header(&h).is_err(), "width {bad}");
+        }
+        let mut h = header.clone();
+        h[at..at + 8].copy_from_slice(&8u64.to_le_bytes());
+        assert!(parse_dump_header(&h).is_ok(), "8 is a width too (same layer sizes)");
+        let mut rdb = encode(&c);
+        rdb[at - 16..at - 8].copy_from_slice(&0u64.to_le_bytes());
+        assert!(read_chain(&mut SliceReader::new(&rdb), &Unlimited).is_err(), "plain-sized arrays");
+        let mut rdb = encode(&c);
+        rdb[..8].copy_from_slice(&HashScheme::Murmur64.id().to_le_bytes());
+        assert!(read_chain(&mut SliceReader::new(&rdb), &Unlimited).is_err());
     }
 }

@@ -1,8 +1,10 @@
 //! One Bloom layer: a bit array sized for `capacity` items at one error rate, and the number of
-//! items added to it.
+//! items added to it. A counting layer has a counter of 4 or 8 bits where a plain layer has a
+//! bit ([`Rule::Counting`], [`super::counting`]).
 
 use super::BloomError;
 use super::bits::{BitArray, View, ViewMut};
+use super::counting::{self, Width};
 use super::hash::ItemHash;
 use super::params::{LayerSize, RbLayerSize, layer_size};
 use super::probe::{self, WordArray};
@@ -20,6 +22,9 @@ pub enum Rule {
     /// RedisBloom layers sized to a power of two: `(a + i·b) mod 2^n2`, `2^n2 ≤ bits` (below 64
     /// bits RedisBloom still allocates 8 bytes; positions stay below `2^n2`).
     Pow2(u8),
+    /// Native counting layers: the positions of [`Rule::Reduce`], each a counter of this many
+    /// bits (4 or 8) in an array that many times larger ([`super::counting`]).
+    Counting(Width),
 }
 
 impl Rule {
@@ -28,7 +33,7 @@ impl Rule {
     pub fn modulus(self, bits: u64) -> u64 {
         match self {
             Rule::Pow2(n2) => 1u64 << n2,
-            Rule::Reduce | Rule::Modulo(_) => bits,
+            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) => bits,
         }
     }
 
@@ -36,7 +41,7 @@ impl Rule {
     pub fn n2(self) -> u8 {
         match self {
             Rule::Pow2(n2) => n2,
-            Rule::Reduce | Rule::Modulo(_) => 0,
+            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) => 0,
         }
     }
 }
@@ -46,16 +51,18 @@ impl Rule {
 /// Only what the hot paths read is stored — capacity, probe count, item count, the number of
 /// set bits and the bits (whose length is the bit count). The error rate and bits per entry
 /// follow from the chain's parameters and the layer's position
-/// ([`Chain::layer_size`](super::Chain::layer_size)). This keeps a layer at 56 bytes, part of
-/// every filter's fixed memory.
+/// ([`Chain::layer_size`](super::Chain::layer_size)). This keeps a layer at 64 bytes, part of
+/// every filter's fixed memory (a jemalloc size class, as RedisBloom's `SBLink` + `bloom`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
     capacity: u64,
     items: u64,
     /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped) and
     /// recounted whenever bits arrive from outside (load, restore, chunks), so `BF.STATS` reads
-    /// a layer's fill without a scan. Not persisted.
+    /// a layer's fill without a scan. Not persisted. In a counting layer: non-zero counters.
     ones: u64,
+    /// Counting layers: counters at their maximum (kept and recounted like `ones`); 0 otherwise.
+    saturated: u64,
     hashes: u32,
     rule: Rule,
     /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
@@ -77,16 +84,14 @@ impl Layer {
 
     /// An empty layer for `capacity` items at `error`.
     pub fn new(capacity: u64, error: f64) -> Result<Self, BloomError> {
+        Self::new_counting(capacity, error, 0)
+    }
+
+    /// An empty layer for `capacity` items at `error` with counters of `width` bits (4 or 8),
+    /// or plain bits when `width` is 0.
+    pub fn new_counting(capacity: u64, error: f64, width: Width) -> Result<Self, BloomError> {
         let size = layer_size(capacity, error)?;
-        Ok(Self {
-            capacity: size.capacity,
-            items: 0,
-            ones: 0,
-            hashes: size.hashes,
-            rule: Rule::Reduce,
-            halvings: 0,
-            bits: BitArray::new(size.bits)?,
-        })
+        Self::from_parts(size, 0, BitArray::new(counting::array_bits(size.bits, width)?)?, width)
     }
 
     /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.
@@ -115,7 +120,8 @@ impl Layer {
             return Err(BloomError::BadData);
         }
         let ones = bits.count_ones();
-        Ok(Self { capacity: size.capacity, items, ones, hashes: size.hashes, rule, halvings, bits })
+        let capacity = size.capacity;
+        Ok(Self { capacity, items, ones, saturated: 0, hashes: size.hashes, rule, halvings, bits })
     }
 
     /// How positions are computed.
@@ -128,21 +134,50 @@ impl Layer {
         self.halvings
     }
 
-    /// A layer rebuilt from stored parts. `bits` must have the length the sizing gives and
-    /// `items` must not exceed the capacity.
-    pub fn from_parts(size: LayerSize, items: u64, bits: BitArray) -> Result<Self, BloomError> {
-        if bits.len_bits() != size.bits || items > size.capacity {
+    /// A layer rebuilt from stored parts, with counters of `width` bits (0: plain bits). `bits`
+    /// must have the length the sizing gives (× `width` for counters), `items` must not exceed
+    /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its non-zero and saturated counts are
+    /// counted here.
+    pub fn from_parts(
+        size: LayerSize,
+        items: u64,
+        bits: BitArray,
+        width: Width,
+    ) -> Result<Self, BloomError> {
+        let rule = match width {
+            0 => Rule::Reduce,
+            w if counting::valid_width(u64::from(w)) => Rule::Counting(w),
+            _ => return Err(BloomError::BadData),
+        };
+        // A counting layer counts every add of the items it holds, past its capacity too.
+        let items_fit = width != 0 || items <= size.capacity;
+        if bits.len_bits() != counting::array_bits(size.bits, width)? || !items_fit {
             return Err(BloomError::BadData);
         }
+        let (ones, saturated) = counting::array_counts(&bits, width);
         Ok(Self {
             capacity: size.capacity,
             items,
-            ones: bits.count_ones(),
+            ones,
+            saturated,
             hashes: size.hashes,
-            rule: Rule::Reduce,
+            rule,
             halvings: 0,
             bits,
         })
+    }
+
+    /// Bits per counter of a counting layer; 0 for a plain one.
+    pub fn width(&self) -> Width {
+        match self.rule {
+            Rule::Counting(w) => w,
+            _ => 0,
+        }
+    }
+
+    /// Counters at their maximum (counting layers).
+    pub fn saturated(&self) -> u64 {
+        self.saturated
     }
 
     /// Items this layer is built for.
@@ -155,18 +190,23 @@ impl Layer {
         self.hashes
     }
 
-    /// Bits in the layer: the array's, less any padding bytes (see [`Rule::Modulo`]).
+    /// Bits in the layer — the array's, less any padding bytes (see [`Rule::Modulo`]) — or
+    /// counters in a counting layer: what its sizing calls bits.
     #[inline]
     pub fn len_bits(&self) -> u64 {
         match self.rule {
             Rule::Modulo(pad) => self.bits.len_bits() - 8 * u64::from(pad),
+            Rule::Counting(w) => self.bits.len_bits() / u64::from(w),
             _ => self.bits.len_bits(),
         }
     }
 
-    /// Bytes of the bit array.
+    /// Bytes of the array (of bits or counters), less any padding.
     pub fn bytes(&self) -> u64 {
-        self.len_bits() / 8
+        match self.rule {
+            Rule::Modulo(pad) => self.bits.len_bytes() - u64::from(pad),
+            _ => self.bits.len_bytes(),
+        }
     }
 
     /// Items added to this layer.
@@ -190,15 +230,22 @@ impl Layer {
         self.rule.modulus(self.len_bits())
     }
 
-    /// Overwrites the bytes at `[offset, offset + data.len())` of the bit array (a chunked
-    /// restore), keeping the count of set bits right: the range's bits are counted out before
-    /// and in after.
+    /// Overwrites the bytes at `[offset, offset + data.len())` of the array (a chunked
+    /// restore), keeping the counts of set bits (non-zero and saturated counters) right: the
+    /// range is counted out before and in after.
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
-        let mut before = 0u64;
-        self.bits.read_bytes(offset, data.len() as u64, |b| before += popcount(b))?;
+        let width = self.width();
+        let (mut ones, mut saturated) = (0u64, 0u64);
+        self.bits.read_bytes(offset, data.len() as u64, |b| {
+            let (n, s) = counting::byte_counts(b, width);
+            ones += n;
+            saturated += s;
+        })?;
         self.bits.write_bytes(offset, data)?;
-        debug_assert!(before <= self.ones);
-        self.ones = self.ones.saturating_sub(before) + popcount(data);
+        debug_assert!(ones <= self.ones && saturated <= self.saturated);
+        let (n, s) = counting::byte_counts(data, width);
+        self.ones = self.ones.saturating_sub(ones) + n;
+        self.saturated = self.saturated.saturating_sub(saturated) + s;
         Ok(())
     }
 
@@ -219,9 +266,12 @@ impl Layer {
         }
     }
 
-    /// Sets every probe of `h` and counts the item.
+    /// Sets every probe of `h` (increments every counter) and counts the item.
     #[inline]
     pub fn insert(&mut self, h: ItemHash) {
+        if let Rule::Counting(w) = self.rule {
+            return self.increment(h, w);
+        }
         if self.rule != Rule::Reduce {
             let modulus = self.rule.modulus(self.len_bits());
             for p in h.modular_probes(modulus, self.hashes) {
@@ -236,8 +286,11 @@ impl Layer {
     }
 
     /// [`Layer::contains`] for RedisBloom's rules: stops at the first clear bit, as
-    /// RedisBloom's `bloom_check` does.
+    /// RedisBloom's `bloom_check` does; and for counting layers: every counter non-zero.
     fn contains_modular(&self, h: ItemHash) -> bool {
+        if let Rule::Counting(w) = self.rule {
+            return h.probes(self.len_bits(), self.hashes).all(|p| self.bits.counter(p, w) != 0);
+        }
         let modulus = self.rule.modulus(self.len_bits());
         h.modular_probes(modulus, self.hashes).all(|p| self.bits.get(p))
     }
@@ -247,6 +300,12 @@ impl Layer {
     /// `insert(h)`, with each probed word visited once; an item already present writes nothing.
     #[inline]
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
+        if let Rule::Counting(_) = self.rule {
+            // Never taken by the chain (a counting add always counts); kept exact anyway.
+            let new = !self.contains(h);
+            self.insert(h);
+            return new;
+        }
         if self.rule != Rule::Reduce {
             let modulus = self.rule.modulus(self.len_bits());
             let mut flipped = 0;
@@ -295,6 +354,45 @@ impl Layer {
         Some(new)
     }
 
+    /// Increments the counters of `h` (of `w` bits) that are below their maximum, and counts
+    /// the item. A counter at its maximum stays there ([`super::counting`]).
+    fn increment(&mut self, h: ItemHash, w: Width) {
+        let max = counting::max(w);
+        for p in h.probes(self.len_bits(), self.hashes) {
+            let c = self.bits.counter(p, w);
+            if c < max {
+                self.bits.set_counter(p, w, c + 1);
+                self.ones += u64::from(c == 0);
+                self.saturated += u64::from(c + 1 == max);
+            }
+        }
+        self.items += 1;
+    }
+
+    /// Counting layers: decrements the counters of `h` that are neither 0 nor saturated, and
+    /// uncounts the item; `false`, changing nothing, when the layer does not hold `h` (a counter
+    /// is 0) or is not a counting layer.
+    pub fn remove(&mut self, h: ItemHash) -> bool {
+        let Rule::Counting(w) = self.rule else {
+            return false;
+        };
+        if !self.contains_modular(h) {
+            return false;
+        }
+        let max = counting::max(w);
+        for p in h.probes(self.len_bits(), self.hashes) {
+            // Two probes of one item can share a counter: the second sees it decremented, and
+            // one that reached 0 there is left at 0.
+            let c = self.bits.counter(p, w);
+            if c != 0 && c < max {
+                self.bits.set_counter(p, w, c - 1);
+                self.ones -= u64::from(c == 1);
+            }
+        }
+        self.items = self.items.saturating_sub(1);
+        true
+    }
+
     /// [`Layer::contains`] for each of `hashes`, appended to `out`; `false`, doing nothing, when
     /// the layer is not one segment.
     #[inline]
@@ -317,6 +415,15 @@ impl Layer {
     /// absent item usually stops at its first probe, so it costs one miss, not `k`). Hints
     /// only: nothing changes.
     pub fn prefetch_block(&self, hashes: &[ItemHash], candidates_only: bool) {
+        if let Rule::Counting(w) = self.rule {
+            let (k, positions) = (self.hashes, self.len_bits());
+            for h in hashes {
+                for p in h.probes(positions, k).take(if candidates_only { 1 } else { k as usize }) {
+                    self.bits.prefetch(p * u64::from(w));
+                }
+            }
+            return;
+        }
         if self.rule != Rule::Reduce {
             let (k, modulus) = (self.hashes, self.rule.modulus(self.len_bits()));
             return match self.bits.view() {
@@ -350,11 +457,6 @@ fn prefetch_block<A: probe::WordArray + ?Sized>(
             kernels.prefetch(words, k, h);
         }
     }
-}
-
-/// Set bits in `bytes`.
-fn popcount(bytes: &[u8]) -> u64 {
-    bytes.iter().map(|b| u64::from(b.count_ones())).sum()
 }
 
 /// The bits of the array that holds a RedisBloom layer of `bits` bits: rounded up to whole

@@ -29,6 +29,11 @@
 //! allocation is first offered to an [`chain::AllocGuard`]; a chain has at most
 //! [`params::MAX_LAYERS`] layers and no layer's error goes below [`params::MIN_LAYER_ERROR`].
 //!
+//! # Counting
+//! A counting chain ([`counting`]) has a 4- or 8-bit counter where a plain one has a bit, so
+//! items can be deleted: adds increment, deletes decrement, present means every counter is
+//! non-zero. Same sizing and probes; 4× or 8× the memory.
+//!
 //! # Encoding
 //! Every byte format (RDB fields, the dump header of SCANDUMP/LOADCHUNK) lives in [`codec`],
 //! with one strict validator shared by all of them.
@@ -38,6 +43,7 @@
 pub mod bits;
 pub mod chain;
 pub mod codec;
+pub mod counting;
 pub mod hash;
 pub mod layer;
 pub mod mem;
@@ -88,4 +94,6 @@ pub enum BloomError {
     ChunkOffset,
     /// A dump chunk that does not fit inside one layer at its offset.
     ChunkTooBig,
+    /// A delete on a filter that was not made with counters.
+    NotCounting,
 }

@@ -16,7 +16,7 @@ use redis_module::Context;
 
 use super::limits::ServerGuard;
 use crate::filter::codec::{
-    self, FieldReader, FieldWriter, RDB_ENCODING_VERSION, dump_header, read_chunk,
+    self, FieldReader, FieldWriter, RDB_ENCODING_V1, RDB_ENCODING_VERSION, dump_header, read_chunk,
 };
 use crate::filter::mem::Words;
 use crate::filter::{BloomError, Chain, redisbloom};
@@ -166,7 +166,12 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         } else {
             &ServerGuard::for_load(&ctx)
         };
-        if encver != RDB_ENCODING_VERSION {
+        let fields = match encver {
+            RDB_ENCODING_VERSION => codec::FIELDS_VERSION,
+            RDB_ENCODING_V1 => 1,
+            _ => 0,
+        };
+        if fields == 0 {
             // RedisBloom's own encodings (an RDB file, a DUMP payload or a full sync from it).
             return match redisbloom::read_rdb(&mut RdbReader(rdb), encver, guard) {
                 Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
@@ -178,7 +183,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
                 }
             };
         }
-        match codec::read_chain(&mut RdbReader(rdb), guard) {
+        match codec::read_chain_version(&mut RdbReader(rdb), guard, fields) {
             Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
             Err(e @ (BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. })) => {
                 log_warning(&format!("scalebloom: RESTORE refused: {}", super::errors::text(&e)));

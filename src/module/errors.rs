@@ -31,6 +31,9 @@ pub const BAD_DATA: &str = "ERR received bad data";
 pub const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 pub const NOT_RESTORING: &str = "ERR BF.LOADCHUNK data chunks go only into a filter that its BF.LOADCHUNK header created and that has taken no add since; this key holds another filter";
+pub const NOT_COUNTING: &str = "ERR not a counting filter: items can be deleted only from a filter created with COUNTING 4 or COUNTING 8";
+pub const BAD_COUNTING: &str = "ERR COUNTING must be 4 or 8 (bits per counter)";
+pub const COUNTING_REDISBLOOM_SCHEME: &str = "ERR COUNTING filters use scalebloom's own hash scheme: not available while bf.redisbloom-scheme is yes";
 pub const ERROR_TOO_SMALL: &str =
     "ERR error rate too small: a layer's error would fall below 1e-19 (more than 64 hashes)";
 pub const INTERNAL: &str =
@@ -51,6 +54,7 @@ pub fn text(e: &BloomError) -> String {
         BloomError::BadData => BAD_DATA,
         BloomError::ChunkOffset => CHUNK_OFFSET,
         BloomError::ChunkTooBig => CHUNK_TOO_BIG,
+        BloomError::NotCounting => NOT_COUNTING,
         BloomError::FilterLimit { needed, limit } => {
             return format!(
                 "ERR filter would need {needed} bytes, over the per-filter limit bf.max-filter-bytes ({limit})"

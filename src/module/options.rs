@@ -1,6 +1,6 @@
 //! Filter-creation options: the one parser behind BF.RESERVE's and BF.INSERT's grammars.
 //!
-//! Both commands take the same options — `EXPANSION n`, `NONSCALING`, and for BF.INSERT also
+//! Both commands take the same options — `EXPANSION n`, `NONSCALING`, `COUNTING 4|8`, and for BF.INSERT also
 //! `CAPACITY n`, `ERROR r`, `NOCREATE` and `ITEMS` — but answer bad input in RedisBloom's two
 //! wordings. A [`Grammar`] names which keywords a command takes and its error replies; the
 //! parsing and the rules (ranges, NONSCALING against EXPANSION) are written once here, so a new
@@ -10,6 +10,7 @@ use super::args::{Args, parse_f64, parse_i64};
 use super::errors;
 use super::reply::Reply;
 use crate::filter::ChainParams;
+use crate::filter::counting::valid_width;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
 
 /// The largest error rate a filter is made with: RedisBloom 8 caps larger requests (from
@@ -37,16 +38,19 @@ pub enum Keyword {
     Nocreate,
     /// `ITEMS`: the options end, the items follow.
     Items,
+    /// `COUNTING 4|8`: a counting filter, counters of that many bits (items can be deleted).
+    Counting,
 }
 
 impl Keyword {
-    const ALL: [(Keyword, &'static str); 6] = [
+    const ALL: [(Keyword, &'static str); 7] = [
         (Keyword::Capacity, "CAPACITY"),
         (Keyword::Error, "ERROR"),
         (Keyword::Expansion, "EXPANSION"),
         (Keyword::Nonscaling, "NONSCALING"),
         (Keyword::Nocreate, "NOCREATE"),
         (Keyword::Items, "ITEMS"),
+        (Keyword::Counting, "COUNTING"),
     ];
 
     /// The keyword `word` spells, ignoring ASCII case.
@@ -91,7 +95,7 @@ pub struct Grammar {
 
 /// BF.RESERVE: `key error_rate capacity [EXPANSION n] [NONSCALING]`.
 pub const RESERVE: Grammar = Grammar {
-    keywords: &[Keyword::Expansion, Keyword::Nonscaling],
+    keywords: &[Keyword::Expansion, Keyword::Nonscaling, Keyword::Counting],
     missing_value: Missing::Error(errors::NO_EXPANSION),
     bad_error: errors::BAD_ERROR_RATE,
     error_range: errors::ERROR_RATE_RANGE,
@@ -112,6 +116,7 @@ pub const INSERT: Grammar = Grammar {
         Keyword::Nonscaling,
         Keyword::Nocreate,
         Keyword::Items,
+        Keyword::Counting,
     ],
     missing_value: Missing::WrongArity,
     bad_error: errors::INSERT_BAD_ERROR_RATE,
@@ -136,6 +141,8 @@ pub struct Creation {
     pub nocreate: bool,
     /// Where the items start (after `ITEMS`).
     pub items_at: Option<usize>,
+    /// `COUNTING w`: bits per counter (4 or 8); `None` for a plain filter.
+    pub counting: Option<u8>,
 }
 
 impl Grammar {
@@ -169,11 +176,16 @@ impl Grammar {
             let keyword = Keyword::of(args.bytes(i))
                 .filter(|k| self.keywords.contains(k))
                 .ok_or_else(|| Reply::err(self.unknown))?;
-            let takes_value =
-                matches!(keyword, Keyword::Capacity | Keyword::Error | Keyword::Expansion);
+            let takes_value = matches!(
+                keyword,
+                Keyword::Capacity | Keyword::Error | Keyword::Expansion | Keyword::Counting
+            );
             let value = if takes_value {
                 i += 1;
                 if i >= args.len() {
+                    if keyword == Keyword::Counting {
+                        return Err(Reply::err(errors::BAD_COUNTING));
+                    }
                     return Err(match self.missing_value {
                         Missing::WrongArity => Reply::WrongArity,
                         Missing::Error(text) => Reply::err(text),
@@ -194,6 +206,13 @@ impl Grammar {
                     c.expansion = Some(x);
                 }
                 Keyword::Nonscaling => c.nonscaling = true,
+                Keyword::Counting => {
+                    let width = parse_i64(value)
+                        .and_then(|w| u64::try_from(w).ok())
+                        .filter(|&w| valid_width(w))
+                        .ok_or_else(|| Reply::err(errors::BAD_COUNTING))?;
+                    c.counting = Some(width as u8); // 4 or 8
+                }
                 Keyword::Nocreate => c.nocreate = true,
                 Keyword::Items => {
                     c.items_at = Some(i + 1);

@@ -60,6 +60,8 @@ enum KeyUse {
     Insert,
     /// Overwrites parts of the key.
     Update,
+    /// Removes content from the key (never allocates, so not refused under `maxmemory`).
+    Delete,
 }
 
 /// One command: name, entry point, arity (negative: at least), key use, and summary and
@@ -81,7 +83,11 @@ impl Command {
 
     /// Command flags for `RedisModule_CreateCommand`.
     fn flags(&self) -> &'static str {
-        if self.writes() { "write deny-oom" } else { "readonly fast" }
+        match self.key {
+            KeyUse::Read => "readonly fast",
+            KeyUse::Delete => "write fast",
+            KeyUse::Insert | KeyUse::Update => "write deny-oom",
+        }
     }
 
     /// ACL categories (Redis 7.2+ / Valkey 8).
@@ -139,6 +145,10 @@ commands! {
         "Describes every layer of a filter", "O(i)";
     cmd_scandump: "bf.scandump" => dump::scandump, 3, Read,
         "Returns a filter's header or its next chunk of bits", "O(n), n bytes";
+    cmd_del: "bf.del" => bloom::del, 3, Delete,
+        "Deletes one occurrence of an item from a counting filter", "O(k * i)";
+    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
+        "Deletes one occurrence of each item from a counting filter", "O(n * k * i)";
     cmd_stats: "bf.stats" => bloom::stats, 2, Read,
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers";
@@ -188,6 +198,7 @@ const KEY: Arg = Arg::new(c"key", ArgKind::Key);
 const ITEM: Arg = Arg::new(c"item", ArgKind::String);
 const EXPANSION: Arg = Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer);
 const NONSCALING: Arg = Arg::flag(c"nonscaling", c"NONSCALING");
+const COUNTING: Arg = Arg::option(c"counting", c"COUNTING", ArgKind::Integer);
 
 /// The arguments of each command after its name, as RedisBloom's documentation gives them.
 fn args_of(command: &str) -> &'static [Arg] {
@@ -199,14 +210,15 @@ fn args_of(command: &str) -> &'static [Arg] {
                 Arg::new(c"capacity", ArgKind::Integer),
                 EXPANSION,
                 NONSCALING,
+                COUNTING,
             ];
             A
         }
-        "bf.add" | "bf.exists" => {
+        "bf.add" | "bf.exists" | "bf.del" => {
             const A: &[Arg] = &[KEY, ITEM];
             A
         }
-        "bf.madd" | "bf.mexists" => {
+        "bf.madd" | "bf.mexists" | "bf.mdel" => {
             const A: &[Arg] = &[KEY, ITEM.multiple()];
             A
         }
@@ -218,6 +230,7 @@ fn args_of(command: &str) -> &'static [Arg] {
                 EXPANSION,
                 Arg::flag(c"nocreate", c"NOCREATE"),
                 NONSCALING,
+                COUNTING,
                 Arg {
                     name: c"items",
                     kind: ArgKind::Block(&[ITEM.multiple()]),
@@ -368,6 +381,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         KeyUse::Read => KeySpecFlags::READ_ONLY,
         KeyUse::Insert => KeySpecFlags::READ_WRITE | KeySpecFlags::INSERT,
         KeyUse::Update => KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE,
+        KeyUse::Delete => KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE,
     };
     let spec = KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0));
     let mut specs = get_redis_key_spec(vec![spec]);

@@ -1,5 +1,5 @@
 //! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.DEBUG,
-//! BF.STATS.
+//! BF.STATS, BF.DEL, BF.MDEL.
 
 use std::ffi::CStr;
 
@@ -17,15 +17,20 @@ use crate::module::limits::ServerGuard;
 use crate::module::options::{self, Creation};
 use crate::module::reply::Reply;
 
-/// Builds a new chain for `params` under the server's allocation policy.
-fn new_chain(ctx: &Context, params: ChainParams) -> Result<Chain, Reply> {
-    let scheme = if config::REDISBLOOM_SCHEME.load(std::sync::atomic::Ordering::Relaxed) {
-        HashScheme::Murmur64
-    } else {
-        HashScheme::Xxh3Enhanced
+/// Builds a new chain for `params` under the server's allocation policy: a counting chain
+/// with counters of `counting` bits when given (native scheme only).
+fn new_chain(ctx: &Context, params: ChainParams, counting: Option<u8>) -> Result<Chain, Reply> {
+    let redisbloom = config::REDISBLOOM_SCHEME.load(std::sync::atomic::Ordering::Relaxed);
+    let guard = ServerGuard::for_command(ctx);
+    let made = match counting {
+        Some(_) if redisbloom => return Err(Reply::err(errors::COUNTING_REDISBLOOM_SCHEME)),
+        Some(width) => Chain::new_counting(params, config::new_seed(), width, &guard),
+        None => {
+            let scheme = if redisbloom { HashScheme::Murmur64 } else { HashScheme::Xxh3Enhanced };
+            Chain::new(params, scheme, config::new_seed(), &guard)
+        }
     };
-    Chain::new(params, scheme, config::new_seed(), &ServerGuard::for_command(ctx))
-        .map_err(|e| core_err(&e))
+    made.map_err(|e| core_err(&e))
 }
 
 /// Replicates the creation of `chain` (still empty) as `BF.LOADCHUNK key 1 <header>`: the
@@ -35,7 +40,7 @@ fn replicate_creation(ctx: &Context, args: &Args, empty_chain: &Chain) {
     replicate_header(ctx, args, &dump_header(empty_chain));
 }
 
-/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]`
+/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]`
 pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     let grammar = &options::RESERVE;
     let parsed = grammar.error(args.bytes(2)).and_then(|error| {
@@ -43,9 +48,9 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         let given = grammar.options(args, 4)?;
         // RESERVE's own default expansion is RedisBloom's 2, not the auto-create setting.
         let defaults = ChainParams { error, capacity, expansion: 2 };
-        grammar.params(&given, defaults)
+        Ok((grammar.params(&given, defaults)?, given.counting))
     });
-    let params = match parsed {
+    let (params, counting) = match parsed {
         Ok(p) => p,
         Err(r) => return r,
     };
@@ -56,7 +61,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
     }
-    let chain = match new_chain(ctx, params) {
+    let chain = match new_chain(ctx, params, counting) {
         Ok(c) => c,
         Err(r) => return r,
     };
@@ -72,6 +77,8 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
 struct Create {
     params: Option<ChainParams>,
     nocreate: bool,
+    /// `COUNTING w` (BF.INSERT).
+    counting: Option<u8>,
 }
 
 /// The per-item answers of an add-family command: one for BF.ADD (no allocation), or one per
@@ -122,7 +129,7 @@ fn add_items(
                 Some(p) => p,
                 None => config::defaults().map_err(|e| core_err(&e))?,
             };
-            match new_chain(ctx, params) {
+            match new_chain(ctx, params, create.counting) {
                 Ok(c) => {
                     replicate_creation(ctx, args, &c);
                     created.insert(c)
@@ -177,7 +184,8 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 
 /// `BF.ADD key item`
 pub fn add(ctx: &Context, args: &Args) -> Reply {
-    match add_items(ctx, args, 2, Create { params: None, nocreate: false }, c"bf.add") {
+    let create = Create { params: None, nocreate: false, counting: None };
+    match add_items(ctx, args, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
         Ok(_) => Reply::err(errors::INTERNAL),
@@ -187,28 +195,64 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Context, args: &Args) -> Reply {
-    many_reply(add_items(ctx, args, 2, Create { params: None, nocreate: false }, c"bf.madd"))
+    let create = Create { params: None, nocreate: false, counting: None };
+    many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
 }
 
-/// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
+/// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] [COUNTING 4|8]
+/// ITEMS item ...`
 pub fn insert(ctx: &Context, args: &Args) -> Reply {
     let grammar = &options::INSERT;
     let parsed = grammar.options(args, 2).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
         let defaults = config::defaults().map_err(|e| core_err(&e))?;
-        Ok((first_item, given.nocreate, grammar.params(&given, defaults)?))
+        let params = grammar.params(&given, defaults)?;
+        Ok((
+            first_item,
+            Create { params: Some(params), nocreate: given.nocreate, counting: given.counting },
+        ))
     });
-    let (first_item, nocreate, params) = match parsed {
+    let (first_item, create) = match parsed {
         Ok(p) => p,
         Err(r) => return r,
     };
-    many_reply(add_items(
-        ctx,
-        args,
-        first_item,
-        Create { params: Some(params), nocreate },
-        c"bf.insert",
-    ))
+    many_reply(add_items(ctx, args, first_item, create, c"bf.insert"))
+}
+
+/// Shared body of BF.DEL and BF.MDEL: deletes the items from `args[2]` on, in order, from a
+/// counting filter; replicates the command verbatim and publishes `event` when any was
+/// present (a delete of absent items changes nothing).
+fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
+    let key_name = args.key();
+    let key = ctx.open_key_writable(&key_name);
+    let chain = write_chain(&key)?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
+    let mut results = Vec::with_capacity(args.len() - 2);
+    if args.len() == 3 {
+        results.push(chain.delete(args.bytes(2)).map_err(|e| core_err(&e))?);
+    } else {
+        chain.delete_many(args.items(2), &mut results).map_err(|e| core_err(&e))?;
+    }
+    if results.contains(&true) {
+        ctx.replicate_verbatim();
+        notify(ctx, event, &key_name);
+    }
+    Ok(results)
+}
+
+/// `BF.DEL key item`: 1 if the item was present and one occurrence of it was deleted.
+pub fn del(ctx: &Context, args: &Args) -> Reply {
+    match delete_items(ctx, args, c"bf.del") {
+        Ok(results) => Reply::Bool(results.first().copied().unwrap_or(false)),
+        Err(r) => r,
+    }
+}
+
+/// `BF.MDEL key item [item ...]`: BF.DEL of each item, in order.
+pub fn mdel(ctx: &Context, args: &Args) -> Reply {
+    match delete_items(ctx, args, c"bf.mdel") {
+        Ok(results) => Reply::Bools(results, None),
+        Err(r) => r,
+    }
 }
 
 /// `BF.EXISTS key item`
@@ -284,7 +328,7 @@ pub fn stats(ctx: &Context, args: &Args) -> Reply {
         || Reply::err(errors::NOT_FOUND),
         |chain| {
             let s = chain.stats();
-            let fields = vec![
+            let mut fields = vec![
                 ("Target error rate", Reply::Double(s.target_error)),
                 ("Estimated error rate", Reply::Double(s.estimated_error)),
                 ("Fill ratio of newest filter", Reply::Double(s.fill_newest)),
@@ -293,6 +337,9 @@ pub fn stats(ctx: &Context, args: &Args) -> Reply {
                 ("Items added", int(s.items)),
                 ("Saturated", Reply::Int(i64::from(s.saturated))),
             ];
+            if let Some(n) = s.saturated_counters {
+                fields.push(("Saturated counters", int(n)));
+            }
             Reply::Map(fields)
         },
     )
