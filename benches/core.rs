@@ -18,6 +18,11 @@
 //! - `add`: fresh items every batch, into the same filter; when it reaches 3/4 of its capacity a
 //!   new empty filter replaces it outside the timed part (only the 1 MiB filter gets that far).
 //!
+//! Counting filters (`counting4/…`, `counting8/…`: 4- and 8-bit counters, so 4× and 8× the
+//! memory of the plain filter of the same capacity, named by that plain size) get the same
+//! benches plus `delete`: one batch of present items deleted per iteration (and added back
+//! outside the timed part, so the filter stays as it was).
+//!
 //! `cargo bench --bench core` runs them all in a few minutes (short warm-up and measurement, see
 //! [`config`]); `cargo bench --bench core -- 64MiB` runs a subset. Memory: one filter at a time,
 //! at most 1 GiB plus ~100 MiB of items.
@@ -86,6 +91,8 @@ impl Items {
 /// A filter of one size, with the pools of present and absent items of one length.
 struct Fixture {
     params: ChainParams,
+    /// Bits per counter; 0 for a plain filter.
+    width: u8,
     chain: Chain,
     item_len: usize,
     hit: Items,
@@ -96,21 +103,28 @@ struct Fixture {
 
 impl Fixture {
     fn new(bytes: u64, item_len: usize) -> Self {
+        Self::with_width(bytes, item_len, 0)
+    }
+
+    fn with_width(bytes: u64, item_len: usize, width: u8) -> Self {
         let capacity = capacity_for(bytes);
         let params = ChainParams::new(ERROR, capacity, 0).expect("valid parameters");
         let pool = ((capacity / 2) as usize).min(POOL_MAX) / BATCH * BATCH;
         let hit = Items::new(b'h', 0, pool, item_len);
         let miss = Items::new(b'm', 0, pool, item_len);
-        let mut chain = Self::empty(params);
+        let mut chain = Self::empty(params, width);
         for item in hit.slices() {
             chain.add(item, &Unlimited).expect("pool fits the filter");
         }
-        Self { params, chain, item_len, hit, miss, next_fresh: 0 }
+        Self { params, width, chain, item_len, hit, miss, next_fresh: 0 }
     }
 
-    fn empty(params: ChainParams) -> Chain {
-        Chain::new(params, HashScheme::Xxh3Enhanced, 0x5eed, &Unlimited)
-            .expect("filter fits in memory")
+    fn empty(params: ChainParams, width: u8) -> Chain {
+        if width == 0 {
+            return Chain::new(params, HashScheme::Xxh3Enhanced, 0x5eed, &Unlimited)
+                .expect("filter fits in memory");
+        }
+        Chain::new_counting(params, 0x5eed, width, &Unlimited).expect("filter fits in memory")
     }
 }
 
@@ -159,7 +173,7 @@ fn add(
             let mut timed = Duration::ZERO;
             for _ in 0..iters {
                 if fx.chain.items() + BATCH as u64 > limit {
-                    fx.chain = Fixture::empty(fx.params);
+                    fx.chain = Fixture::empty(fx.params, fx.width);
                 }
                 fresh.fill(b'a', fx.next_fresh);
                 fx.next_fresh += BATCH as u64;
@@ -171,6 +185,45 @@ fn add(
             timed
         })
     });
+}
+
+/// Benches deleting one batch of present items per iteration (counting filters), cycling
+/// through the pool; each batch is added back outside the timed part.
+fn delete(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    fx: &mut Fixture,
+    name: &str,
+    op: impl Fn(&mut Chain, &[&[u8]]) -> usize,
+) {
+    let pool = fx.hit.slices();
+    let mut at = 0;
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                let batch = &pool[at..at + BATCH];
+                at = (at + BATCH) % pool.len();
+                let start = Instant::now();
+                let deleted = black_box(op(&mut fx.chain, black_box(batch)));
+                timed += start.elapsed();
+                assert_eq!(deleted, BATCH, "every pool item is present");
+                for item in batch {
+                    fx.chain.add(item, &Unlimited).expect("room: the item was just deleted");
+                }
+            }
+            timed
+        })
+    });
+}
+
+fn delete_each(chain: &mut Chain, items: &[&[u8]]) -> usize {
+    items.iter().filter(|item| chain.delete(item).expect("a counting filter")).count()
+}
+
+fn delete_batched(chain: &mut Chain, items: &[&[u8]]) -> usize {
+    let mut out = Vec::with_capacity(items.len());
+    chain.delete_many(items, &mut out).expect("a counting filter");
+    out.iter().filter(|&&d| d).count()
 }
 
 /// The one-by-one paths (BF.ADD / BF.EXISTS, one item per command).
@@ -215,10 +268,34 @@ fn bench_filter(c: &mut Criterion, size: &str, bytes: u64, item_len: usize) {
     g.finish();
 }
 
+/// The counting benches of one counter width, plain-equivalent size and item length.
+fn bench_counting(c: &mut Criterion, width: u8, size: &str, bytes: u64, item_len: usize) {
+    let mut fx = Fixture::with_width(bytes, item_len, width);
+    let mut g = c.benchmark_group(format!("counting{width}/{size}/{item_len}B"));
+    g.throughput(Throughput::Elements(BATCH as u64));
+    contains(&mut g, &fx, "contains_hit", Which::Hit, contains_each);
+    contains(&mut g, &fx, "contains_hit_batched", Which::Hit, contains_batched);
+    contains(&mut g, &fx, "contains_miss", Which::Miss, contains_each);
+    delete(&mut g, &mut fx, "delete", delete_each);
+    delete(&mut g, &mut fx, "delete_batched", delete_batched);
+    add(&mut g, &mut fx, "add", add_each);
+    add(&mut g, &mut fx, "add_batched", add_batched);
+    g.finish();
+}
+
+/// Plain-equivalent sizes of the counting benches: 1 MiB (4 or 8 MiB of counters, in cache on
+/// most servers) and 64 MiB (256 or 512 MiB: every probe a cache miss).
+const COUNTING_SIZES: &[(&str, u64)] = &[("1MiB", 1 << 20), ("64MiB", 64 << 20)];
+
 fn core(c: &mut Criterion) {
     for &(size, bytes) in SIZES {
         for &len in ITEM_LENS {
             bench_filter(c, size, bytes, len);
+        }
+    }
+    for width in [4, 8] {
+        for &(size, bytes) in COUNTING_SIZES {
+            bench_counting(c, width, size, bytes, 16);
         }
     }
 }

@@ -23,8 +23,26 @@ fn filter(error: f64, capacity: u64, expansion: u64, items: u32) -> Chain {
     chain
 }
 
+/// A small counting filter (counters of `width` bits): `items` items added, a third of them
+/// deleted again, one added twice.
+fn counting(error: f64, capacity: u64, expansion: u64, width: u8, items: u32) -> Chain {
+    let params = ChainParams::new(error, capacity, expansion).expect("valid");
+    let mut chain = Chain::new_counting(params, 42, width, &Unlimited).expect("small");
+    for i in 0..items {
+        chain.add(format!("item{i}").as_bytes(), &Unlimited).expect("room for the item");
+    }
+    if items > 0 {
+        chain.add(b"item0", &Unlimited).expect("present: sets no new counter");
+    }
+    for i in 0..items / 3 {
+        chain.delete(format!("item{i}").as_bytes()).expect("a counting filter");
+    }
+    chain
+}
+
 /// The filters whose encodings seed `rdb_fields` and `dump_header`: one layer empty, three
-/// layers, nonscaling, expansion 1, a loose error rate with a large expansion.
+/// layers, nonscaling, expansion 1, a loose error rate with a large expansion, and counting
+/// filters of both widths (field sequence version 2 with a counter width, dump header 2).
 fn filters() -> Vec<(&'static str, Chain)> {
     vec![
         ("empty", filter(0.01, 10, 2, 0)),
@@ -32,6 +50,8 @@ fn filters() -> Vec<(&'static str, Chain)> {
         ("nonscaling", filter(0.001, 20, 0, 5)),
         ("expansion-1", filter(0.1, 3, 1, 8)),
         ("loose", filter(0.5, 1, 4, 3)),
+        ("counting4-three-layers", counting(0.01, 10, 2, 4, 35)),
+        ("counting8-nonscaling", counting(0.001, 20, 0, 8, 12)),
     ]
 }
 

@@ -122,6 +122,8 @@ const SHAPES: &[(&str, &[&str], usize)] = &[
     ("shape:expansion1", &["0.1", "2", "EXPANSION", "1"], 9), // 5 layers of 2
     ("shape:wide", &["0.01", "10", "EXPANSION", "8"], 200), // 10, 80, 640
     ("shape:empty", &["0.001", "1000"], 0), // zeros: DUMP compresses it (LZF)
+    ("shape:counting4", &["0.01", "50", "COUNTING", "4"], 400), // 4-bit counters, 4 layers
+    ("shape:counting8", &["0.001", "100", "NONSCALING", "COUNTING", "8"], 60),
 ];
 
 /// Creates the shapes (they join the bystanders) and reads every source's DUMP and SCANDUMP.
@@ -171,10 +173,18 @@ fn probe_filter(c: &mut Conn, key: &str, keep: bool, ctx: &str) {
         vec!["BF.CARD", key],
         vec!["BF.EXISTS", key, "never-added"],
         vec!["BF.DEBUG", key],
+        vec!["BF.STATS", key],
+        vec!["BF.DEL", key, "never-added"],
     ]);
     assert_eq!(r[0], Value::Simple("MBbloom--".into()), "{ctx}: TYPE {key}");
-    for v in &r[1..] {
+    for v in &r[1..6] {
         assert!(!v.is_err(), "{ctx}: a read of accepted filter {key} failed: {r:?}");
+    }
+    // A delete works on a counting filter and is refused with its reason on a plain one.
+    match &r[6] {
+        Value::Int(0 | 1) => {}
+        Value::Error(e) if e.starts_with("ERR not a counting filter") => {}
+        other => panic!("{ctx}: BF.DEL on accepted filter {key} -> {other:?}"),
     }
     let info = BfInfo::parse(&r[1]);
     assert_eq!(r[2].as_int(), info.items, "{ctx}: BF.CARD vs BF.INFO items of {key}");

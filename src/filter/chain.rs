@@ -391,10 +391,14 @@ impl Chain {
         let Some((last, older)) = self.layers.split_last_mut() else {
             return Err(BloomError::BadData);
         };
-        if let Rule::Counting(_) = last.rule() {
-            return self.add_counting(h, guard);
-        }
+        // A counting chain takes none of the plain shortcuts, but its test costs the plain
+        // path nothing: it is made only where that path leaves its common case (an older
+        // layer holds the item, or the last is full), and the last step, `insert_if_new`,
+        // counts a counting layer's item itself — right there, since no older layer holds it.
         if older.iter().rev().any(|l| l.contains(h)) {
+            if let Rule::Counting(_) = last.rule() {
+                return self.add_counting(h, guard);
+            }
             return Ok(false);
         }
         if last.is_full() {
@@ -408,6 +412,9 @@ impl Chain {
     #[cold]
     #[inline(never)]
     fn add_past_full(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        if self.counter_width() != 0 {
+            return self.add_counting(h, guard);
+        }
         if self.layers.last().is_some_and(|l| l.contains(h)) {
             return Ok(false);
         }

@@ -298,15 +298,17 @@ impl Layer {
     /// Tests and sets in one pass: sets the probes of `h` that are clear and, if any was, counts
     /// the item and returns `true`. Same answer and same bits as `!contains(h)` followed by
     /// `insert(h)`, with each probed word visited once; an item already present writes nothing.
+    /// A counting layer increments the item's counters whatever it held (and returns whether it did
+    /// not hold the item before).
     #[inline]
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
-        if let Rule::Counting(_) = self.rule {
-            // Never taken by the chain (a counting add always counts); kept exact anyway.
-            let new = !self.contains(h);
-            self.insert(h);
-            return new;
-        }
         if self.rule != Rule::Reduce {
+            if let Rule::Counting(_) = self.rule {
+                // A counting layer always counts the item; "new" is whether it held it before.
+                let new = !self.contains(h);
+                self.insert(h);
+                return new;
+            }
             let modulus = self.rule.modulus(self.len_bits());
             let mut flipped = 0;
             for p in h.modular_probes(modulus, self.hashes) {
