@@ -1420,4 +1420,28 @@ mod counting_tests {
         assert_eq!(one, many);
         check_counts(&many);
     }
+
+    /// On a counting layer large enough to be prefetched (the batched paths' two-step
+    /// prefetch over counter positions), batched lookups and deletes answer as one by one.
+    #[test]
+    fn batched_lookups_and_deletes_equal_one_by_one_on_a_prefetched_layer() {
+        let mut c = counting(0.01, 1_000_000, 0, 4);
+        assert!(c.layers()[0].bytes() >= PREFETCH_MIN_BYTES);
+        let added: Vec<Vec<u8>> = (0..20_000).map(|i| name("p", i)).collect();
+        let mut out = Vec::new();
+        c.add_many(&added, &Unlimited, &mut out).unwrap();
+        let probe: Vec<Vec<u8>> =
+            (0..20_000).map(|i| name(if i % 2 == 0 { "p" } else { "q" }, i)).collect();
+        let mut got = Vec::new();
+        c.contains_many(&probe, &mut got);
+        let expected: Vec<bool> = probe.iter().map(|i| c.contains(i)).collect();
+        assert_eq!(got, expected);
+        let mut one = c.clone();
+        let expected: Vec<bool> = probe.iter().map(|i| one.delete(i).unwrap()).collect();
+        let mut got = Vec::new();
+        c.delete_many(&probe, &mut got).unwrap();
+        assert_eq!(got, expected);
+        assert_eq!(c, one);
+        check_counts(&c);
+    }
 }

@@ -270,7 +270,8 @@ impl Layer {
     #[inline]
     pub fn insert(&mut self, h: ItemHash) {
         if let Rule::Counting(w) = self.rule {
-            return self.increment(h, w);
+            self.increment(h, w);
+            return;
         }
         if self.rule != Rule::Reduce {
             let modulus = self.rule.modulus(self.len_bits());
@@ -303,11 +304,9 @@ impl Layer {
     #[inline]
     pub fn insert_if_new(&mut self, h: ItemHash) -> bool {
         if self.rule != Rule::Reduce {
-            if let Rule::Counting(_) = self.rule {
+            if let Rule::Counting(w) = self.rule {
                 // A counting layer always counts the item; "new" is whether it held it before.
-                let new = !self.contains(h);
-                self.insert(h);
-                return new;
+                return !self.increment(h, w);
             }
             let modulus = self.rule.modulus(self.len_bits());
             let mut flipped = 0;
@@ -356,12 +355,17 @@ impl Layer {
         Some(new)
     }
 
-    /// Increments the counters of `h` (of `w` bits) that are below their maximum, and counts
-    /// the item. A counter at its maximum stays there ([`super::counting`]).
-    fn increment(&mut self, h: ItemHash, w: Width) {
+    /// Increments the counters of `h` (of `w` bits) that are below their maximum, counts the
+    /// item, and returns whether the layer held it before (every counter was non-zero: one
+    /// pass tests and counts). A counter at its maximum stays there ([`super::counting`]).
+    fn increment(&mut self, h: ItemHash, w: Width) -> bool {
         let max = counting::max(w);
+        // Two probes of the item can share a counter: the second reads it incremented, but
+        // the first already saw the 0, and `held` stays false.
+        let mut held = true;
         for p in h.probes(self.len_bits(), self.hashes) {
             let c = self.bits.counter(p, w);
+            held &= c != 0;
             if c < max {
                 self.bits.set_counter(p, w, c + 1);
                 self.ones += u64::from(c == 0);
@@ -369,6 +373,7 @@ impl Layer {
             }
         }
         self.items += 1;
+        held
     }
 
     /// Counting layers: decrements the counters of `h` that are neither 0 nor saturated, and
@@ -418,11 +423,22 @@ impl Layer {
     /// only: nothing changes.
     pub fn prefetch_block(&self, hashes: &[ItemHash], candidates_only: bool) {
         if let Rule::Counting(w) = self.rule {
-            let (k, positions) = (self.hashes, self.len_bits());
+            // The same two steps over counter positions (bit `p · w` holds counter `p`).
+            let (k, positions, w) = (self.hashes, self.len_bits(), u64::from(w));
+            if candidates_only {
+                hashes.iter().flat_map(|h| h.probes(positions, k).take(1)).for_each(|p| {
+                    self.bits.prefetch(p * w);
+                });
+            }
             for h in hashes {
-                for p in h.probes(positions, k).take(if candidates_only { 1 } else { k as usize }) {
-                    self.bits.prefetch(p * u64::from(w));
+                let mut probes = h.probes(positions, k);
+                if candidates_only {
+                    match probes.next() {
+                        Some(first) if self.bits.counter(first, w as u8) != 0 => {}
+                        _ => continue,
+                    }
                 }
+                probes.for_each(|p| self.bits.prefetch(p * w));
             }
             return;
         }
