@@ -1300,6 +1300,7 @@ fn command_docs_list_every_argument() {
             "capacity:integer",
             "expansion:integer:EXPANSION:optional",
             "nonscaling:pure-token:NONSCALING:optional",
+            "counting:integer:COUNTING:optional",
         ]
     );
     assert_eq!(
@@ -1311,6 +1312,7 @@ fn command_docs_list_every_argument() {
             "expansion:integer:EXPANSION:optional",
             "nocreate:pure-token:NOCREATE:optional",
             "nonscaling:pure-token:NONSCALING:optional",
+            "counting:integer:COUNTING:optional",
             "items:block:ITEMS",
             "  item:string:multiple",
         ]
@@ -1322,6 +1324,9 @@ fn command_docs_list_every_argument() {
         doc_arguments(&mut c, "bf.loadchunk"),
         ["key:key", "iterator:integer", "data:string"]
     );
+    assert_eq!(doc_arguments(&mut c, "bf.del"), ["key:key", "item:string"]);
+    assert_eq!(doc_arguments(&mut c, "bf.mdel"), ["key:key", "item:string:multiple"]);
+    assert_eq!(doc_arguments(&mut c, "bf.stats"), ["key:key"]);
     for cmd in ["bf.add", "bf.exists", "bf.mexists", "bf.card", "bf.debug", "bf.scandump"] {
         assert_eq!(doc_arguments(&mut c, cmd)[0], "key:key", "{cmd}");
     }

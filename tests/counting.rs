@@ -60,10 +60,12 @@ fn counting_option_sizes_and_errors() {
     assert_eq!(bits(&mut c, "c8"), 8 * plain);
     assert_eq!(bits(&mut c, "i4"), 4 * plain);
     assert_eq!(c.bf_info("c8").expansion, Some(4));
-    let debug_plain = c.bf_debug("plain");
-    let debug_c4 = c.bf_debug("c4");
-    // Same bits (counters), hashes and capacity per layer.
-    assert_eq!(debug_plain[1], debug_c4[1]);
+    // Same bits (counters), hashes and capacity per layer; 4× the bytes; the width shown.
+    let debug_plain = c.bf_debug("plain")[1].clone();
+    let debug_c4 = c.bf_debug("c4")[1].clone();
+    let plain_bytes: i64 = debug_plain.split(' ').next().unwrap()[6..].parse().unwrap();
+    let rest = debug_plain.split_once(' ').unwrap().1;
+    assert_eq!(debug_c4, format!("bytes:{} {rest} counters:4", 4 * plain_bytes));
     for bad in [
         vec!["BF.RESERVE", "x", "0.01", "100", "COUNTING", "5"],
         vec!["BF.RESERVE", "x", "0.01", "100", "COUNTING", "0"],
@@ -314,6 +316,11 @@ fn replicas_apply_deletes_identically() {
     });
     let mut pc = p.conn();
     c_setup(&mut pc);
+    // Adds of present items answer 0 but count: they must replicate too.
+    for key in ["res", "ins"] {
+        assert_eq!(pc.cmd(&["BF.ADD", key, "rep:1999"]), Value::Int(0));
+        assert!(pc.madd(key, &items("rep", 1_000)[700..]).iter().all(|v| *v == Value::Int(0)));
+    }
     let offset_before = pc.info_field("replication", "master_repl_offset").unwrap();
     assert_eq!(pc.cmd(&["BF.DEL", "ins", "never-added-item"]), Value::Int(0));
     assert_eq!(pc.cmd(&["BF.MDEL", "ins", "never-1", "never-2"]).as_array().len(), 2);
@@ -376,20 +383,34 @@ fn deletes_publish_keyspace_events() {
     let mut c = srv.conn();
     c.ok(&["CONFIG", "SET", "notify-keyspace-events", "Kd"]);
     let mut sub = srv.conn();
-    sub.cmd(&["SUBSCRIBE", "__keyspace@0__:k"]);
+    sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
     c.ok(&["BF.RESERVE", "k", "0.01", "100", "COUNTING", "4"]);
     c.madd("k", &s(&["a", "b"]));
+    assert_eq!(c.cmd(&["BF.ADD", "k", "a"]), Value::Int(0), "present, but counted: an event");
     assert_eq!(c.cmd(&["BF.DEL", "k", "nope"]), Value::Int(0));
     assert_eq!(c.cmd(&["BF.DEL", "k", "a"]), Value::Int(1));
     assert_eq!(c.cmd(&["BF.MDEL", "k", "nope", "b"]).as_array().len(), 2);
     c.ok(&["CONFIG", "SET", "notify-keyspace-events", "KA"]);
-    c.ok(&["SET", "k2", "marker"]);
+    c.ok(&["SET", "marker", "1"]);
     let mut events = Vec::new();
-    for _ in 0..4 {
+    // The marker's event ends the list: nothing else may come between.
+    for _ in 0..6 {
         let m = sub.read_reply().expect("an event");
-        events.push(m.as_array()[2].as_str().to_string());
+        let parts = m.as_array();
+        events.push(format!("{} {}", parts[2].as_str(), parts[3].as_str()));
     }
-    assert_eq!(events, ["bf.reserve", "bf.madd", "bf.del", "bf.mdel"]);
+    let k = |e: &str| format!("__keyspace@0__:k {e}");
+    assert_eq!(
+        events,
+        [
+            k("bf.reserve"),
+            k("bf.madd"),
+            k("bf.add"),
+            k("bf.del"),
+            k("bf.mdel"),
+            "__keyspace@0__:marker set".into()
+        ]
+    );
 }
 
 /// BF.DEL / BF.MDEL: write commands (not refused under maxmemory: a delete allocates

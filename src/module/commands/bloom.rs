@@ -151,7 +151,8 @@ fn add_items(
         (Answers::Many(results), error)
     };
     let processed = answers.len();
-    let changed = answers.any_new();
+    // A counting filter counts every add, present items' too: any item that went in changed it.
+    let changed = answers.any_new() || (chain.counter_width() != 0 && processed > 0);
     let all_done = error.is_none();
     let was_created = created.is_some();
     if let Some(chain) = created {
@@ -379,16 +380,22 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
             let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
             for (i, layer) in chain.layers().iter().enumerate() {
                 let s = chain.layer_size(i);
+                // A counting layer: `bits` counts its counters, `bytes` its counter array.
+                let counters = match layer.width() {
+                    0 => String::new(),
+                    w => format!(" counters:{w}"),
+                };
                 lines.push(Reply::Bulk(
                     format!(
-                        "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
-                        s.bytes(),
+                        "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{}",
+                        layer.bytes(),
                         s.bits,
                         s.hashes,
                         if chain.scheme() == HashScheme::Murmur32 { 32 } else { 64 },
                         s.capacity,
                         layer.items(),
-                        format_g(s.error)
+                        format_g(s.error),
+                        counters
                     )
                     .into_bytes(),
                 ));
