@@ -454,9 +454,9 @@ impl Chain {
     }
 
     /// Deletes one occurrence of `item` from a counting chain: `Ok(true)` if it was present
-    /// and its counters were decremented (in the oldest layer that holds it: see
-    /// [`Chain::add_counting`]), `Ok(false)`,
-    /// changing nothing, if it was not; [`BloomError::NotCounting`] for a plain chain.
+    /// and its counters were decremented (in the oldest layer that holds it, which is always
+    /// the layer its adds counted it in: see `Chain::add_counting`), `Ok(false)`, changing
+    /// nothing, if it was not; [`BloomError::NotCounting`] for a plain chain.
     pub fn delete(&mut self, item: &[u8]) -> Result<bool, BloomError> {
         if self.counter_width() == 0 {
             return Err(BloomError::NotCounting);
