@@ -59,7 +59,7 @@ impl AllocGuard for MaxFilterBytes {
 pub struct Chain {
     seed: u64,
     /// Exactly as many slots as layers: with the header this is a filter's fixed memory
-    /// (48 bytes here, 48 per layer; RedisBloom's is 32, 64 per layer).
+    /// (48 bytes here, 64 per layer; RedisBloom's is 32, 64 per layer).
     layers: Box<[Layer]>,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
     error: f64,
