@@ -118,7 +118,7 @@ use super::bits::BitArray;
 use super::chain::{AllocGuard, Chain, LayerClaim, check_layers};
 use super::counting;
 use super::hash::HashScheme;
-use super::layer::Layer;
+use super::layer::{Contents, Layer};
 use super::mem::Words;
 use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
@@ -344,13 +344,13 @@ impl ChainMeta {
             .iter()
             .map(|(size, _)| BitArray::new(counting::array_bits(size.bits, self.width)?))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut chain = self.into_chain(arrays)?;
+        let mut chain = self.into_chain(arrays, Contents::Fresh)?;
         chain.await_chunks();
         Ok(chain)
     }
 
     /// Builds the chain with the given bit arrays (one per layer, in order).
-    pub fn into_chain(self, bits: Vec<BitArray>) -> Result<Chain, BloomError> {
+    pub fn into_chain(self, bits: Vec<BitArray>, contents: Contents) -> Result<Chain, BloomError> {
         if bits.len() != self.layers.len() {
             return Err(BloomError::BadData);
         }
@@ -358,7 +358,7 @@ impl ChainMeta {
             .layers
             .iter()
             .zip(bits)
-            .map(|(&(size, items), b)| Layer::from_parts(size, items, b, self.width))
+            .map(|(&(size, items), b)| Layer::from_parts(size, items, b, self.width, contents))
             .collect::<Result<Vec<_>, _>>()?;
         Chain::from_parts(self.params, self.scheme, self.seed, layers, self.items)
     }
@@ -401,7 +401,7 @@ pub fn read_chain_version(
         let bits = counting::array_bits(size.bits, meta.width)?;
         arrays.push(BitArray::from_segments(bits, |n| r.words(n))?);
     }
-    meta.into_chain(arrays)
+    meta.into_chain(arrays, Contents::Loaded)
 }
 
 /// Writes a chain's fields without its bits (what `DEBUG DIGEST-VALUE` feeds before the bits).

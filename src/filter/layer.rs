@@ -46,6 +46,18 @@ impl Rule {
     }
 }
 
+/// What a bit array handed to a layer holds, so its set-bit counts are known without a scan
+/// where they can be: a fresh array (just allocated, all zero) counts 0; a loaded one is
+/// counted. Counting a fresh array would read (and fault in) every page of it: a LOADCHUNK
+/// header of a 1 GiB filter would touch 1 GiB before the first chunk arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contents {
+    /// Bits from outside (RDB, RESTORE, a test): counted.
+    Loaded,
+    /// A zeroed array straight from `BitArray::new`: nothing set.
+    Fresh,
+}
+
 /// One fixed-size Bloom filter inside a chain.
 ///
 /// Only what the hot paths read is stored — capacity, probe count, item count, the number of
@@ -91,12 +103,14 @@ impl Layer {
     /// or plain bits when `width` is 0.
     pub fn new_counting(capacity: u64, error: f64, width: Width) -> Result<Self, BloomError> {
         let size = layer_size(capacity, error)?;
-        Self::from_parts(size, 0, BitArray::new(counting::array_bits(size.bits, width)?)?, width)
+        let bits = BitArray::new(counting::array_bits(size.bits, width)?)?;
+        Self::build(size, 0, bits, width, Contents::Fresh)
     }
 
     /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.
     pub fn new_redisbloom(size: &RbLayerSize, halvings: u8) -> Result<Self, BloomError> {
-        Self::from_redisbloom(size, halvings, 0, BitArray::new(array_bits(size.bits))?)
+        let bits = BitArray::new(array_bits(size.bits))?;
+        Self::build_redisbloom(size, halvings, 0, bits, Contents::Fresh)
     }
 
     /// A RedisBloom layer rebuilt from stored parts: `size.bits` must be a positive multiple
@@ -107,6 +121,17 @@ impl Layer {
         halvings: u8,
         items: u64,
         bits: BitArray,
+        contents: Contents,
+    ) -> Result<Self, BloomError> {
+        Self::build_redisbloom(size, halvings, items, bits, contents)
+    }
+
+    fn build_redisbloom(
+        size: &RbLayerSize,
+        halvings: u8,
+        items: u64,
+        bits: BitArray,
+        contents: Contents,
     ) -> Result<Self, BloomError> {
         if size.bits == 0 || size.bits % 8 != 0 || bits.len_bits() != array_bits(size.bits) {
             return Err(BloomError::BadData);
@@ -119,7 +144,10 @@ impl Layer {
         if pad != 0 && size.n2 != 0 {
             return Err(BloomError::BadData);
         }
-        let ones = bits.count_ones();
+        let ones = match contents {
+            Contents::Loaded => bits.count_ones(),
+            Contents::Fresh => 0,
+        };
         let capacity = size.capacity;
         Ok(Self { capacity, items, ones, saturated: 0, hashes: size.hashes, rule, halvings, bits })
     }
@@ -143,6 +171,17 @@ impl Layer {
         items: u64,
         bits: BitArray,
         width: Width,
+        contents: Contents,
+    ) -> Result<Self, BloomError> {
+        Self::build(size, items, bits, width, contents)
+    }
+
+    fn build(
+        size: LayerSize,
+        items: u64,
+        bits: BitArray,
+        width: Width,
+        contents: Contents,
     ) -> Result<Self, BloomError> {
         let rule = match width {
             0 => Rule::Reduce,
@@ -154,7 +193,10 @@ impl Layer {
         if bits.len_bits() != counting::array_bits(size.bits, width)? || !items_fit {
             return Err(BloomError::BadData);
         }
-        let (ones, saturated) = counting::array_counts(&bits, width);
+        let (ones, saturated) = match contents {
+            Contents::Loaded => counting::array_counts(&bits, width),
+            Contents::Fresh => (0, 0),
+        };
         Ok(Self {
             capacity: size.capacity,
             items,

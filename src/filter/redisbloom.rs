@@ -29,7 +29,7 @@ use super::bits::{BitArray, SEGMENT_WORDS};
 use super::chain::{AllocGuard, Chain};
 use super::codec::{FieldReader, FieldWriter};
 use super::hash::HashScheme;
-use super::layer::{Layer, array_bits};
+use super::layer::{Contents, Layer, array_bits};
 use super::mem::Words;
 use super::params::{
     MAX_HASHES, MAX_LAYER_BITS, MAX_LAYERS, MIN_LAYER_ERROR, RbLayerSize, TIGHTENING,
@@ -294,7 +294,11 @@ impl RbMeta {
     }
 
     /// Builds the chain from one bit array per layer.
-    pub fn into_chain(self, arrays: Vec<BitArray>) -> Result<Chain, BloomError> {
+    pub fn into_chain(
+        self,
+        arrays: Vec<BitArray>,
+        contents: Contents,
+    ) -> Result<Chain, BloomError> {
         if arrays.len() != self.layers.len() {
             return Err(BloomError::BadData);
         }
@@ -303,7 +307,7 @@ impl RbMeta {
             .layers
             .iter()
             .zip(arrays)
-            .map(|(l, bits)| Layer::from_redisbloom(&l.size, l.halvings, l.items, bits))
+            .map(|(l, bits)| Layer::from_redisbloom(&l.size, l.halvings, l.items, bits, contents))
             .collect::<Result<Vec<_>, _>>()?;
         Chain::from_redisbloom(
             self.scheme,
@@ -325,7 +329,7 @@ impl RbMeta {
             .iter()
             .map(|l| BitArray::new(array_bits(l.size.bits)))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut chain = self.into_chain(arrays)?;
+        let mut chain = self.into_chain(arrays, Contents::Fresh)?;
         chain.await_chunks();
         Ok(chain)
     }
@@ -411,7 +415,7 @@ pub fn read_rdb(
         meta.layers.push(link);
     }
     check_counts(&meta)?;
-    meta.into_chain(arrays).map_err(field("chain"))
+    meta.into_chain(arrays, Contents::Loaded).map_err(field("chain"))
 }
 
 /// RedisBloom's option bits of a chain in one of its schemes.
@@ -588,7 +592,7 @@ pub fn read_fields(
     for l in &meta.layers {
         arrays.push(BitArray::from_segments(array_bits(l.size.bits), |n| r.words(n))?);
     }
-    meta.into_chain(arrays)
+    meta.into_chain(arrays, Contents::Loaded)
 }
 
 /// Writes RedisBloom's own RDB value (encoding version 4) of a chain in one of its schemes:
