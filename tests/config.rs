@@ -139,11 +139,15 @@ fn config_set_refuses_invalid_values_and_keeps_the_old_one() {
 /// are nonscaling.
 #[test]
 fn expansion_factor_zero_makes_auto_created_filters_nonscaling() {
+    // Fixed seeds: with a random one, b, c or d is now and then a false positive of the tiny
+    // filter (about 1 run in 200), which does not fill it, and d is then not refused.
     let s = Server::start_with(ServerOpts::new().module_args(&[
         "expansion-factor",
         "0",
         "initial-size",
         "3",
+        "random-seeds",
+        "no",
     ]));
     let mut c = s.conn();
     assert_eq!(c.config_get("bf.expansion-factor").as_deref(), Some("0"));
