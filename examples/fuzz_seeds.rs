@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use scalebloom::filter::codec::{SliceReader, dump_header, write_chain};
-use scalebloom::filter::redisbloom::{parse_header, write_rdb};
+use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 /// A small filter: `items` distinct items added to a chain with these parameters.
@@ -55,25 +55,6 @@ fn filters() -> Vec<(&'static str, Chain)> {
     ]
 }
 
-/// RedisBloom's dump header of one empty layer: `options`, bits, n2, hashes, capacity, error.
-fn rb_header(options: u32, bits: u64, n2: u8, hashes: u32, capacity: u64, error: f64) -> Vec<u8> {
-    let bpe = (error.ln() / 0.480453013918201).abs();
-    let mut h = Vec::new();
-    h.extend_from_slice(&0u64.to_le_bytes());
-    h.extend_from_slice(&1u32.to_le_bytes());
-    h.extend_from_slice(&options.to_le_bytes());
-    h.extend_from_slice(&2u32.to_le_bytes());
-    h.extend_from_slice(&(bits / 8).to_le_bytes());
-    h.extend_from_slice(&bits.to_le_bytes());
-    h.extend_from_slice(&0u64.to_le_bytes());
-    h.extend_from_slice(&error.to_bits().to_le_bytes());
-    h.extend_from_slice(&bpe.to_bits().to_le_bytes());
-    h.extend_from_slice(&hashes.to_le_bytes());
-    h.extend_from_slice(&capacity.to_le_bytes());
-    h.push(n2);
-    h
-}
-
 /// Small filters in RedisBloom's layouts (options 5, 13, 4, 0, 1 and 2.2.0's byte-rounded
 /// NOROUND), each with enough items to have grown where it scales.
 fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
@@ -86,10 +67,10 @@ fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
     let mut out = vec![
         ("rb-options5", reserve(false)),
         ("rb-options13", reserve(true)),
-        ("rb-options4", from(rb_header(4, 256, 8, 7, 17, 0.01))),
-        ("rb-options0", from(rb_header(0, 256, 8, 7, 17, 0.01))),
-        ("rb-options1", from(rb_header(1, 128, 0, 7, 10, 0.01))),
-        ("rb-bytes22", from(rb_header(5, 112, 0, 8, 10, 0.005))),
+        ("rb-options4", from(one_layer_header(4, 256, 8, 7, 17, 0.01))),
+        ("rb-options0", from(one_layer_header(0, 256, 8, 7, 17, 0.01))),
+        ("rb-options1", from(one_layer_header(1, 128, 0, 7, 10, 0.01))),
+        ("rb-bytes22", from(one_layer_header(5, 112, 0, 8, 10, 0.005))),
     ];
     for (name, chain) in &mut out {
         let n = if name.ends_with("13") { 8 } else { 40 };

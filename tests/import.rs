@@ -15,6 +15,7 @@
 
 mod common;
 use common::*;
+use scalebloom::filter::redisbloom::one_layer_header;
 use std::sync::Arc;
 
 /// Path of RedisBloom's module, or `None` (outside CI) when it is not configured.
@@ -37,26 +38,6 @@ fn redisbloom_module() -> Option<String> {
 /// A redis-server with RedisBloom loaded instead of scalebloom.
 fn redisbloom_server(module: &str, dir: Arc<TempDir>) -> Server {
     Server::start_in(dir, ServerOpts::new().without_module().arg("loadmodule", module))
-}
-
-/// RedisBloom's dump header of one empty layer (what tests give RedisBloom's BF.LOADCHUNK to
-/// make the layouts its commands no longer create).
-fn rb_header(options: u32, bits: u64, n2: u8, hashes: u32, capacity: u64, error: f64) -> Vec<u8> {
-    let bpe = (error.ln() / 0.480453013918201).abs();
-    let mut h = Vec::new();
-    h.extend_from_slice(&0u64.to_le_bytes());
-    h.extend_from_slice(&1u32.to_le_bytes());
-    h.extend_from_slice(&options.to_le_bytes());
-    h.extend_from_slice(&2u32.to_le_bytes());
-    h.extend_from_slice(&(bits / 8).to_le_bytes());
-    h.extend_from_slice(&bits.to_le_bytes());
-    h.extend_from_slice(&0u64.to_le_bytes());
-    h.extend_from_slice(&error.to_bits().to_le_bytes());
-    h.extend_from_slice(&bpe.to_bits().to_le_bytes());
-    h.extend_from_slice(&hashes.to_le_bytes());
-    h.extend_from_slice(&capacity.to_le_bytes());
-    h.push(n2);
-    h
 }
 
 /// A filter RedisBloom made, with the items added to it.
@@ -86,16 +67,36 @@ fn make_in_redisbloom(rb: &mut Conn) -> Vec<Made> {
     fill(rb, "error0.001", 5000);
     fill(rb, "autocreated", 300);
     // Options 0: RedisBloom 1.0–1.1.0 (32-bit hash, power-of-two layers).
-    rb.ok(&[&b"BF.LOADCHUNK"[..], b"legacy32", b"1", &rb_header(0, 16384, 14, 7, 1709, 0.01)]);
+    rb.ok(&[
+        &b"BF.LOADCHUNK"[..],
+        b"legacy32",
+        b"1",
+        &one_layer_header(0, 16384, 14, 7, 1709, 0.01),
+    ]);
     fill(rb, "legacy32", 6000);
     // Options 4: RedisBloom 1.1.1–2.0 (64-bit hash, power-of-two layers).
-    rb.ok(&[&b"BF.LOADCHUNK"[..], b"pow2-64", b"1", &rb_header(4, 16384, 14, 7, 1709, 0.01)]);
+    rb.ok(&[
+        &b"BF.LOADCHUNK"[..],
+        b"pow2-64",
+        b"1",
+        &one_layer_header(4, 16384, 14, 7, 1709, 0.01),
+    ]);
     fill(rb, "pow2-64", 6000);
     // Options 1: 32-bit hash, positions mod bits.
-    rb.ok(&[&b"BF.LOADCHUNK"[..], b"noround32", b"1", &rb_header(1, 9600, 0, 7, 1000, 0.01)]);
+    rb.ok(&[
+        &b"BF.LOADCHUNK"[..],
+        b"noround32",
+        b"1",
+        &one_layer_header(1, 9600, 0, 7, 1000, 0.01),
+    ]);
     fill(rb, "noround32", 4000);
     // Options 5 with bits rounded to bytes, not words: RedisBloom 2.2.0–2.2.14.
-    rb.ok(&[&b"BF.LOADCHUNK"[..], b"bytes22", b"1", &rb_header(5, 11032, 0, 8, 1000, 0.005)]);
+    rb.ok(&[
+        &b"BF.LOADCHUNK"[..],
+        b"bytes22",
+        b"1",
+        &one_layer_header(5, 11032, 0, 8, 1000, 0.005),
+    ]);
     fill(rb, "bytes22", 4000);
     out
 }
@@ -315,7 +316,7 @@ fn unreadable_redisbloom_data_is_refused_with_a_reason() {
     let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-bad")));
     let mut rb = rb_srv.conn();
     // ENTS_IS_BITS (2): RedisBloom 2.8's LOADCHUNK accepts it; scalebloom does not.
-    let h = rb_header(2 | 4, 16384, 14, 7, 1709, 0.01);
+    let h = one_layer_header(2 | 4, 16384, 14, 7, 1709, 0.01);
     rb.ok(&[&b"BF.LOADCHUNK"[..], b"odd", b"1", &h]);
     let mut sb_srv = Server::start();
     let mut sb = sb_srv.conn();

@@ -104,29 +104,19 @@ impl Layer {
     pub fn new_counting(capacity: u64, error: f64, width: Width) -> Result<Self, BloomError> {
         let size = layer_size(capacity, error)?;
         let bits = BitArray::new(counting::array_bits(size.bits, width)?)?;
-        Self::build(size, 0, bits, width, Contents::Fresh)
+        Self::from_parts(size, 0, bits, width, Contents::Fresh)
     }
 
     /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.
     pub fn new_redisbloom(size: &RbLayerSize, halvings: u8) -> Result<Self, BloomError> {
         let bits = BitArray::new(array_bits(size.bits))?;
-        Self::build_redisbloom(size, halvings, 0, bits, Contents::Fresh)
+        Self::from_redisbloom(size, halvings, 0, bits, Contents::Fresh)
     }
 
     /// A RedisBloom layer rebuilt from stored parts: `size.bits` must be a positive multiple
     /// of 8, `bits` must have it rounded up to a multiple of 64 ([`array_bits`]), the position
     /// modulus must not exceed it, and `items` must not exceed the capacity.
     pub fn from_redisbloom(
-        size: &RbLayerSize,
-        halvings: u8,
-        items: u64,
-        bits: BitArray,
-        contents: Contents,
-    ) -> Result<Self, BloomError> {
-        Self::build_redisbloom(size, halvings, items, bits, contents)
-    }
-
-    fn build_redisbloom(
         size: &RbLayerSize,
         halvings: u8,
         items: u64,
@@ -165,18 +155,8 @@ impl Layer {
     /// A layer rebuilt from stored parts, with counters of `width` bits (0: plain bits). `bits`
     /// must have the length the sizing gives (× `width` for counters), `items` must not exceed
     /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its non-zero and saturated counts are
-    /// counted here.
+    /// counted here for loaded bits, 0 for fresh ones ([`Contents`]).
     pub fn from_parts(
-        size: LayerSize,
-        items: u64,
-        bits: BitArray,
-        width: Width,
-        contents: Contents,
-    ) -> Result<Self, BloomError> {
-        Self::build(size, items, bits, width, contents)
-    }
-
-    fn build(
         size: LayerSize,
         items: u64,
         bits: BitArray,

@@ -613,37 +613,40 @@ pub fn write_rdb(chain: &Chain, w: &mut impl FieldWriter) {
     }
 }
 
+/// RedisBloom's dump header (`SBChain_GetEncodedHeader`) of an empty one-layer filter with these
+/// fields, whatever the options: how the tests and the fuzz seeds make RedisBloom, and this
+/// module, take layouts that RedisBloom's own commands no longer create (legacy 32-bit hashing,
+/// power-of-two layers). Not a validator: the fields go out as given.
+pub fn one_layer_header(
+    options: u32,
+    bits: u64,
+    n2: u8,
+    hashes: u32,
+    capacity: u64,
+    error: f64,
+) -> Vec<u8> {
+    let bpe = bits_per_entry(error).abs();
+    let mut h = Vec::with_capacity(20 + 53);
+    h.extend_from_slice(&0u64.to_le_bytes()); // size (items)
+    h.extend_from_slice(&1u32.to_le_bytes()); // nfilters
+    h.extend_from_slice(&options.to_le_bytes());
+    h.extend_from_slice(&2u32.to_le_bytes()); // growth
+    h.extend_from_slice(&(bits / 8).to_le_bytes());
+    h.extend_from_slice(&bits.to_le_bytes());
+    h.extend_from_slice(&0u64.to_le_bytes()); // the layer's items
+    h.extend_from_slice(&error.to_bits().to_le_bytes());
+    h.extend_from_slice(&bpe.to_bits().to_le_bytes());
+    h.extend_from_slice(&hashes.to_le_bytes());
+    h.extend_from_slice(&capacity.to_le_bytes());
+    h.push(n2);
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::filter::Unlimited;
     use crate::filter::codec::SliceReader;
-
-    /// A one-layer RedisBloom dump header, as the tests fed RedisBloom 2.8.2 itself.
-    fn rb_header(
-        options: u32,
-        bits: u64,
-        n2: u8,
-        hashes: u32,
-        capacity: u64,
-        error: f64,
-    ) -> Vec<u8> {
-        let bpe = bits_per_entry(error).abs();
-        let mut h = Vec::new();
-        h.extend_from_slice(&0u64.to_le_bytes());
-        h.extend_from_slice(&1u32.to_le_bytes());
-        h.extend_from_slice(&options.to_le_bytes());
-        h.extend_from_slice(&2u32.to_le_bytes());
-        h.extend_from_slice(&(bits / 8).to_le_bytes());
-        h.extend_from_slice(&bits.to_le_bytes());
-        h.extend_from_slice(&0u64.to_le_bytes());
-        h.extend_from_slice(&error.to_bits().to_le_bytes());
-        h.extend_from_slice(&bpe.to_bits().to_le_bytes());
-        h.extend_from_slice(&hashes.to_le_bytes());
-        h.extend_from_slice(&capacity.to_le_bytes());
-        h.push(n2);
-        h
-    }
 
     /// The four layouts RedisBloom 2.8.2 was given (options 5 by `BF.RESERVE k 0.01 1000`, the
     /// others by `BF.LOADCHUNK` of these headers).
@@ -653,21 +656,21 @@ mod tests {
             ("o5", Chain::new(reserve, HashScheme::Murmur64, 0, &Unlimited).unwrap()),
             (
                 "o1",
-                parse_header(&rb_header(1, 9600, 0, 7, 1000, 0.01))
+                parse_header(&one_layer_header(1, 9600, 0, 7, 1000, 0.01))
                     .unwrap()
                     .allocate(&Unlimited)
                     .unwrap(),
             ),
             (
                 "o4",
-                parse_header(&rb_header(4, 16384, 14, 7, 1709, 0.01))
+                parse_header(&one_layer_header(4, 16384, 14, 7, 1709, 0.01))
                     .unwrap()
                     .allocate(&Unlimited)
                     .unwrap(),
             ),
             (
                 "o0",
-                parse_header(&rb_header(0, 16384, 14, 7, 1709, 0.01))
+                parse_header(&one_layer_header(0, 16384, 14, 7, 1709, 0.01))
                     .unwrap()
                     .allocate(&Unlimited)
                     .unwrap(),
@@ -904,20 +907,20 @@ mod tests {
 
     #[test]
     fn forged_layers_are_refused() {
-        let ok = rb_header(5, 9600, 0, 7, 1000, 0.01);
+        let ok = one_layer_header(5, 9600, 0, 7, 1000, 0.01);
         assert!(parse_header(&ok).is_ok());
         // Capacity far above what the bits hold; bits not a multiple of 64; n2 with NOROUND;
         // zero layers; 65 layers; nonscaling with two layers; hashes that do not fit the bpe.
         let cases = [
-            rb_header(5, 9600, 0, 7, 100_000, 0.01),
-            rb_header(5, 9601, 0, 7, 1000, 0.01),
-            rb_header(5, 9600, 3, 7, 1000, 0.01),
-            rb_header(4, 9600, 0, 7, 1000, 0.01),
-            rb_header(5, 9600, 0, 8, 1000, 0.01),
-            rb_header(5, 9600, 0, 7, 1000, 1.5),
-            rb_header(5, 9600, 0, 7, 1000, 0.0),
-            rb_header(5, 1 << 50, 0, 7, 1000, 0.01),
-            rb_header(6, 9600, 0, 7, 1000, 0.01),
+            one_layer_header(5, 9600, 0, 7, 100_000, 0.01),
+            one_layer_header(5, 9601, 0, 7, 1000, 0.01),
+            one_layer_header(5, 9600, 3, 7, 1000, 0.01),
+            one_layer_header(4, 9600, 0, 7, 1000, 0.01),
+            one_layer_header(5, 9600, 0, 8, 1000, 0.01),
+            one_layer_header(5, 9600, 0, 7, 1000, 1.5),
+            one_layer_header(5, 9600, 0, 7, 1000, 0.0),
+            one_layer_header(5, 1 << 50, 0, 7, 1000, 0.01),
+            one_layer_header(6, 9600, 0, 7, 1000, 0.01),
         ];
         for (i, h) in cases.iter().enumerate() {
             assert!(parse_header(h).is_err(), "case {i}");
@@ -935,7 +938,7 @@ mod tests {
     /// probes mod 11032, counts 1379 bytes in INFO and dumps, and grows as RedisBloom does now.
     #[test]
     fn byte_rounded_noround_layers_load() {
-        let mut h = rb_header(5, 11032, 0, 8, 1000, 0.005);
+        let mut h = one_layer_header(5, 11032, 0, 8, 1000, 0.005);
         let meta = parse_header(&h).unwrap();
         let mut c = meta.allocate(&Unlimited).unwrap();
         assert_eq!((c.layers()[0].len_bits(), c.layers()[0].bytes()), (11032, 1379));
@@ -960,7 +963,7 @@ mod tests {
         let mut rdb = Vec::new();
         write_rdb(&c, &mut rdb);
         assert_eq!(read_rdb(&mut SliceReader::new(&rdb), 4, &Unlimited).unwrap(), c);
-        assert!(parse_header(&rb_header(5, 11040, 0, 8, 1000, 0.005)).is_err());
+        assert!(parse_header(&one_layer_header(5, 11040, 0, 8, 1000, 0.005)).is_err());
     }
 
     /// RedisBloom before 2.2 stored 0 bits for power-of-two layers, and tiny ones in fewer than
