@@ -127,16 +127,19 @@ def recorded(name):
 
 class Report(unittest.TestCase):
     """testdata/quick-results.json is the --json output of a `--quick` run of every part but
-    import, testdata/quick-import.json of a later `--quick --only import` run: each part's report
-    renders from them, with the headings and targets the README explains."""
+    import and counting, testdata/quick-import.json of a later `--quick --only import` run,
+    testdata/quick-counting.json of a `--quick --only counting` run: each part's report renders
+    from them, with the headings and targets the README explains."""
 
     def test_every_part_renders_from_a_recorded_run(self):
-        results = dict(recorded("quick-results.json"), **recorded("quick-import.json"))
+        results = dict(recorded("quick-results.json"), **recorded("quick-import.json"),
+                       **recorded("quick-counting.json"))
         self.assertEqual(set(results), set(compare.PARTS))
         text = compare.report(results)
         for heading in ("### Instructions per item", "### Bits per item", "### ns per item",
                         "### Pipelined throughput", "### Many small filters",
-                        "### Loading an RDB with one large filter", "### An imported RedisBloom filter"):
+                        "### Loading an RDB with one large filter", "### An imported RedisBloom filter",
+                        "### Counting filters against RedisBloom's cuckoo filter"):
             self.assertEqual(text.count(heading), 1, heading)
         self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
 
@@ -170,6 +173,38 @@ class Report(unittest.TestCase):
         line = next(line for line in text.splitlines() if line.startswith("| MEXISTS, absent"))
         self.assertIn(f"| {x['server']:,.0f} ", line)
         self.assertIn(f"| {x['module']:,.0f} ", line)
+
+    def counting_rows(self, r):
+        text = compare.report_counting(r)[1]
+        return {cells[0]: cells for cells in ([c.strip() for c in line.strip("|").split("|")]
+                                              for line in text.splitlines()[2:])}
+
+    def test_counting_rows_are_the_median_ratio_round(self):
+        import copy
+        r = copy.deepcopy(recorded("quick-counting.json")["counting"])
+        self.assertEqual(r["rounds"], 3)
+        rows = self.counting_rows(r)
+        self.assertEqual(len(rows), len(compare.COUNTING_PHASES))
+        # the plain filter has no delete; RedisBloom's batched delete is pipelined CF.DEL
+        self.assertEqual(rows["delete"][2], "—")
+        self.assertEqual(rows["delete"][8], "—")
+        self.assertEqual(rows["delete, batched"][1], "BF.MDEL / CF.DEL (pipelined)")
+        f = r["filters"]
+        for k, ns in (("plain", (40, 50, 60)), ("counting4", (50, 300, 90)), ("counting8", (70, 80, 100)),
+                      ("cuckoo", (100, 100, 100))):
+            for run, v in zip(f[k]["runs"], ns):
+                run["add"] = v
+        # COUNTING 4 / CF ratios 0.50, 3.00, 0.90: the median is round 3's, every figure is that round's
+        self.assertEqual(self.counting_rows(r)["add"][2:],
+                         ["60", "90", "100", "100", "0.90×", "1.00×", "1.50×", "3 of 3", "0.50–3.00×"])
+
+    def test_counting_memory_rows(self):
+        r = recorded("quick-counting.json")["counting"]
+        text = compare.report_counting(r)[2]
+        x = r["filters"]["counting4"]
+        line = next(line for line in text.splitlines() if line.startswith("| COUNTING 4 "))
+        self.assertIn(f"| {x['size']:,} ", line)
+        self.assertIn(f"| {x['size'] * 8 / r['items']:.1f} ", line)
 
     def test_pipeline_row_is_one_round(self):
         r = {"requests": 10, "rounds": 3, "ratios": {"add": {"runs": [1.5, 0.5, 1.1]}, "exists": {"runs": [1, 1, 1]}},
