@@ -358,11 +358,11 @@ pub fn set_from_le_bytes(words: &mut [u64], bytes: &[u8]) -> bool {
         return false;
     }
     if cfg!(target_endian = "little") {
-        // SAFETY: the slice covers exactly the memory of `words`, borrowed mutably for this
-        // statement only; any bytes written make valid u64s (every bit pattern is one), and on
-        // a little-endian target they are each word's little-endian encoding.
-        let target =
-            unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len()) };
+        let (ptr, len) = (words.as_mut_ptr().cast::<u8>(), bytes.len());
+        // SAFETY: the slice covers exactly the memory of `words` (`len` is its size, checked
+        // above), borrowed mutably while `words` is; any bytes written make valid u64s (every
+        // bit pattern is one), and on a little-endian target each word's little-endian encoding.
+        let target = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
         target.copy_from_slice(bytes);
     } else {
         for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {

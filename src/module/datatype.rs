@@ -113,8 +113,8 @@ impl FieldReader for RdbReader {
         }
         if cfg!(target_endian = "big") || ptr as usize % std::mem::align_of::<u64>() != 0 {
             // SAFETY: `ptr` points to `len` initialised bytes that stay ours until freed below.
-            let words =
-                Words::from_le_bytes(unsafe { std::slice::from_raw_parts(ptr.cast(), len) });
+            let bytes = unsafe { std::slice::from_raw_parts(ptr.cast(), len) };
+            let words = Words::from_le_bytes(bytes);
             // SAFETY: the buffer is ours and freed once, here, after its last use.
             unsafe { free(ptr.cast()) };
             return words;
@@ -302,21 +302,23 @@ unsafe extern "C" fn defrag(
         };
         let moves = Cell::new(0u64);
         let mut mv = |p: NonNull<u8>, _: Layout| {
-            // SAFETY: `ctx` is this callback's live defrag context and `p` a live allocation
-            // of the global allocator, which inside Redis is Redis' own (module/alloc.rs).
-            // RedisModule_DefragAlloc returns NULL and leaves it untouched, or returns a new
-            // allocation of Redis' allocator (same size class) holding its bytes and frees the
-            // old one: the `Mover` contract.
-            let new = NonNull::new(unsafe { defrag_alloc(ctx, p.as_ptr().cast()) }.cast::<u8>());
+            // `p` is a live allocation of the global allocator, which inside Redis is Redis'
+            // own (module/alloc.rs). RedisModule_DefragAlloc returns NULL and leaves it
+            // untouched, or returns a new allocation of Redis' allocator (same size class)
+            // holding its bytes and frees the old one: the `Mover` contract.
+            // SAFETY: `ctx` is this callback's live defrag context and `p` as just said.
+            let moved = unsafe { defrag_alloc(ctx, p.as_ptr().cast()) };
+            let new = NonNull::new(moved.cast::<u8>());
             moves.set(moves.get() + u64::from(new.is_some()));
             new
         };
-        // SAFETY: `value` points at the key's value pointer, which Redis lets this callback
-        // replace. That pointer was made by `Box::into_raw(Box<Chain>)` (set_value, rdb_load,
-        // copy) with the global allocator and `Layout::new::<Chain>()`; `mv` keeps the
-        // `Mover` contract (above), so after a move the new pointer owns the same `Chain`
-        // bitwise and the old allocation is gone. Nothing else holds a reference to the value
-        // while Redis runs this callback (it runs on the main thread, between commands).
+        // `value` points at the key's value pointer, which Redis lets this callback replace.
+        // That pointer was made by `Box::into_raw(Box<Chain>)` (set_value, rdb_load, copy)
+        // with the global allocator and `Layout::new::<Chain>()`; `mv` keeps the `Mover`
+        // contract (above), so after a move the new pointer owns the same `Chain` bitwise and
+        // the old allocation is gone. Nothing else holds a reference to the value while Redis
+        // runs this callback (it runs on the main thread, between commands).
+        // SAFETY: the value pointer and `mv` are as just said.
         unsafe {
             if let Some(v) = NonNull::new((*value).cast::<u8>()) {
                 if let Some(new) = mv(v, Layout::new::<Chain>()) {

@@ -360,9 +360,8 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     let raw_ctx = ctx.get_raw();
     let name = cstring(c.name)?;
     // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
-    let (Some(get_command), Some(set_info)) =
-        (unsafe { raw::RedisModule_GetCommand }, unsafe { raw::RedisModule_SetCommandInfo })
-    else {
+    let api = unsafe { (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo) };
+    let (Some(get_command), Some(set_info)) = api else {
         return Ok(()); // before Redis 7.0: legacy key positions only
     };
     // SAFETY: `raw_ctx` is OnLoad's context and `name` a NUL-terminated string alive for the call.
@@ -417,8 +416,9 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
 /// tracking, in that order. Any failure refuses the load (and names the cause in the log).
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let raw_ctx = ctx.get_raw();
-    // SAFETY (every API pointer read below): written once by RedisModule_Init before OnLoad's
-    // own code; each call gets OnLoad's live context and strings that outlive the call.
+    // Every API pointer read below is written once by RedisModule_Init before OnLoad's own
+    // code; each call gets OnLoad's live context and strings that outlive the call.
+    // SAFETY: as just said.
     if let Some(set_options) = unsafe { raw::RedisModule_SetModuleOptions } {
         // A short or corrupt RDB / RESTORE payload must reach rdb_load as an error to refuse,
         // not abort the server; and the loader keeps no global state, so a replica may load
