@@ -337,16 +337,14 @@ impl ChainMeta {
     /// Builds the chain with zeroed bit arrays for a chunked restore (marked
     /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
     pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
-        let bytes = self.bit_bytes();
-        guard.admit(info_size(self.layers.len() as u64, bytes), bytes)?;
-        let arrays = self
+        let array_bits = self
             .layers
             .iter()
-            .map(|(size, _)| BitArray::new(counting::array_bits(size.bits, self.width)?))
+            .map(|(size, _)| counting::array_bits(size.bits, self.width))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut chain = self.into_chain(arrays, Contents::Fresh)?;
-        chain.await_chunks();
-        Ok(chain)
+        allocate_for_chunks(guard, self.bit_bytes(), &array_bits, |arrays| {
+            self.into_chain(arrays, Contents::Fresh)
+        })
     }
 
     /// Builds the chain with the given bit arrays (one per layer, in order).
@@ -362,6 +360,23 @@ impl ChainMeta {
             .collect::<Result<Vec<_>, _>>()?;
         Chain::from_parts(self.params, self.scheme, self.seed, layers, self.items)
     }
+}
+
+/// The one way a chunked restore (`BF.LOADCHUNK key 1 <header>`, either header format) gets
+/// its chain: `guard` admits the filter's size (`bit_bytes` of bits, one layer per entry of
+/// `array_bits`), zeroed arrays of `array_bits` are allocated, `build` assembles them, and the
+/// chain is marked [`Chain::awaiting_chunks`].
+pub fn allocate_for_chunks(
+    guard: &dyn AllocGuard,
+    bit_bytes: u64,
+    array_bits: &[u64],
+    build: impl FnOnce(Vec<BitArray>) -> Result<Chain, BloomError>,
+) -> Result<Chain, BloomError> {
+    guard.admit(info_size(array_bits.len() as u64, bit_bytes), bit_bytes)?;
+    let arrays = array_bits.iter().map(|&bits| BitArray::new(bits)).collect::<Result<_, _>>()?;
+    let mut chain = build(arrays)?;
+    chain.await_chunks();
+    Ok(chain)
 }
 
 /// Writes a whole chain in the RDB layout: fields, then each layer's segments.
@@ -668,18 +683,24 @@ mod tests {
         assert!(count > 0);
     }
 
-    #[test]
-    fn chunks_walk_every_layer_and_restore_the_same_bits() {
-        let c = sample(400, false);
-        let meta = parse_dump_header(&dump_header(&c)).unwrap();
-        let mut restored = meta.allocate(&Unlimited).unwrap();
+    /// `c` copied as BF.SCANDUMP → BF.LOADCHUNK copies it: its header, then every chunk;
+    /// checks that the chunks covered every byte.
+    fn restore_by_chunks(c: &Chain) -> Chain {
+        let mut restored =
+            parse_dump_header(&dump_header(c)).unwrap().allocate(&Unlimited).unwrap();
         let mut offset = 0;
-        while let Some(bytes) = read_chunk(&c, offset) {
+        while let Some(bytes) = read_chunk(c, offset) {
             write_chunk(&mut restored, offset, &bytes).unwrap();
             offset += bytes.len() as u64;
         }
         assert_eq!(offset, c.bit_bytes());
-        assert_eq!(restored, c);
+        restored
+    }
+
+    #[test]
+    fn chunks_walk_every_layer_and_restore_the_same_bits() {
+        let c = sample(400, false);
+        assert_eq!(restore_by_chunks(&c), c);
     }
 
     #[test]
@@ -713,15 +734,8 @@ mod tests {
             let back = read_chain(&mut SliceReader::new(&encode(&c)), &Unlimited).unwrap();
             assert_eq!(back, c);
             assert_eq!(back.counter_width(), width);
-            let header = dump_header(&c);
-            assert_eq!(header[12..16], DUMP_VERSION_COUNTING.to_le_bytes());
-            let mut restored = parse_dump_header(&header).unwrap().allocate(&Unlimited).unwrap();
-            let mut offset = 0;
-            while let Some(bytes) = read_chunk(&c, offset) {
-                write_chunk(&mut restored, offset, &bytes).unwrap();
-                offset += bytes.len() as u64;
-            }
-            assert_eq!(offset, c.bit_bytes());
+            assert_eq!(dump_header(&c)[12..16], DUMP_VERSION_COUNTING.to_le_bytes());
+            let restored = restore_by_chunks(&c);
             assert_eq!(restored, c);
             assert_eq!(restored.stats(), c.stats());
         }

@@ -27,7 +27,7 @@ use std::fmt;
 use super::BloomError;
 use super::bits::{BitArray, SEGMENT_WORDS};
 use super::chain::{AllocGuard, Chain};
-use super::codec::{FieldReader, FieldWriter};
+use super::codec::{self, FieldReader, FieldWriter};
 use super::hash::HashScheme;
 use super::layer::{Contents, Layer, array_bits};
 use super::mem::Words;
@@ -322,16 +322,10 @@ impl RbMeta {
     /// Builds the chain with zeroed bit arrays (`BF.LOADCHUNK key 1 <header>`; marked
     /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
     pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
-        let bytes = self.bit_bytes();
-        guard.admit(info_size(self.layers.len() as u64, bytes), bytes)?;
-        let arrays = self
-            .layers
-            .iter()
-            .map(|l| BitArray::new(array_bits(l.size.bits)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut chain = self.into_chain(arrays, Contents::Fresh)?;
-        chain.await_chunks();
-        Ok(chain)
+        let bits: Vec<u64> = self.layers.iter().map(|l| array_bits(l.size.bits)).collect();
+        codec::allocate_for_chunks(guard, self.bit_bytes(), &bits, |arrays| {
+            self.into_chain(arrays, Contents::Fresh)
+        })
     }
 }
 
