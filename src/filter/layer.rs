@@ -296,10 +296,7 @@ impl Layer {
             return;
         }
         if self.rule != Rule::Reduce {
-            let modulus = self.rule.modulus(self.len_bits());
-            for p in h.modular_probes(modulus, self.hashes) {
-                self.ones += u64::from(!self.bits.set(p));
-            }
+            self.set_modular(h);
         } else {
             for p in h.probes(self.len_bits(), self.hashes) {
                 self.ones += u64::from(!self.bits.set(p));
@@ -330,12 +327,7 @@ impl Layer {
                 // A counting layer always counts the item; "new" is whether it held it before.
                 return !self.increment(h, w);
             }
-            let modulus = self.rule.modulus(self.len_bits());
-            let mut flipped = 0;
-            for p in h.modular_probes(modulus, self.hashes) {
-                flipped += u64::from(!self.bits.set(p));
-            }
-            self.ones += flipped;
+            let flipped = self.set_modular(h);
             self.items += u64::from(flipped > 0);
             return flipped > 0;
         }
@@ -347,6 +339,18 @@ impl Layer {
         self.ones += u64::from(flipped);
         self.items += u64::from(flipped > 0);
         flipped > 0
+    }
+
+    /// Sets the probes of `h` under a RedisBloom rule (positions mod the rule's modulus), adds
+    /// the bits it set to the layer's count and returns how many that was.
+    fn set_modular(&mut self, h: ItemHash) -> u64 {
+        let modulus = self.rule.modulus(self.len_bits());
+        let mut flipped = 0;
+        for p in h.modular_probes(modulus, self.hashes) {
+            flipped += u64::from(!self.bits.set(p));
+        }
+        self.ones += flipped;
+        flipped
     }
 
     /// [`Layer::insert_if_new`] for each of `hashes` in order, appending the results to `out`,
