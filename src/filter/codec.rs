@@ -435,7 +435,22 @@ pub fn dump_header(chain: &Chain) -> Vec<u8> {
     if chain.scheme().is_redisbloom() {
         return redisbloom::header(chain);
     }
-    let mut out = Vec::with_capacity(DUMP_PREFIX + 7 * 8 + chain.layers().len() * 5 * 8);
+    header_of(chain, false)
+}
+
+/// The dump header `chain` had when it was created, before anything was added: its first
+/// layer, no items. What a replica needs to build the same filter when the creating command
+/// itself cannot be replicated.
+pub fn creation_header(chain: &Chain) -> Vec<u8> {
+    if chain.scheme().is_redisbloom() {
+        return redisbloom::creation_header(chain);
+    }
+    header_of(chain, true)
+}
+
+fn header_of(chain: &Chain, as_created: bool) -> Vec<u8> {
+    let n = if as_created { 1 } else { chain.layers().len() };
+    let mut out = Vec::with_capacity(DUMP_PREFIX + 7 * 8 + n * 5 * 8);
     out.extend_from_slice(&DUMP_MAGIC);
     out.extend_from_slice(&u32::MAX.to_le_bytes());
     // A plain filter's header stays version 1, which builds without counting filters read.
@@ -444,11 +459,16 @@ pub fn dump_header(chain: &Chain) -> Vec<u8> {
         w => (DUMP_VERSION_COUNTING, Some(w)),
     };
     out.extend_from_slice(&version.to_le_bytes());
-    // Straight from the chain, not through a `ChainMeta`: the creation path writes one header
-    // per new filter, and the description's layer list would be one more allocation.
-    let layers = chain.layers().iter().enumerate().map(|(i, l)| (chain.layer_size(i), l.items()));
-    let (scheme, seed, params, items) =
-        (chain.scheme(), chain.seed(), chain.params(), chain.items());
+    // Straight from the chain, not through a `ChainMeta`: the description's layer list would
+    // be one more allocation.
+    let layers = chain
+        .layers()
+        .iter()
+        .enumerate()
+        .take(n)
+        .map(|(i, l)| (chain.layer_size(i), if as_created { 0 } else { l.items() }));
+    let (scheme, seed, params) = (chain.scheme(), chain.seed(), chain.params());
+    let items = if as_created { 0 } else { chain.items() };
     write_fields(scheme, seed, params, width, items, layers, &mut out);
     out
 }
@@ -595,6 +615,27 @@ mod tests {
         let mut buf = Vec::new();
         write_chain(c, &mut buf);
         buf
+    }
+
+    #[test]
+    fn creation_header_is_the_header_of_the_chain_when_it_was_new() {
+        let p = ChainParams::new(0.01, 20, 2).unwrap();
+        let makers: [fn(ChainParams) -> Chain; 3] = [
+            |p| Chain::new(p, HashScheme::Xxh3Enhanced, 42, &Unlimited).unwrap(),
+            |p| Chain::new(p, HashScheme::Murmur64, 0, &Unlimited).unwrap(),
+            |p| Chain::new_counting(p, 42, 4, &Unlimited).unwrap(),
+        ];
+        for make in makers {
+            let fresh = make(p);
+            let mut grown = make(p);
+            for i in 0..200 {
+                grown.add(format!("item{i}").as_bytes(), &Unlimited).unwrap();
+            }
+            assert!(grown.layers().len() > 1);
+            assert_eq!(creation_header(&grown), dump_header(&fresh));
+            assert_eq!(creation_header(&fresh), dump_header(&fresh));
+            assert_ne!(dump_header(&grown), dump_header(&fresh));
+        }
     }
 
     #[test]

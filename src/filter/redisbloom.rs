@@ -452,16 +452,27 @@ fn links(chain: &Chain) -> impl Iterator<Item = RawLink> + '_ {
 /// RedisBloom's dump header of a chain in one of its schemes (`BF.SCANDUMP key 0`): what a
 /// RedisBloom server's `BF.LOADCHUNK` reads.
 pub fn header(chain: &Chain) -> Vec<u8> {
-    let n = chain.layers().len();
+    header_of(chain, false)
+}
+
+/// The header `chain` had when it was created: its first layer, nothing added.
+pub fn creation_header(chain: &Chain) -> Vec<u8> {
+    header_of(chain, true)
+}
+
+fn header_of(chain: &Chain, as_created: bool) -> Vec<u8> {
+    let n = if as_created { 1 } else { chain.layers().len() };
     let mut out = Vec::with_capacity(HEADER_BYTES + HEADER_LINK_BYTES * n);
-    out.extend_from_slice(&chain.items().to_le_bytes());
+    let items = if as_created { 0 } else { chain.items() };
+    out.extend_from_slice(&items.to_le_bytes());
     out.extend_from_slice(&(n as u32).to_le_bytes());
     out.extend_from_slice(&(options_of(chain) as u32).to_le_bytes());
     out.extend_from_slice(&growth_of(chain).to_le_bytes());
-    for link in links(chain) {
+    for link in links(chain).take(n) {
+        let items = if as_created { 0 } else { link.items };
         out.extend_from_slice(&(link.bits / 8).to_le_bytes());
         out.extend_from_slice(&link.bits.to_le_bytes());
-        out.extend_from_slice(&link.items.to_le_bytes());
+        out.extend_from_slice(&items.to_le_bytes());
         out.extend_from_slice(&link.error.to_bits().to_le_bytes());
         out.extend_from_slice(&link.bpe.to_bits().to_le_bytes());
         out.extend_from_slice(&(link.hashes as u32).to_le_bytes());

@@ -6,8 +6,6 @@
 //! first three are also config names under RedisBloom 8's spelling (`bf-error-rate`, …). Error
 //! rates above 0.25 are capped at 0.25, as in RedisBloom 8.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use redis_module::configuration::{
@@ -36,10 +34,9 @@ pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES
 /// the primary creates meanwhile answer and dump exactly as RedisBloom's do.
 pub static REDISBLOOM_SCHEME: AtomicBool = AtomicBool::new(false);
 
-/// Whether new filters get a random hash seed (default) or the fixed seed 0.
+/// Whether new filters get a seed derived from a secret (default; see `creation`) or the
+/// fixed seed 0.
 pub static RANDOM_SEEDS: AtomicBool = AtomicBool::new(true);
-/// Counts seeds handed out, so two filters made in one process never share a seed by accident.
-static SEEDS_MADE: AtomicU64 = AtomicU64::new(0);
 
 const DEFAULT_ERROR_RATE: f64 = 0.01;
 const DEFAULT_INITIAL_SIZE: i64 = 100;
@@ -59,7 +56,7 @@ impl ErrorRate {
 }
 
 /// Whether `e` can be the default error rate of a new filter.
-fn valid_error_rate(e: f64) -> bool {
+pub fn valid_error_rate(e: f64) -> bool {
     ChainParams::new(e, 1, DEFAULT_EXPANSION as u64).is_ok()
 }
 
@@ -86,18 +83,6 @@ pub fn defaults() -> Result<ChainParams, BloomError> {
         INITIAL_SIZE.load(Ordering::Relaxed) as u64,
         EXPANSION.load(Ordering::Relaxed) as u64,
     )
-}
-
-/// The hash seed for a new filter: unpredictable from outside the server (SipHash keyed by the
-/// process' random `RandomState` keys, over a counter), so nobody can craft items that collide
-/// in someone else's filter; or 0 when `bf.random-seeds` is off.
-pub fn new_seed() -> u64 {
-    if !RANDOM_SEEDS.load(Ordering::Relaxed) {
-        return 0;
-    }
-    let mut h = RandomState::new().build_hasher();
-    h.write_u64(SEEDS_MADE.fetch_add(1, Ordering::Relaxed));
-    h.finish()
 }
 
 /// The per-filter byte limit right now.

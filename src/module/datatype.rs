@@ -14,6 +14,7 @@ use redis_module::{RedisBuffer, raw};
 
 use redis_module::Context;
 
+use super::creation::{self, Settings};
 use super::limits::ServerGuard;
 use crate::filter::codec::{
     self, FieldReader, FieldWriter, RDB_ENCODING_V1, RDB_ENCODING_VERSION, dump_header, read_chunk,
@@ -34,10 +35,10 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
         mem_usage: Some(mem_usage),
         digest: Some(digest),
         free: Some(free),
-        aux_load: None,
-        aux_save: None,
-        aux_save2: None,
-        aux_save_triggers: 0,
+        aux_load: Some(aux_load),
+        aux_save: Some(aux_save),
+        aux_save2: Some(aux_save2),
+        aux_save_triggers: raw::REDISMODULE_AUX_BEFORE_RDB as c_int,
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
@@ -152,6 +153,76 @@ impl FieldWriter for RdbWriter {
 unsafe fn chain_ref<'a>(value: *mut c_void) -> &'a Chain {
     // SAFETY: the caller's contract above: a live, properly aligned `Chain`.
     unsafe { &*value.cast::<Chain>() }
+}
+
+/// Module aux data, before the keys: the creation settings of the stream this server follows
+/// (see `creation`), so that a replica restarted from its RDB, or a replica of a replica,
+/// derives the same seeds as its primary. A marker (0: none, 1: the encoded settings follow).
+///
+/// Redis 7.0 calls this one, which must write something; 7.2+ and Valkey call [`aux_save2`].
+unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
+    guarded("aux_save", (), || {
+        if when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+            return;
+        }
+        match creation::for_rdb() {
+            Some(settings) => {
+                raw::save_unsigned(rdb, AUX_SETTINGS);
+                raw::save_slice(rdb, &settings.encode());
+            }
+            None => raw::save_unsigned(rdb, AUX_NONE),
+        }
+    });
+}
+
+/// [`aux_save`] for servers that skip an aux field nothing was written to: a primary, which
+/// follows no stream, writes nothing, so its RDB files load on a server without the module
+/// when they hold no filter.
+unsafe extern "C" fn aux_save2(rdb: *mut raw::RedisModuleIO, when: c_int) {
+    guarded("aux_save2", (), || {
+        if when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+            return;
+        }
+        if let Some(settings) = creation::for_rdb() {
+            raw::save_unsigned(rdb, AUX_SETTINGS);
+            raw::save_slice(rdb, &settings.encode());
+        }
+    });
+}
+
+/// Aux markers.
+const AUX_NONE: u64 = 0;
+const AUX_SETTINGS: u64 = 1;
+
+/// Reads [`aux_save`]'s data; anything else refuses the file (Redis then stops the load).
+unsafe extern "C" fn aux_load(rdb: *mut raw::RedisModuleIO, encver: c_int, when: c_int) -> c_int {
+    let (ok, err) = (raw::REDISMODULE_OK as c_int, raw::REDISMODULE_ERR as c_int);
+    guarded("aux_load", err, || {
+        if encver != RDB_ENCODING_VERSION || when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+            log_warning(&format!(
+                "scalebloom: refused module aux data of encoding {encver}, trigger {when}"
+            ));
+            return err;
+        }
+        let settings = match raw::load_unsigned(rdb) {
+            Ok(AUX_NONE) => return ok,
+            Ok(AUX_SETTINGS) => raw::load_string_buffer(rdb)
+                .map_err(|_| "truncated")
+                .and_then(|b| Settings::decode(b.as_ref())),
+            Ok(_) => Err("unknown marker"),
+            Err(_) => Err("truncated"),
+        };
+        match settings {
+            Ok(settings) => {
+                creation::adopt(settings);
+                ok
+            }
+            Err(why) => {
+                log_warning(&format!("scalebloom: refused module aux data: {why}"));
+                err
+            }
+        }
+    })
 }
 
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {

@@ -31,6 +31,8 @@ pub const BAD_DATA: &str = "ERR received bad data";
 pub const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 pub const NOT_RESTORING: &str = "ERR BF.LOADCHUNK data chunks go only into a filter that its BF.LOADCHUNK header created and that has taken no add since; this key holds another filter";
+pub const REPLCONF_INTERNAL: &str =
+    "ERR BF.REPLCONF is internal: only a primary's replication stream or the AOF may send it";
 pub const NOT_COUNTING: &str = "ERR not a counting filter: items can be deleted only from a filter created with COUNTING 4 or COUNTING 8";
 pub const BAD_COUNTING: &str = "ERR COUNTING must be 4 or 8 (bits per counter)";
 pub const COUNTING_REDISBLOOM_SCHEME: &str = "ERR COUNTING filters use scalebloom's own hash scheme: not available while bf.redisbloom-scheme is yes";

@@ -21,6 +21,8 @@
 //! `maxmemory` (as eviction counts it), and `maxmemory` itself is read once at load and again
 //! on every `CONFIG SET` (the server's config-change event, see `events`), never per command.
 
+use std::cell::Cell;
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis_module::{Context, ContextFlags, RedisValue, raw};
@@ -59,26 +61,42 @@ pub struct ServerGuard<'a> {
     ctx: &'a Context,
     /// Whether this is an `rdb_load` rather than a command.
     load: bool,
+    /// The context flags, read on first use (`RedisModule_GetContextFlags` works out the
+    /// memory state each time; within one command it does not change).
+    flags: Cell<Option<c_int>>,
 }
 
 impl<'a> ServerGuard<'a> {
     /// The policy for the command running in `ctx`: replicated commands and AOF replay are
     /// exempt.
     pub fn for_command(ctx: &'a Context) -> Self {
-        Self { ctx, load: false }
+        Self { ctx, load: false, flags: Cell::new(None) }
     }
 
     /// The policy for an `rdb_load` with the I/O context `ctx`: a server loading its own data
     /// (startup, DEBUG RELOAD, a replica's full sync, async or not) and a replica are exempt;
     /// what remains is a client's RESTORE.
     pub fn for_load(ctx: &'a Context) -> Self {
-        Self { ctx, load: true }
+        Self { ctx, load: true, flags: Cell::new(None) }
+    }
+
+    /// The context flags of the running command or load.
+    pub fn flags(&self) -> ContextFlags {
+        let bits = match self.flags.get() {
+            Some(bits) => bits,
+            None => {
+                let bits = self.ctx.get_flags().bits();
+                self.flags.set(Some(bits));
+                bits
+            }
+        };
+        ContextFlags::from_bits_truncate(bits)
     }
 }
 
 impl AllocGuard for ServerGuard<'_> {
     fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), BloomError> {
-        let flags = self.ctx.get_flags();
+        let flags = self.flags();
         let exempt = if self.load {
             ContextFlags::LOADING | ContextFlags::ASYNC_LOADING | ContextFlags::SLAVE
         } else {

@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod args;
 pub mod commands;
 pub mod config;
+pub mod creation;
 pub mod datatype;
 pub mod errors;
 pub mod events;

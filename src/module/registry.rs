@@ -10,7 +10,7 @@ use redis_module::{Context, RedisString, Status, raw};
 use std::sync::atomic::Ordering;
 
 use super::args::Args;
-use super::commands::{Handler, bloom, dump};
+use super::commands::{Handler, bloom, dump, replconf};
 use super::datatype::DEFRAG_MOVES;
 use super::errors;
 use super::events;
@@ -62,11 +62,14 @@ enum KeyUse {
     Update,
     /// Removes content from the key (never allocates, so not refused under `maxmemory`).
     Delete,
+    /// No key: the internal BF.REPLCONF, which only the replication link and AOF replay may
+    /// run, hidden from MONITOR and the slow log (it carries the seed secret).
+    None,
 }
 
 /// One command: name, entry point, arity (negative: at least), key use, and summary and
-/// complexity for `COMMAND DOCS`. All take their one key at `argv[1]`; flags and ACL categories
-/// follow from whether the command reads or writes it.
+/// complexity for `COMMAND DOCS`. All but BF.REPLCONF take their one key at `argv[1]`; flags
+/// and ACL categories follow from whether the command reads or writes it.
 struct Command {
     name: &'static str,
     entry: EntryPoint,
@@ -87,6 +90,7 @@ impl Command {
             KeyUse::Read => "readonly fast",
             KeyUse::Delete => "write fast",
             KeyUse::Insert | KeyUse::Update => "write deny-oom",
+            KeyUse::None => "write deny-script no-monitor no-slowlog fast",
         }
     }
 
@@ -149,6 +153,8 @@ commands! {
         "Deletes one occurrence of an item from a counting filter", "O(k * i)";
     cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
         "Deletes one occurrence of each item from a counting filter", "O(n * k * i)";
+    cmd_replconf: "bf.replconf" => replconf::replconf, 2, None,
+        "Internal: the creation settings of the primary whose stream follows", "O(1)";
     cmd_stats: "bf.stats" => bloom::stats, 2, Read,
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers";
@@ -268,6 +274,10 @@ fn args_of(command: &str) -> &'static [Arg] {
             const A: &[Arg] = &[KEY, Arg::new(c"iterator", ArgKind::Integer)];
             A
         }
+        "bf.replconf" => {
+            const A: &[Arg] = &[Arg::new(c"settings", ArgKind::String)];
+            A
+        }
         "bf.loadchunk" => {
             const A: &[Arg] =
                 &[KEY, Arg::new(c"iterator", ArgKind::Integer), Arg::new(c"data", ArgKind::String)];
@@ -377,13 +387,16 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         check(rc, || format!("could not set ACL categories of {}", c.name))?;
     }
     let flags = match c.key {
-        KeyUse::Read => KeySpecFlags::READ_ONLY,
-        KeyUse::Insert => KeySpecFlags::READ_WRITE | KeySpecFlags::INSERT,
-        KeyUse::Update => KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE,
-        KeyUse::Delete => KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE,
+        KeyUse::Read => Some(KeySpecFlags::READ_ONLY),
+        KeyUse::Insert => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::INSERT),
+        KeyUse::Update => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE),
+        KeyUse::Delete => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE),
+        KeyUse::None => None,
     };
-    let spec = KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0));
-    let mut specs = get_redis_key_spec(vec![spec]);
+    let spec = flags.map(|flags| {
+        KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0))
+    });
+    let mut specs = get_redis_key_spec(spec.into_iter().collect());
     let summary = cstring(c.summary)?;
     let complexity = cstring(c.complexity)?;
     let since = cstring(env!("CARGO_PKG_VERSION"))?;
@@ -447,7 +460,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     for c in COMMANDS {
         let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
         // SAFETY: see above; `c.entry` is an `extern "C"` function with the command signature.
-        let rc = unsafe { create(raw_ctx, name.as_ptr(), Some(c.entry), flags.as_ptr(), 1, 1, 1) };
+        let key = c_int::from(!matches!(c.key, KeyUse::None));
+        let rc =
+            unsafe { create(raw_ctx, name.as_ptr(), Some(c.entry), flags.as_ptr(), key, key, key) };
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }

@@ -8,36 +8,42 @@ use redis_module::{Context, ContextFlags};
 use super::{
     core_err, notify, replicate_header, replicate_madd, store_chain, with_chain, write_chain,
 };
-use crate::filter::codec::dump_header;
+use crate::filter::codec;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
-use crate::module::config;
+use crate::module::creation::{self, Settings};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::options::{self, Creation};
 use crate::module::reply::Reply;
 
-/// Builds a new chain for `params` under the server's allocation policy: a counting chain
-/// with counters of `counting` bits when given (native scheme only).
-fn new_chain(ctx: &Context, params: ChainParams, counting: Option<u8>) -> Result<Chain, Reply> {
-    let redisbloom = config::REDISBLOOM_SCHEME.load(std::sync::atomic::Ordering::Relaxed);
-    let guard = ServerGuard::for_command(ctx);
+/// Builds a new chain at `key` for `params` with `settings` (scheme and seed) under the
+/// server's allocation policy: a counting chain with counters of `counting` bits when given
+/// (native scheme only).
+fn new_chain(
+    settings: &Settings,
+    key: &[u8],
+    params: ChainParams,
+    counting: Option<u8>,
+    guard: &ServerGuard,
+) -> Result<Chain, Reply> {
+    let seed = settings.seed(key);
     let made = match counting {
-        Some(_) if redisbloom => return Err(Reply::err(errors::COUNTING_REDISBLOOM_SCHEME)),
-        Some(width) => Chain::new_counting(params, config::new_seed(), width, &guard),
-        None => {
-            let scheme = if redisbloom { HashScheme::Murmur64 } else { HashScheme::Xxh3Enhanced };
-            Chain::new(params, scheme, config::new_seed(), &guard)
+        Some(_) if settings.redisbloom_scheme => {
+            return Err(Reply::err(errors::COUNTING_REDISBLOOM_SCHEME));
         }
+        Some(width) => Chain::new_counting(params, seed, width, guard),
+        None => Chain::new(params, settings.scheme(), seed, guard),
     };
     made.map_err(|e| core_err(&e))
 }
 
-/// Replicates the creation of `chain` (still empty) as `BF.LOADCHUNK key 1 <header>`: the
-/// header carries every parameter and the seed, so a replica or an AOF replay builds exactly
-/// this filter, whatever its own defaults are.
-fn replicate_creation(ctx: &Context, args: &Args, empty_chain: &Chain) {
-    replicate_header(ctx, args, &dump_header(empty_chain));
+/// Replicates a command that created a filter, verbatim: the replica (or AOF replay) derives
+/// the same parameters and seed from the command and the settings `BF.REPLCONF` gave it, sent
+/// first when due (see `creation`).
+fn replicate_creating_command(ctx: &Context, flags: &ContextFlags) {
+    creation::announce_if_pending(ctx, flags);
+    ctx.replicate_verbatim();
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]`
@@ -61,21 +67,26 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
     }
-    let chain = match new_chain(ctx, params, counting) {
+    let guard = ServerGuard::for_command(ctx);
+    let flags = guard.flags();
+    let settings = creation::for_command(&flags);
+    let chain = match new_chain(&settings, args.bytes(1), params, counting, &guard) {
         Ok(c) => c,
         Err(r) => return r,
     };
-    replicate_creation(ctx, args, &chain);
     if let Err(r) = store_chain(&key, chain) {
         return r;
     }
+    replicate_creating_command(ctx, &flags);
     notify(ctx, c"bf.reserve", &key_name);
     Reply::Ok
 }
 
 /// How an add-family command was asked to create a missing filter.
 struct Create {
-    params: Option<ChainParams>,
+    /// The new filter's parameters and the settings they were worked out with (BF.INSERT);
+    /// `None`: the settings' defaults (BF.ADD, BF.MADD).
+    params: Option<(ChainParams, Settings)>,
     nocreate: bool,
     /// `COUNTING w` (BF.INSERT).
     counting: Option<u8>,
@@ -125,17 +136,14 @@ fn add_items(
         Some(c) => c,
         None if create.nocreate => return Err(Reply::err(errors::NOT_FOUND)),
         None => {
-            let params = match create.params {
-                Some(p) => p,
-                None => config::defaults().map_err(|e| core_err(&e))?,
-            };
-            match new_chain(ctx, params, create.counting) {
-                Ok(c) => {
-                    replicate_creation(ctx, args, &c);
-                    created.insert(c)
+            let (params, settings) = match create.params {
+                Some(given) => given,
+                None => {
+                    let settings = creation::for_command(&guard.flags());
+                    (settings.defaults().map_err(|e| core_err(&e))?, settings)
                 }
-                Err(r) => return Err(r),
-            }
+            };
+            created.insert(new_chain(&settings, args.bytes(1), params, create.counting, &guard)?)
         }
     };
     let wanted = args.len() - first_item;
@@ -155,17 +163,28 @@ fn add_items(
     let changed = answers.any_new() || (chain.counter_width() != 0 && processed > 0);
     let all_done = error.is_none();
     let was_created = created.is_some();
+    // Stopped early after creating: a replica, which does not apply this server's memory
+    // limits, must not run the whole command. It gets the filter as created (its header, with
+    // the seed) and then only the items that went in.
+    let partial_creation = match &created {
+        Some(chain) if !all_done => Some(codec::creation_header(chain)),
+        _ => None,
+    };
     if let Some(chain) = created {
         store_chain(&key, chain)?;
     }
-    if changed && all_done {
-        // Verbatim, also after a creation: the header went first, so the replica's filter
-        // exists with this one's parameters and seed, and options that only apply on creation
-        // (INSERT's) are ignored there, as here.
+    if let Some(header) = partial_creation {
+        replicate_header(ctx, args, &header);
+        if changed {
+            replicate_madd(ctx, args, &args.items(first_item)[..processed]);
+        }
+    } else if was_created {
+        replicate_creating_command(ctx, &guard.flags());
+    } else if changed && all_done {
         ctx.replicate_verbatim();
     } else if changed {
-        // Stopped early: replicate only the items that went in, so a replica (which does not
-        // apply this server's memory limits) ends with the same bits.
+        // Stopped early: replicate only the items that went in, so a replica ends with the
+        // same bits.
         replicate_madd(ctx, args, &args.items(first_item)[..processed]);
     }
     if changed || was_created {
@@ -206,11 +225,16 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
     let grammar = &options::INSERT;
     let parsed = grammar.options(args, 2).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
-        let defaults = config::defaults().map_err(|e| core_err(&e))?;
+        let settings = creation::for_command(&ctx.get_flags());
+        let defaults = settings.defaults().map_err(|e| core_err(&e))?;
         let params = grammar.params(&given, defaults)?;
         Ok((
             first_item,
-            Create { params: Some(params), nocreate: given.nocreate, counting: given.counting },
+            Create {
+                params: Some((params, settings)),
+                nocreate: given.nocreate,
+                counting: given.counting,
+            },
         ))
     });
     let (first_item, create) = match parsed {

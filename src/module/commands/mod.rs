@@ -4,6 +4,7 @@
 
 pub mod bloom;
 pub mod dump;
+pub mod replconf;
 
 use std::ffi::{CStr, c_char, c_longlong};
 

@@ -1,0 +1,25 @@
+//! BF.REPLCONF: the creation settings a primary sends down its replication stream and AOF
+//! (see `creation`). Only the replication link and AOF replay may run it.
+
+use redis_module::{Context, ContextFlags};
+
+use crate::module::args::Args;
+use crate::module::creation::{self, Settings};
+use crate::module::errors;
+use crate::module::reply::Reply;
+
+/// `BF.REPLCONF settings`: adopts a primary's creation settings and passes them on (to this
+/// server's AOF; a replica of this replica gets the primary's stream as it is).
+pub fn replconf(ctx: &Context, args: &Args) -> Reply {
+    if !ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING) {
+        return Reply::err(errors::REPLCONF_INTERNAL);
+    }
+    match Settings::decode(args.bytes(1)) {
+        Ok(settings) => {
+            creation::adopt(settings);
+            ctx.replicate_verbatim();
+            Reply::Ok
+        }
+        Err(why) => Reply::Error(format!("ERR BF.REPLCONF: {why}")),
+    }
+}

@@ -1,0 +1,296 @@
+//! The settings that decide a new filter beyond its own command: the defaults of an
+//! auto-created filter, the hash scheme, and the secret its seed is derived from.
+//!
+//! A filter's seed is `SipHash-1-3(secret, key name)`, or 0 with `bf.random-seeds no`. The
+//! secret is random per process and never leaves the server except to its own replicas and
+//! AOF, so clients cannot predict seeds, yet a replica given the same secret derives the same
+//! seed from the same command. That lets a creating command (`BF.RESERVE`, an `BF.ADD` that
+//! creates) replicate verbatim, as RedisBloom's do, instead of as a `BF.LOADCHUNK` header that
+//! carries the seed: Redis' `RM_Replicate` costs a command lookup and new argument strings,
+//! about a third of a filter creation.
+//!
+//! Every consumer of the stream must therefore interpret a creating command with the
+//! settings of the server that ran it:
+//! - A primary sends its settings as `BF.REPLCONF <blob>` before the first creating command
+//!   after anything that may have started a new consumer or changed the settings: module load
+//!   (restart, AOF replay), a fork (full sync, AOF rewrite), a replica connecting (including a
+//!   partial resync), a role change, any `CONFIG SET`. Sending it again is harmless.
+//! - A replica takes them from `BF.REPLCONF` (and passes it on to its AOF) and from its
+//!   primary's RDB (module aux data), and keeps them in its own RDB, so a restarted replica
+//!   that resumes by partial resync, or a replica of a replica, has them too.
+//! - Commands from the replication link, from AOF replay, and any command on a replica use the
+//!   stream's settings; a primary's clients use the server's own.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use redis_module::{Context, ContextFlags, raw};
+use siphasher::sip::SipHasher13;
+
+use super::config;
+use super::options::capped_error;
+use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
+use crate::filter::{BloomError, ChainParams, HashScheme};
+
+/// The settings a creating command is interpreted with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// SipHash key the seeds are derived from.
+    pub secret: [u64; 2],
+    /// `bf.random-seeds`: derived seeds (true) or seed 0.
+    pub random_seeds: bool,
+    /// `bf.redisbloom-scheme`: new filters in RedisBloom's hashing.
+    pub redisbloom_scheme: bool,
+    /// `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`: an auto-created filter's.
+    pub error_rate: f64,
+    pub initial_size: u64,
+    pub expansion: u64,
+}
+
+/// Format version of the encoded settings (first byte).
+const VERSION: u8 = 1;
+/// Encoded length: version, secret, flags, error rate, initial size, expansion.
+pub const ENCODED_LEN: usize = 1 + 16 + 1 + 8 + 8 + 8;
+const FLAG_RANDOM_SEEDS: u8 = 1;
+const FLAG_REDISBLOOM_SCHEME: u8 = 2;
+
+impl Settings {
+    /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some (BF.INSERT).
+    pub fn defaults(&self) -> Result<ChainParams, BloomError> {
+        ChainParams::new(self.error_rate, self.initial_size, self.expansion)
+    }
+
+    /// The hash scheme of a new non-counting filter.
+    pub fn scheme(&self) -> HashScheme {
+        if self.redisbloom_scheme { HashScheme::Murmur64 } else { HashScheme::Xxh3Enhanced }
+    }
+
+    /// The seed of a new filter at `key`.
+    pub fn seed(&self, key: &[u8]) -> u64 {
+        if !self.random_seeds {
+            return 0;
+        }
+        let mut h = SipHasher13::new_with_keys(self.secret[0], self.secret[1]);
+        h.write(key);
+        h.finish()
+    }
+
+    /// The explicit little-endian encoding `BF.REPLCONF` and the RDB aux data carry.
+    pub fn encode(&self) -> [u8; ENCODED_LEN] {
+        let mut out = [0u8; ENCODED_LEN];
+        out[0] = VERSION;
+        out[1..9].copy_from_slice(&self.secret[0].to_le_bytes());
+        out[9..17].copy_from_slice(&self.secret[1].to_le_bytes());
+        out[17] = if self.random_seeds { FLAG_RANDOM_SEEDS } else { 0 }
+            | if self.redisbloom_scheme { FLAG_REDISBLOOM_SCHEME } else { 0 };
+        out[18..26].copy_from_slice(&self.error_rate.to_bits().to_le_bytes());
+        out[26..34].copy_from_slice(&self.initial_size.to_le_bytes());
+        out[34..42].copy_from_slice(&self.expansion.to_le_bytes());
+        out
+    }
+
+    /// Decodes and validates [`Settings::encode`]'s bytes: every field must be a value the
+    /// server's own configuration could hold.
+    pub fn decode(bytes: &[u8]) -> Result<Settings, &'static str> {
+        if bytes.len() != ENCODED_LEN {
+            return Err("bad length");
+        }
+        if bytes[0] != VERSION {
+            return Err("unknown version");
+        }
+        let u64_at = |at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[at..at + 8]);
+            u64::from_le_bytes(b)
+        };
+        let flags = bytes[17];
+        if flags & !(FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME) != 0 {
+            return Err("unknown flags");
+        }
+        let error_rate = f64::from_bits(u64_at(18));
+        if !config::valid_error_rate(error_rate) || capped_error(error_rate) != error_rate {
+            return Err("bad error rate");
+        }
+        let initial_size = u64_at(26);
+        if !(1..=MAX_CAPACITY).contains(&initial_size) {
+            return Err("bad initial size");
+        }
+        let expansion = u64_at(34);
+        if expansion > MAX_EXPANSION {
+            return Err("bad expansion");
+        }
+        Ok(Settings {
+            secret: [u64_at(1), u64_at(9)],
+            random_seeds: flags & FLAG_RANDOM_SEEDS != 0,
+            redisbloom_scheme: flags & FLAG_REDISBLOOM_SCHEME != 0,
+            error_rate,
+            initial_size,
+            expansion,
+        })
+    }
+}
+
+/// This process' secret, drawn on first use from the standard library's randomly keyed
+/// SipHash (`RandomState`, seeded from the OS).
+fn local_secret() -> [u64; 2] {
+    static SECRET: OnceLock<[u64; 2]> = OnceLock::new();
+    *SECRET.get_or_init(|| {
+        let state = RandomState::new();
+        [state.hash_one(0u8), state.hash_one(1u8)]
+    })
+}
+
+/// The settings of the stream this server follows (its primary's, or its AOF's during
+/// replay); `None` on a primary.
+static STREAM: Mutex<Option<Settings>> = Mutex::new(None);
+
+/// Whether the next creating command on a primary must send `BF.REPLCONF` first.
+static PENDING: AtomicBool = AtomicBool::new(true);
+
+/// This server's own settings.
+pub fn local() -> Settings {
+    let relaxed = Ordering::Relaxed;
+    Settings {
+        secret: local_secret(),
+        random_seeds: config::RANDOM_SEEDS.load(relaxed),
+        redisbloom_scheme: config::REDISBLOOM_SCHEME.load(relaxed),
+        error_rate: config::ERROR_RATE.get(),
+        initial_size: config::INITIAL_SIZE.load(relaxed) as u64,
+        expansion: config::EXPANSION.load(relaxed) as u64,
+    }
+}
+
+fn stream() -> Option<Settings> {
+    *STREAM.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether a command running with `flags` follows the stream rather than the server's own
+/// settings: it came over the replication link, is replayed from the AOF, or runs on a replica.
+fn follows_stream(flags: &ContextFlags) -> bool {
+    flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING | ContextFlags::SLAVE)
+}
+
+/// The settings a creating command running with `flags` uses.
+pub fn for_command(flags: &ContextFlags) -> Settings {
+    if follows_stream(flags) { stream().unwrap_or_else(local) } else { local() }
+}
+
+/// Adopts a stream's settings (`BF.REPLCONF`, RDB aux data).
+pub fn adopt(settings: Settings) {
+    *STREAM.lock().unwrap_or_else(PoisonError::into_inner) = Some(settings);
+}
+
+/// What this server's RDB keeps: the stream's settings, if it follows one.
+pub fn for_rdb() -> Option<Settings> {
+    stream()
+}
+
+/// Something may have started a new consumer of the stream or changed the settings: the next
+/// creating command sends them again.
+pub fn mark_pending() {
+    PENDING.store(true, Ordering::Relaxed);
+}
+
+/// The server became a primary (or finished loading as one): it follows no stream now, and
+/// sends its own settings before its next creation.
+pub fn become_primary() {
+    *STREAM.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    mark_pending();
+}
+
+/// Before a creating command running with `flags` replicates verbatim: on a primary, sends
+/// `BF.REPLCONF` with its settings if anything since the last one may need them. Commands
+/// that follow the stream pass on the stream's own `BF.REPLCONF` instead.
+pub fn announce_if_pending(ctx: &Context, flags: &ContextFlags) {
+    if follows_stream(flags) || !PENDING.swap(false, Ordering::Relaxed) {
+        return;
+    }
+    let blob = local().encode();
+    // SAFETY: API pointers are written once by RedisModule_Init, before any command.
+    if let Some(replicate) = unsafe { raw::RedisModule_Replicate } {
+        // SAFETY: `ctx` is the running command's context; the format "b" is matched by a
+        // (pointer, length) buffer alive for the call, which Redis copies.
+        unsafe {
+            replicate(
+                ctx.ctx,
+                c"BF.REPLCONF".as_ptr(),
+                c"b".as_ptr(),
+                blob.as_ptr().cast::<std::ffi::c_char>(),
+                blob.len(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Settings {
+        Settings {
+            secret: [0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210],
+            random_seeds: true,
+            redisbloom_scheme: false,
+            error_rate: 0.01,
+            initial_size: 100,
+            expansion: 2,
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        for (random_seeds, redisbloom_scheme) in [(true, false), (false, true), (true, true)] {
+            let s = Settings { random_seeds, redisbloom_scheme, expansion: 0, ..sample() };
+            assert_eq!(Settings::decode(&s.encode()), Ok(s));
+        }
+    }
+
+    #[test]
+    fn layout_is_explicit_little_endian() {
+        let b = sample().encode();
+        assert_eq!(b.len(), ENCODED_LEN);
+        assert_eq!(b[0], 1);
+        assert_eq!(&b[1..9], &0x0123_4567_89ab_cdef_u64.to_le_bytes());
+        assert_eq!(b[17], FLAG_RANDOM_SEEDS);
+        assert_eq!(&b[18..26], &0.01f64.to_bits().to_le_bytes());
+        assert_eq!(&b[26..34], &100u64.to_le_bytes());
+        assert_eq!(&b[34..42], &2u64.to_le_bytes());
+    }
+
+    #[test]
+    fn refuses_what_a_config_could_not_hold() {
+        let good = sample().encode();
+        let with = |at: usize, bytes: &[u8]| {
+            let mut b = good;
+            b[at..at + bytes.len()].copy_from_slice(bytes);
+            Settings::decode(&b)
+        };
+        assert_eq!(Settings::decode(&good[..41]), Err("bad length"));
+        assert_eq!(Settings::decode(&[good.as_slice(), &[0]].concat()), Err("bad length"));
+        assert_eq!(Settings::decode(&[]), Err("bad length"));
+        assert_eq!(with(0, &[2]), Err("unknown version"));
+        assert_eq!(with(17, &[4]), Err("unknown flags"));
+        for bad in [0.0, -0.01, 1.0, 0.5, f64::NAN, f64::INFINITY] {
+            assert_eq!(with(18, &f64::to_bits(bad).to_le_bytes()), Err("bad error rate"), "{bad}");
+        }
+        assert_eq!(with(26, &0u64.to_le_bytes()), Err("bad initial size"));
+        assert_eq!(with(26, &(MAX_CAPACITY + 1).to_le_bytes()), Err("bad initial size"));
+        assert_eq!(with(34, &(MAX_EXPANSION + 1).to_le_bytes()), Err("bad expansion"));
+        assert!(with(26, &MAX_CAPACITY.to_le_bytes()).is_ok());
+        assert!(with(34, &MAX_EXPANSION.to_le_bytes()).is_ok());
+    }
+
+    #[test]
+    fn seeds_depend_on_secret_and_key_only() {
+        let s = sample();
+        assert_eq!(s.seed(b"user:1"), s.seed(b"user:1"));
+        assert_ne!(s.seed(b"user:1"), s.seed(b"user:2"));
+        let other = Settings { secret: [1, 2], ..s };
+        assert_ne!(s.seed(b"user:1"), other.seed(b"user:1"));
+        assert_eq!(Settings { random_seeds: false, ..s }.seed(b"user:1"), 0);
+        // Pinned: a change of derivation would make replicas of older primaries diverge.
+        assert_eq!(s.seed(b"user:1"), 7_275_410_155_110_044_493);
+    }
+}

@@ -1,0 +1,228 @@
+//! Creating commands replicate verbatim: a replica, an AOF replay and a replica of a replica
+//! derive the same parameters and seeds as the primary from the command and the creation
+//! settings the primary sends (`BF.REPLCONF`, RDB aux data), whatever their own defaults.
+
+mod common;
+use common::*;
+
+/// Defaults unlike the primary's, so a replica that used its own would build other filters.
+const OTHER_DEFAULTS: &[&str] =
+    &["error-rate", "0.05", "initial-size", "7", "expansion-factor", "4"];
+
+/// A replica of the server on `upstream`, with [`OTHER_DEFAULTS`], in `dir` if given.
+fn replica_of(upstream: u16, dir: Option<std::sync::Arc<TempDir>>) -> Server {
+    let opts = ServerOpts::new()
+        .module_args(OTHER_DEFAULTS)
+        .arg("replicaof", &format!("127.0.0.1 {upstream}"))
+        .arg("repl-diskless-sync-delay", "0");
+    let r = match dir {
+        Some(dir) => Server::start_in(dir, opts),
+        None => Server::start_with(opts),
+    };
+    let mut rc = r.conn();
+    wait_until("replica link up", || {
+        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
+    });
+    r
+}
+
+fn start_primary() -> Server {
+    Server::start_with(ServerOpts::new().arg("repl-diskless-sync-delay", "0"))
+}
+
+/// Waits until `replica` has applied everything `primary` has sent so far (replication
+/// offsets are the same along a chain of replicas).
+fn wait_caught_up(primary: &mut Conn, replica: &mut Conn) {
+    let offset: i64 =
+        primary.info_field("replication", "master_repl_offset").unwrap().parse().unwrap();
+    wait_until("replica to reach the primary's offset", || {
+        replica
+            .info_field("replication", "slave_repl_offset")
+            .and_then(|v| v.parse::<i64>().ok())
+            .is_some_and(|o| o >= offset)
+    });
+}
+
+/// Every key's SCANDUMP (header with parameters and seed, then every bit) is the same on both.
+fn assert_same_filters(a: &mut Conn, b: &mut Conn, keys: &[&str], what: &str) {
+    for k in keys {
+        let da = a.scandump_all(k);
+        assert!(!da.is_empty(), "{what}: no filter at {k}");
+        assert!(da == b.scandump_all(k), "{what}: {k} differs (header, seed or bits)");
+    }
+}
+
+/// Creates one filter of each creating path on `c`, with `tag` in the key names.
+fn create_each_way(c: &mut Conn, tag: &str) -> Vec<String> {
+    let k = |n: &str| format!("{tag}:{n}");
+    c.ok(&["BF.RESERVE", &k("reserve"), "0.01", "100"]);
+    c.ok(&["BF.RESERVE", &k("counting"), "0.01", "100", "COUNTING", "4"]);
+    assert_eq!(c.cmd(&["BF.ADD", &k("add"), "first"]), Value::Int(1));
+    c.madd(&k("madd"), &items("m", 30));
+    c.cmd(&["BF.INSERT", &k("insert"), "CAPACITY", "50", "ITEMS", "x", "y"]);
+    let its = items("i", 40);
+    let mut insert = vec!["BF.INSERT".to_string(), k("insert-defaults"), "ITEMS".into()];
+    insert.extend(its);
+    c.cmd(&insert);
+    ["reserve", "counting", "add", "madd", "insert", "insert-defaults"]
+        .iter()
+        .map(|n| k(n))
+        .collect()
+}
+
+fn strs(keys: &[String]) -> Vec<&str> {
+    keys.iter().map(String::as_str).collect()
+}
+
+fn commandstat(c: &mut Conn, command: &str) -> Option<i64> {
+    let line = c.info_field("commandstats", &format!("cmdstat_{command}"))?;
+    line.split(',').find_map(|f| f.strip_prefix("calls=")).and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn creating_commands_replicate_verbatim_and_replicas_derive_the_same_filters() {
+    let p = start_primary();
+    let r = replica_of(p.port, None);
+    let (mut pc, mut rc) = (p.conn(), r.conn());
+    let mut keys = create_each_way(&mut pc, "a");
+    // A settings change on the primary reaches the replica before the next creation.
+    pc.ok(&["CONFIG", "SET", "bf.error-rate", "0.002"]);
+    pc.ok(&["CONFIG", "SET", "bf.initial-size", "33"]);
+    keys.extend(create_each_way(&mut pc, "b"));
+    wait_caught_up(&mut pc, &mut rc);
+    assert_same_filters(&mut pc, &mut rc, &strs(&keys), "replica");
+    assert_eq!(rc.bf_info("b:add").capacity, 33);
+    // Verbatim: the replica ran the creating commands themselves, no BF.LOADCHUNK header.
+    assert_eq!(commandstat(&mut rc, "bf.loadchunk"), None);
+    assert_eq!(commandstat(&mut rc, "bf.reserve"), Some(4));
+    assert!(commandstat(&mut rc, "bf.replconf").is_some_and(|n| n >= 1));
+    // Stopped early after creating: the replica gets the filter as it was created, then only
+    // the items that went in.
+    let r = pc.cmd(&[
+        "BF.INSERT",
+        "partial",
+        "CAPACITY",
+        "3",
+        "NONSCALING",
+        "ITEMS",
+        "a",
+        "b",
+        "c",
+        "d",
+        "e",
+        "f",
+    ]);
+    assert!(r.as_array().last().unwrap().is_err(), "{r:?}");
+    wait_caught_up(&mut pc, &mut rc);
+    assert_same_filters(&mut pc, &mut rc, &["partial"], "replica");
+    // Seeds differ per key, and are not 0: the replica derived them, it did not fall back.
+    let seeds: std::collections::HashSet<Vec<u8>> =
+        keys.iter().map(|k| pc.scandump_all(k)[0].1.clone()).collect();
+    assert_eq!(seeds.len(), keys.len());
+}
+
+#[test]
+fn a_replica_of_a_replica_takes_the_settings_from_its_upstreams_rdb() {
+    let p = start_primary();
+    let r1 = replica_of(p.port, None);
+    let (mut pc, mut r1c) = (p.conn(), r1.conn());
+    let mut keys = create_each_way(&mut pc, "before");
+    wait_caught_up(&mut pc, &mut r1c);
+    // The primary does not see this replica connect, so it sends no settings for it: they
+    // come in r1's RDB.
+    let r2 = replica_of(r1.port, None);
+    let mut r2c = r2.conn();
+    keys.extend(create_each_way(&mut pc, "after"));
+    wait_caught_up(&mut pc, &mut r2c);
+    assert_same_filters(&mut pc, &mut r2c, &strs(&keys), "replica of a replica");
+    assert_same_filters(&mut pc, &mut r1c, &strs(&keys), "replica");
+}
+
+#[test]
+fn a_replica_restarted_from_its_rdb_resumes_and_still_matches() {
+    let p = start_primary();
+    let r = replica_of(p.port, None);
+    let dir = r.dir();
+    let (mut pc, mut rc) = (p.conn(), r.conn());
+    let mut keys = create_each_way(&mut pc, "before");
+    wait_caught_up(&mut pc, &mut rc);
+    drop(rc);
+    r.shutdown(&["SAVE"]);
+    keys.extend(create_each_way(&mut pc, "while-down"));
+    let r = replica_of(p.port, Some(dir));
+    let mut rc = r.conn();
+    keys.extend(create_each_way(&mut pc, "after"));
+    wait_caught_up(&mut pc, &mut rc);
+    assert_same_filters(&mut pc, &mut rc, &strs(&keys), "restarted replica");
+}
+
+#[test]
+fn after_failover_the_old_primary_follows_the_new_ones_settings() {
+    let p = start_primary();
+    let r = replica_of(p.port, None);
+    let (mut pc, mut rc) = (p.conn(), r.conn());
+    let mut keys = create_each_way(&mut pc, "before");
+    wait_caught_up(&mut pc, &mut rc);
+    rc.ok(&["REPLICAOF", "NO", "ONE"]);
+    pc.ok(&["REPLICAOF", "127.0.0.1", &r.port.to_string()]);
+    wait_until("old primary's link up", || {
+        pc.info_field("replication", "master_link_status").as_deref() == Some("up")
+    });
+    // The new primary creates with its own defaults and secret.
+    keys.extend(create_each_way(&mut rc, "after"));
+    wait_caught_up(&mut rc, &mut pc);
+    assert_same_filters(&mut rc, &mut pc, &strs(&keys), "old primary");
+    assert_eq!(rc.bf_info("after:add").capacity, 7, "the new primary's own default");
+}
+
+#[test]
+fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
+    for preamble in ["yes", "no"] {
+        let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", preamble);
+        let s = Server::start_with(opts.clone());
+        let dir = s.dir();
+        let mut c = s.conn();
+        let mut keys = create_each_way(&mut c, "base");
+        c.cmd(&["BGREWRITEAOF"]);
+        wait_until("AOF rewrite to finish", || {
+            c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+                && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+        });
+        keys.extend(create_each_way(&mut c, "tail"));
+        c.ok(&["CONFIG", "SET", "bf.expansion-factor", "5"]);
+        keys.extend(create_each_way(&mut c, "tail2"));
+        let before: Vec<_> = keys.iter().map(|k| c.scandump_all(k)).collect();
+        drop(c);
+        s.shutdown(&[]);
+        // Restarted with other defaults: the replay must use the ones the AOF recorded.
+        let s = Server::start_in(dir, opts.module_args(OTHER_DEFAULTS));
+        let mut c = s.conn();
+        for (k, b) in keys.iter().zip(&before) {
+            assert!(c.scandump_all(k) == *b, "preamble {preamble}: {k} differs after AOF replay");
+        }
+        // New filters after the restart use the server's own (new) defaults.
+        c.cmd(&["BF.ADD", "new", "x"]);
+        assert_eq!(c.bf_info("new").capacity, 7);
+    }
+}
+
+#[test]
+fn replconf_is_refused_from_clients() {
+    let mut s = Server::start();
+    let mut c = s.conn();
+    // A well-formed settings blob: version 1, a secret, random seeds, 0.01, 100, 2.
+    let mut blob = vec![1u8];
+    blob.extend_from_slice(&[7u8; 16]);
+    blob.push(1);
+    blob.extend_from_slice(&0.01f64.to_bits().to_le_bytes());
+    blob.extend_from_slice(&100u64.to_le_bytes());
+    blob.extend_from_slice(&2u64.to_le_bytes());
+    let e = c.err(&[b"BF.REPLCONF".as_slice(), &blob]);
+    assert!(e.contains("internal"), "{e}");
+    assert!(c.err(&["BF.REPLCONF", "garbage"]).contains("internal"));
+    let e = c.err(&["BF.REPLCONF"]);
+    assert!(e.contains("wrong number of arguments"), "{e}");
+    // Nor can scripts.
+    c.err(&["EVAL", "return redis.call('BF.REPLCONF', 'x')", "0"]);
+    s.assert_alive();
+}
