@@ -58,9 +58,9 @@ impl AllocGuard for MaxFilterBytes {
 #[derive(Debug, Clone)]
 pub struct Chain {
     seed: u64,
-    /// Exactly as many slots as layers: with the header this is a filter's fixed memory
-    /// (48 bytes here, 64 per layer; RedisBloom's is 32, 64 per layer).
-    layers: Box<[Layer]>,
+    /// The layers: the first inline, so a filter that never grows (most small ones) is one
+    /// allocation besides its bits, 96 bytes, as RedisBloom's `SBChain` (32) + `SBLink` (64).
+    layers: Layers,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
     error: f64,
     /// The first layer's capacity.
@@ -74,6 +74,65 @@ pub struct Chain {
     /// Set while the chain is being restored chunk by chunk (made from a dump header and not
     /// written since): see [`Chain::awaiting_chunks`].
     awaiting_chunks: bool,
+}
+
+/// A chain's layers: one, inline in the chain, or a table of exactly as many slots as layers
+/// (a chain grows rarely, and spare slots would stay in every filter).
+#[derive(Debug, Clone, PartialEq)]
+enum Layers {
+    One(Layer),
+    Many(Box<[Layer]>),
+}
+
+impl Layers {
+    /// From a loader's list (not empty: `from_parts` refuses a chain without layers).
+    fn from_vec(mut layers: Vec<Layer>) -> Self {
+        match (layers.pop(), layers.is_empty()) {
+            (Some(only), true) => Layers::One(only),
+            (Some(last), false) => {
+                layers.push(last);
+                Layers::Many(layers.into_boxed_slice())
+            }
+            (None, _) => Layers::Many(Box::new([])),
+        }
+    }
+
+    /// Appends a layer: the table grows by exactly one slot.
+    fn push(&mut self, layer: Layer) {
+        let mut all = match std::mem::replace(self, Layers::Many(Box::new([]))) {
+            Layers::One(first) => {
+                let mut v = Vec::with_capacity(2);
+                v.push(first);
+                v
+            }
+            Layers::Many(table) => {
+                let mut v = table.into_vec();
+                v.reserve_exact(1);
+                v
+            }
+        };
+        all.push(layer);
+        *self = Layers::Many(all.into_boxed_slice());
+    }
+}
+
+impl std::ops::Deref for Layers {
+    type Target = [Layer];
+    fn deref(&self) -> &[Layer] {
+        match self {
+            Layers::One(layer) => std::slice::from_ref(layer),
+            Layers::Many(table) => table,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Layers {
+    fn deref_mut(&mut self) -> &mut [Layer] {
+        match self {
+            Layers::One(layer) => std::slice::from_mut(layer),
+            Layers::Many(table) => table,
+        }
+    }
 }
 
 /// Equal filters have equal parameters, scheme, seed and layers; whether a restore is under way
@@ -98,7 +157,9 @@ impl Chain {
     pub unsafe fn relocate(&mut self, mv: &mut super::mem::Mover<'_>) {
         // SAFETY: the caller's contract on `mv`.
         unsafe {
-            super::mem::relocate_boxed_slice(&mut self.layers, mv);
+            if let Layers::Many(table) = &mut self.layers {
+                super::mem::relocate_boxed_slice(table, mv);
+            }
             for layer in self.layers.iter_mut() {
                 layer.relocate(mv);
             }
@@ -116,7 +177,7 @@ impl Chain {
             // As RedisBloom 2.x creates filters: options NOROUND | FORCE64 (| NONSCALING).
             let first = rb_layer_size(params.capacity, params.first_layer_error(), true)?;
             guard.admit(info_size(1, first.bits / 8), first.bits / 8)?;
-            let layers = Box::new([Layer::new_redisbloom(&first, 0)?]);
+            let layers = Layers::One(Layer::new_redisbloom(&first, 0)?);
             let params = ChainParams { error: first.error, ..params };
             let mut chain = Self::assemble(params, scheme, 0, layers);
             chain.noround = true;
@@ -143,7 +204,7 @@ impl Chain {
         let first = layer_size(params.capacity, params.first_layer_error())?;
         let bytes = array_bytes(&first, width)?;
         guard.admit(info_size(1, bytes), bytes)?;
-        let layers = Box::new([Layer::new_counting(first.capacity, first.error, width)?]);
+        let layers = Layers::One(Layer::new_counting(&first, width)?);
         Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
     }
 
@@ -187,7 +248,7 @@ impl Chain {
             return Err(BloomError::BadData);
         }
         let params = ChainParams { error: first_error, capacity: layers[0].capacity(), expansion };
-        let mut chain = Self::assemble(params, scheme, 0, layers.into_boxed_slice());
+        let mut chain = Self::assemble(params, scheme, 0, Layers::from_vec(layers));
         chain.noround = noround;
         Ok(chain)
     }
@@ -214,10 +275,10 @@ impl Chain {
         check_layers(&params, &claims, items, width != 0)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        Ok(Self::assemble(params, scheme, seed, layers.into_boxed_slice()))
+        Ok(Self::assemble(params, scheme, seed, Layers::from_vec(layers)))
     }
 
-    fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Box<[Layer]>) -> Self {
+    fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
         let ChainParams { error, capacity, expansion } = params;
         Self {
             seed,
@@ -566,14 +627,9 @@ impl Chain {
             let next = expected_layer(&self.params(), self.layers.len()).map_err(too_many)?;
             let width = self.counter_width();
             self.admit_layer(array_bytes(&next, width)?, guard)?;
-            Layer::new_counting(next.capacity, next.error, width)?
+            Layer::new_counting(&next, width)?
         };
-        // Exactly one more slot: a chain grows rarely, and spare slots would stay in every
-        // filter (`Vec` starts at 4 and doubles).
-        let mut layers = std::mem::take(&mut self.layers).into_vec();
-        layers.reserve_exact(1);
-        layers.push(layer);
-        self.layers = layers.into_boxed_slice();
+        self.layers.push(layer);
         Ok(())
     }
 }
@@ -974,7 +1030,7 @@ mod tests {
     /// `SBChain` + `SBLink` take 32 + 64 (jemalloc classes 48 and 64 fit these).
     #[test]
     fn a_filter_has_small_fixed_tables_without_spare_slots() {
-        assert!(std::mem::size_of::<Chain>() <= 48, "{}", std::mem::size_of::<Chain>());
+        assert_eq!(std::mem::size_of::<Chain>(), 96);
         assert!(std::mem::size_of::<Layer>() <= 64, "{}", std::mem::size_of::<Layer>());
         let mut c = chain(0.01, 10, 2);
         for i in 0..300 {

@@ -96,15 +96,14 @@ impl Layer {
 
     /// An empty layer for `capacity` items at `error`.
     pub fn new(capacity: u64, error: f64) -> Result<Self, BloomError> {
-        Self::new_counting(capacity, error, 0)
+        Self::new_counting(&layer_size(capacity, error)?, 0)
     }
 
-    /// An empty layer for `capacity` items at `error` with counters of `width` bits (4 or 8),
-    /// or plain bits when `width` is 0.
-    pub fn new_counting(capacity: u64, error: f64, width: Width) -> Result<Self, BloomError> {
-        let size = layer_size(capacity, error)?;
+    /// An empty layer of `size` with counters of `width` bits (4 or 8), or plain bits when
+    /// `width` is 0.
+    pub fn new_counting(size: &LayerSize, width: Width) -> Result<Self, BloomError> {
         let bits = BitArray::new(counting::array_bits(size.bits, width)?)?;
-        Self::from_parts(size, 0, bits, width, Contents::Fresh)
+        Self::from_parts(*size, 0, bits, width, Contents::Fresh)
     }
 
     /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.

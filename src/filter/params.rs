@@ -188,6 +188,15 @@ pub struct ChainParams {
 impl ChainParams {
     /// Checks and builds the parameters; `expansion` 0 makes a nonscaling chain.
     pub fn new(error: f64, capacity: u64, expansion: u64) -> Result<Self, BloomError> {
+        let params = Self::in_ranges(error, capacity, expansion)?;
+        // The first layer must be buildable, or the chain is useless.
+        layer_size(capacity, params.first_layer_error())?;
+        Ok(params)
+    }
+
+    /// [`ChainParams::new`] without sizing the first layer, for a caller that builds the chain
+    /// at once: `Chain::new` sizes it and refuses the same parameters with the same error.
+    pub fn in_ranges(error: f64, capacity: u64, expansion: u64) -> Result<Self, BloomError> {
         if !error_in_range(error) {
             return Err(BloomError::ErrorRange);
         }
@@ -197,10 +206,7 @@ impl ChainParams {
         if expansion > MAX_EXPANSION {
             return Err(BloomError::ExpansionRange);
         }
-        let params = Self { error, capacity, expansion: expansion as u32 };
-        // The first layer must be buildable, or the chain is useless.
-        layer_size(capacity, params.first_layer_error())?;
-        Ok(params)
+        Ok(Self { error, capacity, expansion: expansion as u32 })
     }
 
     /// Whether the chain may add layers.
