@@ -93,16 +93,24 @@ impl<'a> Args<'a> {
 
 /// Parses a signed 64-bit integer exactly as Redis' `string2ll` does.
 pub fn parse_i64(b: &[u8]) -> Option<i64> {
-    let s = std::str::from_utf8(b).ok()?;
-    let digits = s.strip_prefix('-').unwrap_or(s);
-    let valid = !digits.is_empty()
-        && digits.bytes().all(|c| c.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'))
-        && s != "-0";
-    if !valid {
+    let (negative, digits) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, b),
+    };
+    // No empty number, no leading zero, no "-0".
+    if digits.is_empty() || (digits[0] == b'0' && (digits.len() > 1 || negative)) {
         return None;
     }
-    s.parse().ok()
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(c - b'0');
+        v = v.checked_mul(10)?;
+        v = if negative { v.checked_sub(d)? } else { v.checked_add(d)? };
+    }
+    Some(v)
 }
 
 /// Parses a double: decimal or exponent notation, finite, no surrounding junk.

@@ -57,9 +57,11 @@ const FLAG_RANDOM_SEEDS: u8 = 1;
 const FLAG_REDISBLOOM_SCHEME: u8 = 2;
 
 impl Settings {
-    /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some (BF.INSERT).
+    /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some
+    /// (BF.INSERT). Each setting was validated on its own; whether the combination can be
+    /// built is for `Chain::new` to say, as the chain is built next.
     pub fn defaults(&self) -> Result<ChainParams, BloomError> {
-        ChainParams::new(self.error_rate, self.initial_size, self.expansion)
+        ChainParams::in_ranges(self.error_rate, self.initial_size, self.expansion)
     }
 
     /// The hash scheme of a new non-counting filter.
@@ -146,6 +148,10 @@ fn local_secret() -> [u64; 2] {
 /// replay); `None` on a primary.
 static STREAM: Mutex<Option<Settings>> = Mutex::new(None);
 
+/// Whether `STREAM` holds settings: read without the lock (and without asking Redis for the
+/// context flags) on a primary's every creation.
+static HAS_STREAM: AtomicBool = AtomicBool::new(false);
+
 /// Whether the next creating command on a primary must send `BF.REPLCONF` first.
 static PENDING: AtomicBool = AtomicBool::new(true);
 
@@ -172,14 +178,19 @@ fn follows_stream(flags: &ContextFlags) -> bool {
     flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING | ContextFlags::SLAVE)
 }
 
-/// The settings a creating command running with `flags` uses.
-pub fn for_command(flags: &ContextFlags) -> Settings {
-    if follows_stream(flags) { stream().unwrap_or_else(local) } else { local() }
+/// The settings a creating command uses; `flags` gives its context flags, asked for only on a
+/// server that has a stream's settings.
+pub fn for_command(flags: impl FnOnce() -> ContextFlags) -> Settings {
+    if !HAS_STREAM.load(Ordering::Relaxed) || !follows_stream(&flags()) {
+        return local();
+    }
+    stream().unwrap_or_else(local)
 }
 
 /// Adopts a stream's settings (`BF.REPLCONF`, RDB aux data).
 pub fn adopt(settings: Settings) {
     *STREAM.lock().unwrap_or_else(PoisonError::into_inner) = Some(settings);
+    HAS_STREAM.store(true, Ordering::Relaxed);
 }
 
 /// What this server's RDB keeps: the stream's settings, if it follows one.
@@ -197,14 +208,19 @@ pub fn mark_pending() {
 /// sends its own settings before its next creation.
 pub fn become_primary() {
     *STREAM.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    HAS_STREAM.store(false, Ordering::Relaxed);
     mark_pending();
 }
 
-/// Before a creating command running with `flags` replicates verbatim: on a primary, sends
-/// `BF.REPLCONF` with its settings if anything since the last one may need them. Commands
-/// that follow the stream pass on the stream's own `BF.REPLCONF` instead.
-pub fn announce_if_pending(ctx: &Context, flags: &ContextFlags) {
-    if follows_stream(flags) || !PENDING.swap(false, Ordering::Relaxed) {
+/// Before a creating command replicates verbatim: on a primary, sends `BF.REPLCONF` with its
+/// settings if anything since the last one may need them. Commands that follow the stream
+/// pass on the stream's own `BF.REPLCONF` instead. `flags` gives the context flags, asked for
+/// only when a send is due.
+pub fn announce_if_pending(ctx: &Context, flags: impl FnOnce() -> ContextFlags) {
+    if !PENDING.load(Ordering::Relaxed)
+        || follows_stream(&flags())
+        || !PENDING.swap(false, Ordering::Relaxed)
+    {
         return;
     }
     let blob = local().encode();

@@ -96,6 +96,12 @@ impl<'a> ServerGuard<'a> {
 
 impl AllocGuard for ServerGuard<'_> {
     fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), BloomError> {
+        let per_filter = MaxFilterBytes(config::max_filter_bytes());
+        let max = MAXMEMORY.load(Ordering::Relaxed);
+        if max == 0 && per_filter.admit(filter_bytes_after, new_bytes).is_ok() {
+            // Nothing to refuse whoever runs it: no need to ask Redis for the context flags.
+            return Ok(());
+        }
         let flags = self.flags();
         let exempt = if self.load {
             ContextFlags::LOADING | ContextFlags::ASYNC_LOADING | ContextFlags::SLAVE
@@ -105,8 +111,7 @@ impl AllocGuard for ServerGuard<'_> {
         if flags.intersects(exempt) {
             return Ok(());
         }
-        MaxFilterBytes(config::max_filter_bytes()).admit(filter_bytes_after, new_bytes)?;
-        let max = MAXMEMORY.load(Ordering::Relaxed);
+        per_filter.admit(filter_bytes_after, new_bytes)?;
         if max == 0 || !flags.contains(ContextFlags::MAXMEMORY) {
             return Ok(());
         }

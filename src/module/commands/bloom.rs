@@ -6,7 +6,8 @@ use std::ffi::CStr;
 use redis_module::{Context, ContextFlags};
 
 use super::{
-    core_err, notify, replicate_header, replicate_madd, store_chain, with_chain, write_chain,
+    core_err, notify, open_writable, replicate_header, replicate_madd, store_chain, with_chain,
+    write_chain,
 };
 use crate::filter::codec;
 use crate::filter::{Chain, ChainParams, HashScheme};
@@ -41,8 +42,8 @@ fn new_chain(
 /// Replicates a command that created a filter, verbatim: the replica (or AOF replay) derives
 /// the same parameters and seed from the command and the settings `BF.REPLCONF` gave it, sent
 /// first when due (see `creation`).
-fn replicate_creating_command(ctx: &Context, flags: &ContextFlags) {
-    creation::announce_if_pending(ctx, flags);
+fn replicate_creating_command(ctx: &Context, guard: &ServerGuard) {
+    creation::announce_if_pending(ctx, || guard.flags());
     ctx.replicate_verbatim();
 }
 
@@ -61,15 +62,14 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Err(r) => return r,
     };
     let key_name = args.key();
-    let key = ctx.open_key_writable(&key_name);
-    match write_chain(&key) {
+    let mut key = open_writable(ctx, &key_name);
+    match write_chain(&mut key) {
         Err(r) => return r,
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
     }
     let guard = ServerGuard::for_command(ctx);
-    let flags = guard.flags();
-    let settings = creation::for_command(&flags);
+    let settings = creation::for_command(|| guard.flags());
     let chain = match new_chain(&settings, args.bytes(1), params, counting, &guard) {
         Ok(c) => c,
         Err(r) => return r,
@@ -77,7 +77,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     if let Err(r) = store_chain(&key, chain) {
         return r;
     }
-    replicate_creating_command(ctx, &flags);
+    replicate_creating_command(ctx, &guard);
     notify(ctx, c"bf.reserve", &key_name);
     Reply::Ok
 }
@@ -128,8 +128,8 @@ fn add_items(
     event: &CStr,
 ) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
-    let key = ctx.open_key_writable(&key_name);
-    let existing = write_chain(&key)?;
+    let mut key = open_writable(ctx, &key_name);
+    let existing = write_chain(&mut key)?;
     let guard = ServerGuard::for_command(ctx);
     let mut created: Option<Chain> = None;
     let chain: &mut Chain = match existing {
@@ -139,7 +139,7 @@ fn add_items(
             let (params, settings) = match create.params {
                 Some(given) => given,
                 None => {
-                    let settings = creation::for_command(&guard.flags());
+                    let settings = creation::for_command(|| guard.flags());
                     (settings.defaults().map_err(|e| core_err(&e))?, settings)
                 }
             };
@@ -179,7 +179,7 @@ fn add_items(
             replicate_madd(ctx, args, &args.items(first_item)[..processed]);
         }
     } else if was_created {
-        replicate_creating_command(ctx, &guard.flags());
+        replicate_creating_command(ctx, &guard);
     } else if changed && all_done {
         ctx.replicate_verbatim();
     } else if changed {
@@ -225,7 +225,7 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
     let grammar = &options::INSERT;
     let parsed = grammar.options(args, 2).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
-        let settings = creation::for_command(&ctx.get_flags());
+        let settings = creation::for_command(|| ctx.get_flags());
         let defaults = settings.defaults().map_err(|e| core_err(&e))?;
         let params = grammar.params(&given, defaults)?;
         Ok((
@@ -249,8 +249,8 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
 /// present (a delete of absent items changes nothing).
 fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
     let key_name = args.key();
-    let key = ctx.open_key_writable(&key_name);
-    let chain = write_chain(&key)?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
+    let mut key = open_writable(ctx, &key_name);
+    let chain = write_chain(&mut key)?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
     let mut results = Vec::with_capacity(args.len() - 2);
     if args.len() == 3 {
         results.push(chain.delete(args.bytes(2)).map_err(|e| core_err(&e))?);

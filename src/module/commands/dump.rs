@@ -3,7 +3,7 @@
 
 use redis_module::{Context, ContextFlags};
 
-use super::{core_err, notify, store_chain, with_chain, write_chain};
+use super::{core_err, notify, open_writable, store_chain, with_chain, write_chain};
 use crate::filter::BloomError;
 use crate::filter::codec::{dump_header, parse_any_header, read_chunk, write_chunk};
 use crate::module::args::{Args, parse_i64};
@@ -50,8 +50,8 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     };
     let data = args.bytes(3);
     let key_name = args.key();
-    let key = ctx.open_key_writable(&key_name);
-    let result = match write_chain(&key) {
+    let mut key = open_writable(ctx, &key_name);
+    let result = match write_chain(&mut key) {
         Err(r) => return r,
         Ok(None) if iter == 1 => {
             match parse_any_header(data)
