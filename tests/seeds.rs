@@ -226,3 +226,59 @@ fn replconf_is_refused_from_clients() {
     c.err(&["EVAL", "return redis.call('BF.REPLCONF', 'x')", "0"]);
     s.assert_alive();
 }
+
+#[test]
+fn creations_inside_transactions_and_scripts_replicate_with_their_settings() {
+    let p = start_primary();
+    let r = replica_of(p.port, None);
+    let (mut pc, mut rc) = (p.conn(), r.conn());
+    // A CONFIG SET makes the settings due again, so the BF.REPLCONF goes out inside the
+    // transaction, and then inside the script.
+    pc.ok(&["CONFIG", "SET", "bf.initial-size", "21"]);
+    pc.ok(&["MULTI"]);
+    assert_eq!(pc.cmd(&["BF.ADD", "tx:add", "x"]), Value::Simple("QUEUED".into()));
+    assert_eq!(
+        pc.cmd(&["BF.RESERVE", "tx:reserve", "0.01", "300"]),
+        Value::Simple("QUEUED".into())
+    );
+    assert_eq!(pc.cmd(&["EXEC"]).as_array().len(), 2);
+    pc.ok(&["CONFIG", "SET", "bf.initial-size", "22"]);
+    let script = "redis.call('BF.ADD', KEYS[1], 'x'); return redis.call('BF.RESERVE', KEYS[2], '0.02', '50')";
+    pc.ok(&["EVAL", script, "2", "lua:add", "lua:reserve"]);
+    wait_caught_up(&mut pc, &mut rc);
+    assert_same_filters(
+        &mut pc,
+        &mut rc,
+        &["tx:add", "tx:reserve", "lua:add", "lua:reserve"],
+        "replica",
+    );
+    assert_eq!(rc.bf_info("tx:add").capacity, 21);
+    assert_eq!(rc.bf_info("lua:add").capacity, 22);
+}
+
+#[test]
+fn a_primarys_rdb_without_filters_needs_the_module_only_on_redis_7_0() {
+    let s = Server::start();
+    let dir = s.dir();
+    let mut c = s.conn();
+    let skips_empty_aux = c.engine().skips_empty_module_aux();
+    c.ok(&["SET", "plain", "v"]);
+    c.ok(&["BF.RESERVE", "f", "0.01", "100"]);
+    assert_eq!(c.int(&["DEL", "f"]), 1);
+    c.ok(&["SAVE"]);
+    drop(c);
+    s.shutdown(&["NOSAVE"]);
+    let without = Server::try_start_in(dir, ServerOpts::new().without_module());
+    if skips_empty_aux {
+        // Redis 7.2+ and Valkey: a primary writes no aux field (`aux_save2`).
+        let s = without.unwrap_or_else(|log| panic!("did not start without the module: {log}"));
+        assert_eq!(s.conn().cmd(&["GET", "plain"]), Value::Bulk(Some(b"v".to_vec())));
+    } else {
+        // Redis 7.0 writes the (empty) aux field whatever the module does.
+        let log = without.err().expect("Redis 7.0 must refuse an RDB with module aux data");
+        assert!(
+            log.contains("scalebloom") || log.contains("MBbloom") || log.contains("module"),
+            "{log}"
+        );
+    }
+}

@@ -49,7 +49,7 @@ impl AllocGuard for MaxFilterBytes {
 /// A scalable Bloom filter.
 ///
 /// The parameters are stored as flat fields rather than a [`ChainParams`], so the scheme and the
-/// flags fit in what would be its padding: the header stays at 48 bytes.
+/// flags fit in what would be its padding: with the first layer inline, the chain is 96 bytes.
 ///
 /// A chain in one of RedisBloom's schemes ([`HashScheme::is_redisbloom`]) keeps RedisBloom's
 /// layout: its layers carry RedisBloom's position rules and per-layer errors, and new layers are
@@ -1025,9 +1025,9 @@ mod tests {
         assert_eq!(c.items(), 100);
     }
 
-    /// A filter's fixed memory: the chain header and one record per layer, with no spare
-    /// slots after growing or loading. 48 + 64 bytes for one layer, where RedisBloom's
-    /// `SBChain` + `SBLink` take 32 + 64 (jemalloc classes 48 and 64 fit these).
+    /// A filter's fixed memory: the chain with its first layer inline, 96 bytes, as RedisBloom's
+    /// `SBChain` + `SBLink` (32 + 64, in two allocations); after growing or loading, a table of
+    /// one record per layer, with no spare slots.
     #[test]
     fn a_filter_has_small_fixed_tables_without_spare_slots() {
         assert_eq!(std::mem::size_of::<Chain>(), 96);

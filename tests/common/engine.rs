@@ -40,6 +40,12 @@ impl Engine {
         self.valkey || self.is_redis_at_least(7, 2)
     }
 
+    /// A module type's `aux_save2` is called instead of `aux_save`, and an aux field it writes
+    /// nothing to is left out of the RDB: Redis 7.2+ and every Valkey.
+    pub fn skips_empty_module_aux(&self) -> bool {
+        self.valkey || self.is_redis_at_least(7, 2)
+    }
+
     /// Modules can register configs without the `<module>.` prefix
     /// (`REDISMODULE_CONFIG_UNPREFIXED`): Redis 8.0+, so `bf-error-rate` is a config name there.
     pub fn has_unprefixed_module_configs(&self) -> bool {
