@@ -282,3 +282,38 @@ fn a_primarys_rdb_without_filters_needs_the_module_only_on_redis_7_0() {
         );
     }
 }
+
+#[test]
+fn a_corrupt_replconf_in_the_aof_is_refused_and_the_replay_goes_on() {
+    let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no");
+    let s = Server::start_with(opts.clone());
+    let dir = s.dir();
+    let mut c = s.conn();
+    c.ok(&["BF.RESERVE", "before", "0.01", "100"]);
+    assert_eq!(c.cmd(&["BF.ADD", "before", "x"]), Value::Int(1));
+    let before = c.scandump_all("before");
+    drop(c);
+    s.shutdown(&[]);
+    // Append settings of the wrong length and of an unknown version, then a creation, to the
+    // AOF tail.
+    let aofdir = dir.path().join("appendonlydir");
+    let incr = std::fs::read_dir(&aofdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".incr.aof"))
+        .expect("an incremental AOF file");
+    let mut tail = std::fs::read(&incr).unwrap();
+    let mut unknown_version = vec![9u8];
+    unknown_version.extend_from_slice(&[0u8; 41]);
+    for bad in [b"short".to_vec(), unknown_version] {
+        tail.extend_from_slice(&encode(&[b"BF.REPLCONF".as_slice(), &bad]));
+    }
+    tail.extend_from_slice(&encode(&["BF.RESERVE", "after", "0.01", "100"]));
+    std::fs::write(&incr, tail).unwrap();
+    let mut s = Server::start_in(dir, opts);
+    let mut c = s.conn();
+    assert!(c.scandump_all("before") == before, "the filter from before the bad lines changed");
+    assert_eq!(c.cmd(&["BF.ADD", "after", "x"]), Value::Int(1));
+    assert_eq!(c.cmd(&["BF.EXISTS", "after", "x"]), Value::Int(1));
+    s.assert_alive();
+}
