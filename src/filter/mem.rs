@@ -241,6 +241,8 @@ fn advise(words: &[u64], advice: Advice) -> bool {
 /// `madvise(start, len, advice)`; whether the kernel accepted it.
 #[cfg(target_os = "linux")]
 fn madvise_range(start: usize, len: usize, advice: Advice) -> bool {
+    // SAFETY: the declaration is the C library's `int madvise(void *addr, size_t len, int
+    // advice)` (POSIX, glibc and musl alike), with Rust types of the same size and ABI.
     unsafe extern "C" {
         fn madvise(
             addr: *mut std::ffi::c_void,

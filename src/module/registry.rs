@@ -461,9 +461,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
         // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF.
         let key = c_int::from(!matches!(c.key, KeyUse::None));
-        // SAFETY: see above; `c.entry` is an `extern "C"` function with the command signature.
-        let rc =
-            unsafe { create(raw_ctx, name.as_ptr(), Some(c.entry), flags.as_ptr(), key, key, key) };
+        let entry: raw::RedisModuleCmdFunc = Some(c.entry);
+        // SAFETY: see above; `entry` is an `extern "C"` function with the command signature.
+        let rc = unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) };
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }

@@ -98,9 +98,8 @@ impl Key {
     /// writing.
     fn set_chain(&self, chain: Chain) -> Result<(), Reply> {
         // SAFETY: API pointers are written once by RedisModule_Init, before any command.
-        let (Some(kind), Some(set)) =
-            (unsafe { (raw::RedisModule_KeyType, raw::RedisModule_ModuleTypeSetValue) })
-        else {
+        let api = unsafe { (raw::RedisModule_KeyType, raw::RedisModule_ModuleTypeSetValue) };
+        let (Some(kind), Some(set)) = api else {
             return Err(Reply::err(errors::INTERNAL));
         };
         // SAFETY: `self.0`, when not null, is an open key.
