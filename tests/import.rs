@@ -66,38 +66,23 @@ fn make_in_redisbloom(rb: &mut Conn) -> Vec<Made> {
     rb.ok(&["BF.RESERVE", "error0.001", "0.001", "2000"]);
     fill(rb, "error0.001", 5000);
     fill(rb, "autocreated", 300);
-    // Options 0: RedisBloom 1.0–1.1.0 (32-bit hash, power-of-two layers).
-    rb.ok(&[
-        &b"BF.LOADCHUNK"[..],
-        b"legacy32",
-        b"1",
-        &one_layer_header(0, 16384, 14, 7, 1709, 0.01),
-    ]);
-    fill(rb, "legacy32", 6000);
-    // Options 4: RedisBloom 1.1.1–2.0 (64-bit hash, power-of-two layers).
-    rb.ok(&[
-        &b"BF.LOADCHUNK"[..],
-        b"pow2-64",
-        b"1",
-        &one_layer_header(4, 16384, 14, 7, 1709, 0.01),
-    ]);
-    fill(rb, "pow2-64", 6000);
-    // Options 1: 32-bit hash, positions mod bits.
-    rb.ok(&[
-        &b"BF.LOADCHUNK"[..],
-        b"noround32",
-        b"1",
-        &one_layer_header(1, 9600, 0, 7, 1000, 0.01),
-    ]);
-    fill(rb, "noround32", 4000);
-    // Options 5 with bits rounded to bytes, not words: RedisBloom 2.2.0–2.2.14.
-    rb.ok(&[
-        &b"BF.LOADCHUNK"[..],
-        b"bytes22",
-        b"1",
-        &one_layer_header(5, 11032, 0, 8, 1000, 0.005),
-    ]);
-    fill(rb, "bytes22", 4000);
+    // The older layouts, each made from a one-layer header through BF.LOADCHUNK: key, options,
+    // bits, n2, hashes, capacity, error, items added.
+    let older: [(&'static str, u32, u64, u8, u32, u64, f64, usize); 4] = [
+        // Options 0: RedisBloom 1.0–1.1.0 (32-bit hash, power-of-two layers).
+        ("legacy32", 0, 16384, 14, 7, 1709, 0.01, 6000),
+        // Options 4: RedisBloom 1.1.1–2.0 (64-bit hash, power-of-two layers).
+        ("pow2-64", 4, 16384, 14, 7, 1709, 0.01, 6000),
+        // Options 1: 32-bit hash, positions mod bits.
+        ("noround32", 1, 9600, 0, 7, 1000, 0.01, 4000),
+        // Options 5 with bits rounded to bytes, not words: RedisBloom 2.2.0–2.2.14.
+        ("bytes22", 5, 11032, 0, 8, 1000, 0.005, 4000),
+    ];
+    for (key, options, bits, n2, hashes, capacity, error, n) in older {
+        let header = one_layer_header(options, bits, n2, hashes, capacity, error);
+        rb.ok(&[&b"BF.LOADCHUNK"[..], key.as_bytes(), b"1", &header]);
+        fill(rb, key, n);
+    }
     out
 }
 
