@@ -68,7 +68,7 @@ fn make_in_redisbloom(rb: &mut Conn) -> Vec<Made> {
     fill(rb, "autocreated", 300);
     // The older layouts, each made from a one-layer header through BF.LOADCHUNK: key, options,
     // bits, n2, hashes, capacity, error, items added.
-    let older: [(&'static str, u32, u64, u8, u32, u64, f64, usize); 4] = [
+    let older = [
         // Options 0: RedisBloom 1.0–1.1.0 (32-bit hash, power-of-two layers).
         ("legacy32", 0, 16384, 14, 7, 1709, 0.01, 6000),
         // Options 4: RedisBloom 1.1.1–2.0 (64-bit hash, power-of-two layers).
