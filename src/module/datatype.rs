@@ -161,33 +161,30 @@ unsafe fn chain_ref<'a>(value: *mut c_void) -> &'a Chain {
 ///
 /// Redis 7.0 calls this one, which must write something; 7.2+ and Valkey call [`aux_save2`].
 unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
-    guarded("aux_save", (), || {
-        if when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
-            return;
-        }
-        match creation::for_rdb() {
-            Some(settings) => {
-                raw::save_unsigned(rdb, AUX_SETTINGS);
-                raw::save_slice(rdb, &settings.encode());
-            }
-            None => raw::save_unsigned(rdb, AUX_NONE),
-        }
-    });
+    guarded("aux_save", (), || save_aux(rdb, when, true));
 }
 
 /// [`aux_save`] for servers that skip an aux field nothing was written to: a primary, which
 /// follows no stream, writes nothing, so its RDB files load on a server without the module
 /// when they hold no filter.
 unsafe extern "C" fn aux_save2(rdb: *mut raw::RedisModuleIO, when: c_int) {
-    guarded("aux_save2", (), || {
-        if when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
-            return;
-        }
-        if let Some(settings) = creation::for_rdb() {
+    guarded("aux_save2", (), || save_aux(rdb, when, false));
+}
+
+/// Writes the settings this server's RDB keeps, if any; with `marker_if_none`, the "none"
+/// marker when there are none.
+fn save_aux(rdb: *mut raw::RedisModuleIO, when: c_int, marker_if_none: bool) {
+    if when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+        return;
+    }
+    match creation::for_rdb() {
+        Some(settings) => {
             raw::save_unsigned(rdb, AUX_SETTINGS);
             raw::save_slice(rdb, &settings.encode());
         }
-    });
+        None if marker_if_none => raw::save_unsigned(rdb, AUX_NONE),
+        None => {}
+    }
 }
 
 /// Aux markers.

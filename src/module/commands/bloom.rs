@@ -5,10 +5,7 @@ use std::ffi::CStr;
 
 use redis_module::{Context, ContextFlags};
 
-use super::{
-    core_err, notify, open_writable, replicate_header, replicate_madd, store_chain, with_chain,
-    write_chain,
-};
+use super::{Key, core_err, notify, replicate_header, replicate_madd, with_chain};
 use crate::filter::codec;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
@@ -62,8 +59,8 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Err(r) => return r,
     };
     let key_name = args.key();
-    let mut key = open_writable(ctx, &key_name);
-    match write_chain(&mut key) {
+    let mut key = Key::writable(ctx, &key_name);
+    match key.chain_mut() {
         Err(r) => return r,
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
@@ -74,7 +71,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(c) => c,
         Err(r) => return r,
     };
-    if let Err(r) = store_chain(&key, chain) {
+    if let Err(r) = key.set_chain(chain) {
         return r;
     }
     replicate_creating_command(ctx, &guard);
@@ -128,8 +125,8 @@ fn add_items(
     event: &CStr,
 ) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
-    let mut key = open_writable(ctx, &key_name);
-    let existing = write_chain(&mut key)?;
+    let mut key = Key::writable(ctx, &key_name);
+    let existing = key.chain_mut()?;
     let guard = ServerGuard::for_command(ctx);
     let mut created: Option<Chain> = None;
     let chain: &mut Chain = match existing {
@@ -171,7 +168,7 @@ fn add_items(
         _ => None,
     };
     if let Some(chain) = created {
-        store_chain(&key, chain)?;
+        key.set_chain(chain)?;
     }
     if let Some(header) = partial_creation {
         replicate_header(ctx, args, &header);
@@ -249,8 +246,8 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
 /// present (a delete of absent items changes nothing).
 fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
     let key_name = args.key();
-    let mut key = open_writable(ctx, &key_name);
-    let chain = write_chain(&mut key)?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
+    let mut key = Key::writable(ctx, &key_name);
+    let chain = key.chain_mut()?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
     let mut results = Vec::with_capacity(args.len() - 2);
     if args.len() == 3 {
         results.push(chain.delete(args.bytes(2)).map_err(|e| core_err(&e))?);

@@ -3,7 +3,7 @@
 
 use redis_module::{Context, ContextFlags};
 
-use super::{core_err, notify, open_writable, store_chain, with_chain, write_chain};
+use super::{Key, core_err, notify, with_chain};
 use crate::filter::BloomError;
 use crate::filter::codec::{dump_header, parse_any_header, read_chunk, write_chunk};
 use crate::module::args::{Args, parse_i64};
@@ -50,15 +50,15 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     };
     let data = args.bytes(3);
     let key_name = args.key();
-    let mut key = open_writable(ctx, &key_name);
-    let result = match write_chain(&mut key) {
+    let mut key = Key::writable(ctx, &key_name);
+    let result = match key.chain_mut() {
         Err(r) => return r,
         Ok(None) if iter == 1 => {
             match parse_any_header(data)
                 .and_then(|meta| meta.allocate(&ServerGuard::for_command(ctx)))
             {
                 Err(e) => Err(e),
-                Ok(chain) => match store_chain(&key, chain) {
+                Ok(chain) => match key.set_chain(chain) {
                     Err(r) => return r,
                     Ok(()) => Ok(()),
                 },

@@ -27,6 +27,11 @@ pub type Handler = fn(&Context, &Args) -> Reply;
 struct Key(*mut raw::RedisModuleKey);
 
 impl Key {
+    /// Opens `name` for writing (and reading).
+    fn writable(ctx: &Context, name: &RedisString) -> Key {
+        Key::open(ctx, name, true)
+    }
+
     /// Opens `name` for reading, or for writing too.
     fn open(ctx: &Context, name: &RedisString, write: bool) -> Key {
         let mode = if write {
@@ -149,21 +154,6 @@ fn with_chain(
         Ok(None) => missing(),
         Ok(Some(chain)) => f(chain),
     }
-}
-
-/// Opens the key at `name` for writing.
-fn open_writable(ctx: &Context, name: &RedisString) -> Key {
-    Key::open(ctx, name, true)
-}
-
-/// The chain at a writable key: `Ok(None)` when the key is missing.
-fn write_chain(key: &mut Key) -> Result<Option<&mut Chain>, Reply> {
-    key.chain_mut()
-}
-
-/// Stores a new chain at an empty writable key.
-fn store_chain(key: &Key, chain: Chain) -> Result<(), Reply> {
-    key.set_chain(chain)
 }
 
 /// Error reply for a core error.
