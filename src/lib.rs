@@ -16,8 +16,8 @@ pub mod filter;
 pub mod module;
 
 use module::alloc::BloomAlloc;
-use module::datatype::BLOOM_TYPE;
 use module::registry::init;
+use module::types::BLOOM_TYPE;
 use redis_module::redis_module;
 
 redis_module! {

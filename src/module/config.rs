@@ -12,7 +12,7 @@ use redis_module::configuration::{
     ConfigurationContext, ConfigurationFlags, ConfigurationValue, register_bool_configuration,
     register_i64_configuration, register_string_configuration,
 };
-use redis_module::{Context, RedisError, RedisString, raw};
+use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
 use super::options::capped_error;
@@ -174,9 +174,8 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
 /// release (`RedisModule_ACLCheckKeyPrefixPermissions`): Valkey reports its own version (8.x)
 /// through `RedisModule_GetServerVersion` but has neither that API nor unprefixed configs.
 fn redisbloom_config_names(ctx: &Context) -> ([&'static str; 3], ConfigurationFlags) {
-    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code; the
-    // pointer is only tested, not called.
-    let redis8_api = unsafe { raw::RedisModule_ACLCheckKeyPrefixPermissions }.is_some();
+    // The pointer is only tested, not called.
+    let redis8_api = api!(RedisModule_ACLCheckKeyPrefixPermissions).is_some();
     let unprefixed = redis8_api && ctx.get_redis_version().is_ok_and(|v| v.major >= 8);
     if unprefixed {
         (

@@ -26,7 +26,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use redis_module::{Context, ContextFlags, raw};
+use redis_module::{Context, ContextFlags};
 use siphasher::sip::SipHasher13;
 
 use super::config;
@@ -224,8 +224,7 @@ pub fn announce_if_pending(ctx: &Context, flags: impl FnOnce() -> ContextFlags) 
         return;
     }
     let blob = local().encode();
-    // SAFETY: API pointers are written once by RedisModule_Init, before any command.
-    if let Some(replicate) = unsafe { raw::RedisModule_Replicate } {
+    if let Some(replicate) = api!(RedisModule_Replicate) {
         // SAFETY: `ctx` is the running command's context; the format "b" is matched by a
         // (pointer, length) buffer alive for the call, which Redis copies.
         unsafe {
