@@ -290,18 +290,21 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         // SAFETY: OnLoad's live context (see above).
         unsafe { set_options(raw_ctx, options as c_int) };
     }
-    super::config::register(ctx, args)?;
+    let config_names = super::config::register(ctx, args)?;
     if let Some(load_configs) = api!(RedisModule_LoadConfigs) {
         // SAFETY: OnLoad's live context.
         let rc = unsafe { load_configs(raw_ctx) };
         check(rc, || "could not load the bf.* configuration values".into())?;
     }
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
-    if let Some(add_category) = api!(RedisModule_AddACLCategory) {
+    let acl = if let Some(add_category) = api!(RedisModule_AddACLCategory) {
         // SAFETY: OnLoad's live context and a static NUL-terminated string.
         let rc = unsafe { add_category(raw_ctx, c"bloom".as_ptr()) };
         check(rc, || "could not add the bloom ACL category".into())?;
-    }
+        "in ACL categories @bloom, @read/@write"
+    } else {
+        "in no ACL category (this server has no module ACL categories: grant them by name)"
+    };
     let create = api!(RedisModule_CreateCommand).ok_or("no RedisModule_CreateCommand")?;
     for c in COMMANDS {
         let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
@@ -319,7 +322,12 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         let rc = unsafe { register_info(raw_ctx, Some(info)) };
         check(rc, || "could not register the INFO section".into())?;
     }
-    events::init(ctx)
+    events::init(ctx)?;
+    ctx.log_notice(&format!(
+        "scalebloom: {} BF.* commands {acl}; configs {config_names}",
+        COMMANDS.len()
+    ));
+    Ok(())
 }
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own

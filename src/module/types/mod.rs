@@ -3,7 +3,7 @@
 //!
 //! A type stored in Redis implements [`NativeType`] (load, save, AOF rewrite, sizes, digest,
 //! defrag) in terms of the small handles of `io.rs`; [`methods`] builds its callback table, and
-//! its registration is one `static RedisType` (`bloom.rs`: `MBbloom--`) listed in `lib.rs`.
+//! its registration is one `static RedisType` (`bloom.rs`: `MBbloom--`) and a row in [`TYPES`].
 //! Adding a type — a cuckoo filter's `MBbloomCF`, a windowed filter — is a file like `bloom.rs`,
 //! not a copy of the callbacks. Commands reach a type's values through
 //! `commands::Key::value::<T>()`.
@@ -30,6 +30,17 @@ use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning};
 use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, Unlimited};
+
+/// Every native type of the module, one row each; `RedisModule_OnLoad` creates them all.
+const TYPES: &[&RedisType] = &[&BLOOM_TYPE];
+
+/// Creates every native type with the server (at load, before the commands).
+pub fn create_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    for t in TYPES {
+        t.create_data_type(ctx).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
 
 /// A value Redis stores under a module type: what the type's callbacks do with it.
 ///
