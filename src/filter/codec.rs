@@ -115,8 +115,10 @@
 
 use super::BloomError;
 use super::bits::BitArray;
-use super::chain::{AllocGuard, Chain, LayerClaim, check_layers};
+use super::chain::Chain;
+use super::claims::{LayerClaim, check_layers};
 use super::counting;
+use super::guard::AllocGuard;
 use super::hash::HashScheme;
 use super::layer::{Contents, Layer};
 use super::mem::Words;
