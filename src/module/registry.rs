@@ -1,6 +1,6 @@
 //! What the module registers with Redis: its commands (names, flags, arity, key specs, ACL
 //! categories, `COMMAND DOCS`), the panic barrier every command runs behind, and the load-time
-//! setup (`init`) that `lib.rs` hands to `redis_module!`.
+//! setup (`init`) that `RedisModule_OnLoad` in `lib.rs` calls.
 
 use std::ffi::{CString, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -348,7 +348,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
     }));
 }
 
-/// The module's `init`, called by `RedisModule_OnLoad` (see `redis_module!` in `lib.rs`).
+/// The module's `init`, called by `RedisModule_OnLoad` (`lib.rs`) after the native types.
 pub fn init(ctx: &Context, args: &[RedisString]) -> Status {
     match setup(ctx, args) {
         Ok(()) => Status::Ok,
