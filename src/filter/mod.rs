@@ -4,7 +4,8 @@
 //! - [`bloom`]: the scalable Bloom chain (plain, counting and RedisBloom-layout filters).
 //! - [`guard`]: the allocation guard every filter asks before it grows.
 //! - [`mem`]: the memory of bit arrays (zeroed allocation, huge pages, prefetch, defrag moves).
-//! - [`codec`], [`redisbloom`]: the byte formats.
+//! - [`fields`]: typed fields, the vocabulary of every byte format; [`codec`] (scalebloom's
+//!   formats) and [`redisbloom`] (RedisBloom's) are written in it.
 //!
 //! # Encoding
 //! Every byte format (RDB fields, the dump header of SCANDUMP/LOADCHUNK) lives in [`codec`],
@@ -14,6 +15,7 @@
 
 pub mod bloom;
 pub mod codec;
+pub mod fields;
 pub mod guard;
 pub mod mem;
 pub mod redisbloom;

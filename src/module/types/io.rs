@@ -7,7 +7,7 @@ use std::os::raw::{c_char, c_longlong};
 use redis_module::{RedisBuffer, raw};
 
 use crate::filter::BloomError;
-use crate::filter::codec::{FieldReader, FieldWriter};
+use crate::filter::fields::{FieldReader, FieldWriter};
 use crate::filter::mem::Words;
 
 /// Logs at `warning` level without letting `%` be read as a format directive.
