@@ -64,7 +64,8 @@ enum KeyUse {
     /// Removes content from the key (never allocates, so not refused under `maxmemory`).
     Delete,
     /// No key: the internal BF.REPLCONF, which only the replication link and AOF replay may
-    /// run, hidden from MONITOR and the slow log (it carries the seed secret).
+    /// run, hidden from MONITOR and the slow log and in no ACL category (it carries the seed
+    /// secret; see `creation`).
     None,
 }
 
@@ -83,23 +84,26 @@ struct Command {
 }
 
 impl Command {
-    fn writes(&self) -> bool {
-        !matches!(self.key, KeyUse::Read)
-    }
-
     /// Command flags for `RedisModule_CreateCommand`.
     fn flags(&self) -> &'static str {
         match self.key {
             KeyUse::Read => "readonly fast",
             KeyUse::Delete => "write fast",
             KeyUse::Insert | KeyUse::Update => "write deny-oom",
-            KeyUse::None => "write deny-script no-monitor no-slowlog fast",
+            // `may-replicate`, not `write`: `write` would put it in `@write`. It changes no
+            // key, and the replication link and AOF replay run it whatever its flags.
+            KeyUse::None => "may-replicate deny-script no-monitor no-slowlog fast",
         }
     }
 
-    /// ACL categories (Redis 7.2+ / Valkey 8).
-    fn acl(&self) -> &'static str {
-        if self.writes() { "bloom write" } else { "bloom read fast" }
+    /// ACL categories (Redis 7.2+ / Valkey 8); none for BF.REPLCONF, which no client may run,
+    /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it.
+    fn acl(&self) -> Option<&'static str> {
+        match self.key {
+            KeyUse::None => None,
+            KeyUse::Read => Some("bloom read fast"),
+            _ => Some("bloom write"),
+        }
     }
 }
 
@@ -196,9 +200,9 @@ commands! {
     cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
         "Deletes one occurrence of each item from a counting filter", "O(n * k * i)",
         [KEY, ITEMS];
-    cmd_replconf: "bf.replconf" => replconf::replconf, 2, None,
+    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None,
         "Internal: the creation settings of the primary whose stream follows", "O(1)",
-        [Arg::new(c"settings", ArgKind::String)];
+        [Arg::new(c"settings", ArgKind::String), Arg::new(c"padding", ArgKind::String).optional()];
     cmd_stats: "bf.stats" => bloom::stats, 2, Read,
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers",
@@ -231,8 +235,8 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     if command.is_null() {
         return Err(format!("{} not found after registration", c.name));
     }
-    if let Some(set_acl) = api!(RedisModule_SetCommandACLCategories) {
-        let acl = cstring(c.acl())?;
+    if let (Some(set_acl), Some(acl)) = (api!(RedisModule_SetCommandACLCategories), c.acl()) {
+        let acl = cstring(acl)?;
         // SAFETY: `command` is the live command just looked up; `acl` outlives the call.
         let rc = unsafe { set_acl(command, acl.as_ptr()) };
         check(rc, || format!("could not set ACL categories of {}", c.name))?;
@@ -311,8 +315,22 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF.
         let key = c_int::from(!matches!(c.key, KeyUse::None));
         let entry: raw::RedisModuleCmdFunc = Some(c.entry);
-        // SAFETY: OnLoad's live context, strings alive for the call; `entry` is an `extern "C"` function with the command signature.
-        let rc = unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) };
+        let register = |flags: &CString| {
+            // SAFETY: OnLoad's live context, strings alive for the call; `entry` is an `extern "C"` function with the command signature.
+            unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) }
+        };
+        let mut rc = raw::REDISMODULE_ERR as c_int;
+        if matches!(c.key, KeyUse::None) {
+            // Redis 8's `internal` flag makes the command unknown to every connection but the
+            // replication link, AOF loading and cluster-internal ones, and leaves it out of
+            // COMMAND. Servers without the flag (Redis 7.x, Valkey) refuse the unknown flag
+            // and register nothing: the command is then registered without it, and refuses
+            // clients itself.
+            rc = register(&cstring(&format!("{} internal", c.flags()))?);
+        }
+        if rc == raw::REDISMODULE_ERR as c_int {
+            rc = register(&flags);
+        }
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }
