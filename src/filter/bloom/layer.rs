@@ -279,10 +279,7 @@ impl Layer {
     #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
         if self.rule != Rule::Reduce {
-            return match self.rule {
-                Rule::Counting(w) => self.holds_counted(h, w),
-                _ => self.contains_redisbloom(h),
-            };
+            return self.contains_by_rule(h);
         }
         match self.bits.view() {
             View::One(words) => probe::all_set(words, self.hashes, h),
@@ -305,6 +302,16 @@ impl Layer {
             }
         }
         self.items += 1;
+    }
+
+    /// [`Layer::contains`] for the kinds other than native plain layers: counting layers
+    /// (every counter non-zero) and RedisBloom's rules. Out of line, so the plain path that
+    /// inlines `contains` stays small.
+    fn contains_by_rule(&self, h: ItemHash) -> bool {
+        match self.rule {
+            Rule::Counting(w) => self.holds_counted(h, w),
+            _ => self.contains_redisbloom(h),
+        }
     }
 
     /// [`Layer::contains`] for RedisBloom's rules: positions mod the rule's modulus; stops at
