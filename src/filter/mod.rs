@@ -44,6 +44,7 @@ pub mod bits;
 pub mod chain;
 pub mod codec;
 pub mod counting;
+pub mod cuckoo;
 pub mod hash;
 pub mod layer;
 pub mod mem;
