@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::MaxFilterBytes;
-use scalebloom::filter::cuckoo::{CuckooFilter, Header};
+use scalebloom::filter::cuckoo::Header;
 
 /// Largest filter (as `CF.INFO Size` counts) a header may allocate here.
 const LIMIT: u64 = 64 << 20;
