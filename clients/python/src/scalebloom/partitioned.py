@@ -43,7 +43,7 @@ from redis.exceptions import DataError, ResponseError
 
 from . import _protocol as p
 from ._protocol import BloomInfo, BloomStats, CreateOptions, Item, encode_item
-from ._router import AsyncRouter, Router, Wait
+from ._router import AsyncRouter, ReplicationError, Router, Wait
 from .routing import choose_keys, partition_of
 
 FORMAT_VERSION = 1
@@ -203,6 +203,16 @@ class _Base:
                 out[q] = b
         return out
 
+    @classmethod
+    def _per_item(cls, e: ReplicationError, n: int, where: List[List[int]]) -> ReplicationError:
+        """The router's per-command ReplicationError, restated per item: ``acked[i]`` and
+        ``replies[i]`` (the bool answer) for ``items[i]``."""
+        acked = [False] * n
+        for positions, ok in zip(where, e.acked):
+            for q in positions:
+                acked[q] = ok
+        return ReplicationError(str(e), acked, list(cls._join(n, where, e.replies)))
+
     def _all(self, verb: str) -> List[Cmd]:
         return [(k.encode(), (verb, k)) for k in self.spec.keys]
 
@@ -306,7 +316,8 @@ class PartitionedFilter(_Base):
     Every write method takes ``wait_replicas`` (default 0): when positive, each node's
     pipeline ends with ``WAIT wait_replicas wait_timeout_ms`` and
     :class:`~scalebloom.ReplicationError` is raised unless every node reached that many
-    replicas.
+    replicas; its ``acked`` list says, per item, whether the item's node did (and
+    ``replies`` holds the answers).
     """
 
     def __init__(self, client: Any, name: str) -> None:
@@ -360,7 +371,10 @@ class PartitionedFilter(_Base):
     ) -> List[bool]:
         """Adds items: one bool per item, in input order (``True``: it was new)."""
         cmds, where = self._split("BF.MADD", items)
-        replies = self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        try:
+            replies = self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        except ReplicationError as e:
+            raise self._per_item(e, len(items), where) from None
         return self._join(len(items), where, replies)
 
     def exists(self, item: Item) -> bool:
@@ -383,7 +397,10 @@ class PartitionedFilter(_Base):
     ) -> List[bool]:
         """Counting filters: :meth:`delete` for each item, one bool per item in input order."""
         cmds, where = self._split("BF.MDEL", items)
-        replies = self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        try:
+            replies = self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        except ReplicationError as e:
+            raise self._per_item(e, len(items), where) from None
         return self._join(len(items), where, replies)
 
     def card(self) -> int:
@@ -463,7 +480,10 @@ class AsyncPartitionedFilter(_Base):
     ) -> List[bool]:
         """See :meth:`PartitionedFilter.madd`."""
         cmds, where = self._split("BF.MADD", items)
-        replies = await self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        try:
+            replies = await self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        except ReplicationError as e:
+            raise self._per_item(e, len(items), where) from None
         return self._join(len(items), where, replies)
 
     async def exists(self, item: Item) -> bool:
@@ -488,7 +508,10 @@ class AsyncPartitionedFilter(_Base):
     ) -> List[bool]:
         """See :meth:`PartitionedFilter.mdelete`."""
         cmds, where = self._split("BF.MDEL", items)
-        replies = await self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        try:
+            replies = await self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
+        except ReplicationError as e:
+            raise self._per_item(e, len(items), where) from None
         return self._join(len(items), where, replies)
 
     async def card(self) -> int:
