@@ -121,6 +121,7 @@ class Traffic:
         self.acked: List[bytes] = []
         self.writes = self.reads = 0
         self.errors: List[BaseException] = []
+        self.redirects: Counter[str] = Counter()
         self.false_negatives: List[bytes] = []
         self.stop = threading.Event()
         self.threads = [threading.Thread(target=self._write), threading.Thread(target=self._read)]
@@ -140,6 +141,7 @@ class Traffic:
                 self.errors.append(e)
                 return
             self.writes += 1
+        self.redirects.update(f.router.redirects)
 
     def _read(self) -> None:
         f = PartitionedFilter(self.cluster.client(), self.name)
@@ -152,6 +154,7 @@ class Traffic:
                 return
             self.false_negatives += [x for x, g in zip(items, got) if not g]
             self.reads += 1
+        self.redirects.update(f.router.redirects)
 
     def progress(self, n: int = 3) -> None:
         """Polls until both threads completed ``n`` more rounds (or one of them failed)."""
@@ -186,6 +189,8 @@ def test_resharding_with_live_traffic(cluster: Cluster) -> None:
         traffic.finish()
     assert traffic.errors == []
     assert traffic.false_negatives == []
+    # The traffic met both redirections while the slots moved, and followed them.
+    assert traffic.redirects["ask"] > 0 and traffic.redirects["moved"] > 0
     cluster.wait_settled()
     rc2 = cluster.client()
     assert _owner_ports(rc2, moved) == Counter({primaries[1]: 2})

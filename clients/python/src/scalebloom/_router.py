@@ -74,6 +74,7 @@ class _Plan:
         self.replies: List[Any] = [None] * n
         self.acked: List[bool] = [True] * n
         self.pending: List[int] = list(range(n))
+        self.moved = self.asked = self.retried = 0
 
     def absorb(
         self,
@@ -91,6 +92,7 @@ class _Plan:
                 if not isinstance(res, _RETRYABLE):
                     raise res
                 refresh, last = True, res
+                self.retried += len(idxs)
                 pending += idxs
                 for i in idxs:
                     self.redirect.pop(i, None)
@@ -106,13 +108,16 @@ class _Plan:
                 if isinstance(r, MovedError):
                     self.redirect[i] = ((r.host, r.port), False)
                     refresh, last = True, r
+                    self.moved += 1
                     pending.append(i)
                 elif isinstance(r, AskError):
                     self.redirect[i] = ((r.host, r.port), True)
                     last = r
+                    self.asked += 1
                     pending.append(i)
                 elif isinstance(r, _RETRYABLE):
                     refresh, last = True, r
+                    self.retried += 1
                     pending.append(i)
                 else:
                     self.replies[i] = r
@@ -125,7 +130,12 @@ class _Plan:
         self.pending = pending
         return refresh, last
 
-    def finish(self, last: Optional[BaseException], wait: Optional[Wait]) -> List[Any]:
+    def finish(
+        self, last: Optional[BaseException], wait: Optional[Wait], counts: Dict[str, int]
+    ) -> List[Any]:
+        counts["moved"] += self.moved
+        counts["ask"] += self.asked
+        counts["retried"] += self.retried
         if self.pending:
             assert last is not None
             raise last
@@ -164,6 +174,9 @@ class Router:
         self.client = client
         self.cluster = _is_cluster(client)
         self.attempts = attempts
+        #: Commands redirected by MOVED, by ASK, and retried after a lost connection,
+        #: TRYAGAIN or CLUSTERDOWN, since this router was made.
+        self.redirects: Dict[str, int] = {"moved": 0, "ask": 0, "retried": 0}
         self._pool: Optional[ThreadPoolExecutor] = None
 
     def close(self) -> None:
@@ -226,7 +239,7 @@ class Router:
                     self.client.nodes_manager.initialize()
                 except RedisError as e:
                     last = e
-        return plan.finish(last, wait)
+        return plan.finish(last, wait, self.redirects)
 
 
 class AsyncRouter:
@@ -244,6 +257,9 @@ class AsyncRouter:
         self.client = client
         self.cluster = _is_cluster(client)
         self.attempts = attempts
+        #: Commands redirected by MOVED, by ASK, and retried after a lost connection,
+        #: TRYAGAIN or CLUSTERDOWN, since this router was made.
+        self.redirects: Dict[str, int] = {"moved": 0, "ask": 0, "retried": 0}
         self._nodes: Dict[Addr, Any] = {}
 
     async def aclose(self) -> None:
@@ -309,4 +325,4 @@ class AsyncRouter:
                     await self.client.nodes_manager.initialize()
                 except RedisError as e:
                     last = e
-        return plan.finish(last, wait)
+        return plan.finish(last, wait, self.redirects)
