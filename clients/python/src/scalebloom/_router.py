@@ -39,7 +39,7 @@ from redis.exceptions import (
 Addr = Tuple[str, int]
 
 
-class ReplicationError(RedisError):
+class ReplicationError(RedisError):  # type: ignore[misc]
     """``WAIT`` reported fewer replicas than asked for: the writes went to the primary, but
     not every one is known to have reached a replica. ``acked`` says, per command, whether its
     node's ``WAIT`` was satisfied."""
