@@ -7,6 +7,7 @@
 #                 redis-server), integration tests on Redis 8.0 and on Valkey 8.1,
 #                 then make fuzz
 #   make test-redis / test-redis8 / test-valkey   one engine only
+#   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
@@ -101,7 +102,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-deps test test-deps test-redis test-redis8 \
-        test-valkey lint fuzz fuzz-deps bench bench-deps clean help
+        test-valkey test-python lint fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
@@ -223,6 +224,38 @@ test-valkey: test-deps build
 	valkey=$$($(VALKEY_CMD)); \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION)
+
+## ---- the Python package ---------------------------------------------------
+# clients/python (import name scalebloom): installed with its test extras into $(VENV),
+# type-checked (mypy --strict, src/), then its pytest suite against real servers with the
+# built module: everything, cluster tests included, on Redis 7.0; the single-node tests on
+# Redis 8.0 and Valkey 8.1 too. The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
+# REDISBLOOM_MODULE like the Rust tests (and SCALEBLOOM_REDIS_CLI for --cluster create).
+PY_CLIENT := $(CURDIR)/clients/python
+PYTEST     = env REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) \
+             $(VENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(PY_CLIENT) \
+             $(PY_CLIENT)/tests
+
+test-python: test-deps build
+	@echo "==> pip install clients/python[test] into $(VENV)"
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check "$(PY_CLIENT)[test]"
+	cd $(PY_CLIENT) && $(VENV)/bin/python -m mypy src
+	@$(VENV)/bin/python -c 'import scalebloom, sys; sys.exit(not scalebloom.__file__.startswith("$(VENV)"))' \
+	  || { echo "==> scalebloom is not imported from the installed package"; exit 1; }
+	@failed=""; \
+	echo "==> Python tests, Redis 7.0 ($(REDIS_SERVER))"; \
+	SCALEBLOOM_SERVER=$(REDIS_SERVER) $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 7.0"; \
+	if redis8=$$($(REDIS8_CMD)); then \
+	  echo "==> Python single-node tests, Redis 8.0 ($$redis8)"; \
+	  SCALEBLOOM_SERVER=$$redis8 $(PYTEST) --ignore $(PY_CLIENT)/tests/test_cluster.py $(TEST_ARGS) \
+	    || failed="$$failed, Redis 8.0"; \
+	else failed="$$failed, Redis 8.0 (not built)"; fi; \
+	valkey=$$($(VALKEY_CMD)); \
+	echo "==> Python single-node tests, Valkey 8.1 ($$valkey)"; \
+	SCALEBLOOM_SERVER=$$valkey $(PYTEST) --ignore $(PY_CLIENT)/tests/test_cluster.py $(TEST_ARGS) \
+	  || failed="$$failed, Valkey"; \
+	if [ -n "$$failed" ]; then echo "==> make test-python: FAILED on $${failed#, }"; exit 1; fi; \
+	echo "==> make test-python: passed on Redis 7.0, Redis 8.0 and Valkey"
 
 ## ---- fuzzing ------------------------------------------------------------
 # Each target runs from its seeds (fuzz/seeds/<target>, checked against what

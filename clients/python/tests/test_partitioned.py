@@ -44,6 +44,20 @@ def test_answers_in_input_order_and_agree_with_each_partition(server: Server) ->
     assert len(st.partitions) == 5
 
 
+def test_false_positive_rate_at_capacity_is_under_target(server: Server) -> None:
+    f = PartitionedFilter.create(server.client(), "fp", 0.01, 200_000, partitions=4)
+    items = [b"in:%d" % i for i in range(200_000)]
+    for s in range(0, len(items), 20_000):
+        f.madd(items[s : s + 20_000])
+    assert all(f.mexists(items))
+    absent = [b"out:%d" % i for i in range(100_000)]
+    fp = sum(f.mexists(absent))
+    assert fp <= 0.01 * len(absent), fp  # about 0.5%: a scaling filter's first layer is at 1/2
+    st = f.stats()
+    assert st.estimated_error_rate <= 0.01 and not st.saturated
+    assert all(p.items_added <= f.spec.partition_capacity for p in st.partitions)
+
+
 def test_another_client_opens_the_same_filter(server: Server) -> None:
     f = PartitionedFilter.create(server.client(), "f", 0.001, 1000, partitions=3)
     f.madd(["a", "b", "c"])

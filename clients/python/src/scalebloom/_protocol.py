@@ -92,7 +92,11 @@ def to_bools(v: Any) -> List[bool]:
     """An array of 1/0 or booleans. An error element (a full nonscaling filter, a refused
     allocation: the server stopped there) is raised; the items before it went in."""
     _raise_if_error(v)
-    return [to_bool(x) for x in v]
+    out = [x == 1 for x in v]  # 1 (RESP2) and True (RESP3) are == 1; the fast path
+    for i, b in enumerate(out):
+        if not b and v[i] != 0:  # an error element, or a reply of another shape
+            out[i] = to_bool(v[i])
+    return out
 
 
 def to_ok(v: Any) -> bool:
