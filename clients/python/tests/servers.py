@@ -85,22 +85,47 @@ class Server:
         self.dir = tempfile.mkdtemp(prefix="sbpy-")
         for _ in range(20):
             self.port = free_port()
-            cmd = [server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
-                   "--save", "", "--appendonly", "no", "--dir", self.dir,
-                   "--logfile", os.path.join(self.dir, "log"), "--daemonize", "no",
-                   "--enable-debug-command", "local"]
+            cmd = [
+                server_binary(),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+                "--logfile",
+                os.path.join(self.dir, "log"),
+                "--daemonize",
+                "no",
+                "--enable-debug-command",
+                "local",
+            ]
             if cluster:
                 self.bus = free_port()
-                cmd += ["--cluster-enabled", "yes", "--cluster-port", str(self.bus),
-                        "--cluster-config-file", f"nodes-{self.port}.conf",
-                        "--cluster-node-timeout", "1000", "--repl-diskless-sync-delay", "0"]
+                cmd += [
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-port",
+                    str(self.bus),
+                    "--cluster-config-file",
+                    f"nodes-{self.port}.conf",
+                    "--cluster-node-timeout",
+                    "1000",
+                    "--repl-diskless-sync-delay",
+                    "0",
+                ]
             cmd += args or []
             if module == "scalebloom":
                 cmd += ["--loadmodule", module_path()]
             elif module == "redisbloom":
                 cmd += ["--loadmodule", redisbloom_path()]
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
             if self._wait_ready():
                 return
         raise RuntimeError(f"server did not start:\n{self.log()}")
@@ -188,12 +213,24 @@ class Cluster:
             for s in self.live():
                 c = redis.Redis(port=s.port, decode_responses=True)
                 info = c.execute_command("CLUSTER INFO")
-                state = info.get("cluster_state") if isinstance(info, dict) else (
-                    "ok" if "cluster_state:ok" in str(info) else "fail")
+                state = (
+                    info.get("cluster_state")
+                    if isinstance(info, dict)
+                    else ("ok" if "cluster_state:ok" in str(info) else "fail")
+                )
                 if state != "ok":
                     return None
-                view = sorted((n["port"], tuple(n["flags"]), n["master"], tuple(n["slots"]),
-                               n["link"], n["open"]) for n in self._raw_nodes(s.port))
+                view = sorted(
+                    (
+                        n["port"],
+                        tuple(n["flags"]),
+                        n["master"],
+                        tuple(n["slots"]),
+                        n["link"],
+                        n["open"],
+                    )
+                    for n in self._raw_nodes(s.port)
+                )
                 views.append(view)
             if any(v != views[0] for v in views):
                 return None
@@ -202,8 +239,11 @@ class Cluster:
             if len(owners) != want:
                 return None
             for n in views[0]:
-                if n[0] in live_ports and (any(f in n[1] for f in ("fail", "fail?", "handshake"))
-                                           or n[4] != "connected" or n[5]):
+                if n[0] in live_ports and (
+                    any(f in n[1] for f in ("fail", "fail?", "handshake"))
+                    or n[4] != "connected"
+                    or n[5]
+                ):
                     return None
             for s in self.live():
                 r = redis.Redis(port=s.port, decode_responses=True).info("replication")
@@ -226,16 +266,25 @@ class Cluster:
             f = line.split()
             if len(f) < 8:
                 continue
-            out.append({"id": f[0], "port": int(f[1].split("@")[0].rsplit(":", 1)[1]),
-                        "flags": [x for x in f[2].split(",") if x != "myself"], "master": f[3],
-                        "link": f[7],
-                        "slots": [s for s in f[8:] if not s.startswith("[")],
-                        "open": any(s.startswith("[") for s in f[8:])})
+            out.append(
+                {
+                    "id": f[0],
+                    "port": int(f[1].split("@")[0].rsplit(":", 1)[1]),
+                    "flags": [x for x in f[2].split(",") if x != "myself"],
+                    "master": f[3],
+                    "link": f[7],
+                    "slots": [s for s in f[8:] if not s.startswith("[")],
+                    "open": any(s.startswith("[") for s in f[8:]),
+                }
+            )
         return out
 
     def client(self, **kw: object) -> "redis.RedisCluster":
         return redis.RedisCluster(host="127.0.0.1", port=self.live()[0].port, **kw)  # type: ignore[arg-type]
 
     def primary_ports(self) -> List[int]:
-        return sorted(n["port"] for n in self._raw_nodes(self.live()[0].port)  # type: ignore[misc]
-                      if "master" in n["flags"] and n["slots"])  # type: ignore[operator]
+        return sorted(
+            n["port"]
+            for n in self._raw_nodes(self.live()[0].port)  # type: ignore[misc]
+            if "master" in n["flags"] and n["slots"]
+        )  # type: ignore[operator]

@@ -7,7 +7,7 @@ import asyncio
 import math
 import threading
 from collections import Counter
-from typing import Any, Dict, List
+from typing import Any, List
 
 import pytest
 import redis
@@ -52,8 +52,16 @@ def _capacity_for(part_bytes: int, partitions: int) -> int:
 @pytest.fixture
 def capped_cluster() -> Any:
     # A small replication backlog: on Redis 7.0 it counts against maxmemory (1 MB by default).
-    c = Cluster(args=["--maxmemory", str(MAXMEMORY), "--maxmemory-policy", "noeviction",
-                      "--repl-backlog-size", "128kb"])
+    c = Cluster(
+        args=[
+            "--maxmemory",
+            str(MAXMEMORY),
+            "--maxmemory-policy",
+            "noeviction",
+            "--repl-backlog-size",
+            "128kb",
+        ]
+    )
     try:
         yield c
     finally:
@@ -74,10 +82,12 @@ def test_filter_larger_than_one_node_memory(capped_cluster: Cluster) -> None:
         assert empty + 3 * PART_BYTES + 0.6 * 2**20 <= MAXMEMORY, (p, empty)
     capacity, error = _capacity_for(PART_BYTES, 9), ERROR
     with pytest.raises(ResponseError, match="maxmemory"):
-        rc.execute_command("BF.RESERVE", "whole", error, capacity, "NONSCALING",
-                           "COUNTING", COUNTER_BITS)
-    f = PartitionedFilter.create(rc, "big", error, capacity, partitions=9, nonscaling=True,
-                                 counting=COUNTER_BITS)
+        rc.execute_command(
+            "BF.RESERVE", "whole", error, capacity, "NONSCALING", "COUNTING", COUNTER_BITS
+        )
+    f = PartitionedFilter.create(
+        rc, "big", error, capacity, partitions=9, nonscaling=True, counting=COUNTER_BITS
+    )
     info = f.info()
     assert info["size"] >= 2.5 * MAXMEMORY
     primaries = capped_cluster.primary_ports()
@@ -108,7 +118,10 @@ def _move_slot(cluster: Cluster, slot: int, src: int, dst: int, pause: Any) -> N
     """Moves ``slot`` from primary ``src`` to primary ``dst`` the way redis-cli --cluster
     reshard does (IMPORTING/MIGRATING, MIGRATE the keys, SETSLOT NODE), calling ``pause()``
     while the slot is open and its keys already moved, so live traffic meets ASK."""
-    s, d = redis.Redis(port=src, decode_responses=True), redis.Redis(port=dst, decode_responses=True)
+    s, d = (
+        redis.Redis(port=src, decode_responses=True),
+        redis.Redis(port=dst, decode_responses=True),
+    )
     sid, did = s.execute_command("CLUSTER MYID"), d.execute_command("CLUSTER MYID")
     d.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", sid)
     s.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", did)
@@ -172,8 +185,10 @@ class Traffic:
     def progress(self, n: int = 3) -> None:
         """Polls until both threads completed ``n`` more rounds (or one of them failed)."""
         w, r = self.writes, self.reads
-        poll("traffic to make progress",
-             lambda: True if self.errors or (self.writes >= w + n and self.reads >= r + n) else None)
+        poll(
+            "traffic to make progress",
+            lambda: True if self.errors or (self.writes >= w + n and self.reads >= r + n) else None,
+        )
 
     def finish(self) -> None:
         self.stop.set()
@@ -249,8 +264,10 @@ def test_primary_killed_during_writes(cluster: Cluster) -> None:
         victim_keys = {k for k in f.spec.keys if int(rc.get_node_from_key(k).port) == victim.port}
         victim.kill()
         killed.set()
-        poll("writes reaching every primary after the failover",
-             lambda: True if landed["after_kill"] >= 5 else None)
+        poll(
+            "writes reaching every primary after the failover",
+            lambda: True if landed["after_kill"] >= 5 else None,
+        )
     finally:
         stop.set()
         t.join()
@@ -271,8 +288,9 @@ def test_primary_killed_during_writes(cluster: Cluster) -> None:
 def test_asyncio_cluster(cluster: Cluster) -> None:
     async def go() -> None:
         ar: Any = redis.asyncio.RedisCluster(host="127.0.0.1", port=cluster.ports[0])
-        f = await scalebloom.AsyncPartitionedFilter.create(ar, "af", 0.01, 10_000, partitions=4,
-                                                           counting=4)
+        f = await scalebloom.AsyncPartitionedFilter.create(
+            ar, "af", 0.01, 10_000, partitions=4, counting=4
+        )
         items = [f"i{i}" for i in range(2000)]
         assert await f.madd(items) == [True] * 2000
         assert await f.mexists(items + ["nope"]) == [True] * 2000 + [False]

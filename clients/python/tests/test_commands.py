@@ -17,7 +17,9 @@ from servers import Cluster, Server
 
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("decode", [False, True])
-def test_every_command_same_answers_resp2_resp3(server: Server, protocol: int, decode: bool) -> None:
+def test_every_command_same_answers_resp2_resp3(
+    server: Server, protocol: int, decode: bool
+) -> None:
     bf = scalebloom.Bloom(server.client(protocol=protocol, decode_responses=decode))
     assert bf.reserve("plain", 0.01, 1000) is True
     assert bf.add("plain", "a") is True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 import urllib.request
@@ -25,12 +27,18 @@ def redisbloom() -> Iterator[Server]:
 
 
 def _check(*args: str) -> Tuple[int, str]:
-    out = subprocess.run([sys.executable, "-m", "scalebloom", "check-migration", *args],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "scalebloom", "check-migration", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return out.returncode, out.stdout + out.stderr
 
 
-def test_check_migration_from_redisbloom(redisbloom: Server, server: Server, tmp_path: Path) -> None:
+def test_check_migration_from_redisbloom(
+    redisbloom: Server, server: Server, tmp_path: Path
+) -> None:
     src, dst = redisbloom.client(), server.client()
     known: List[str] = []
     src.execute_command("BF.RESERVE", "bf:small", 0.01, 100)
@@ -42,14 +50,26 @@ def test_check_migration_from_redisbloom(redisbloom: Server, server: Server, tmp
         known += [f"{key}\t{x}" for x in items]
     src.execute_command("CF.RESERVE", "cf:one", 100)
     src.execute_command("CF.ADD", "cf:one", "x")
-    src.execute_command("MIGRATE", "127.0.0.1", server.port, "", 0, 5000, "COPY",
-                        "KEYS", "bf:small", "bf:grown", "bf:fixed")
+    src.execute_command(
+        "MIGRATE",
+        "127.0.0.1",
+        server.port,
+        "",
+        0,
+        5000,
+        "COPY",
+        "KEYS",
+        "bf:small",
+        "bf:grown",
+        "bf:fixed",
+    )
     items_file = tmp_path / "items.tsv"
     items_file.write_text("\n".join(known) + "\n")
     src_url, dst_url = f"redis://127.0.0.1:{redisbloom.port}", f"redis://127.0.0.1:{server.port}"
 
-    code, text = _check(src_url, dst_url, "--keys", "bf:*", "--items", str(items_file),
-                        "--sample", "5000")
+    code, text = _check(
+        src_url, dst_url, "--keys", "bf:*", "--items", str(items_file), "--sample", "5000"
+    )
     assert code == 0, text
     assert "3 keys checked, 0 with differences" in text
     assert text.count(" ok") == 3 and "0/5000" in text and "0/400" in text
@@ -96,11 +116,27 @@ def test_exporter_reports_what_bf_stats_says(server: Server) -> None:
     try:
         ports = [free_port(), free_port()]
         for port, extra in ((ports[0], []), (ports[1], ["--max-keys", "2"])):
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "scalebloom", "exporter", "--url",
-                 f"redis://127.0.0.1:{server.port}", "--keys", "seen:*", "--port", str(port),
-                 "--addr", "127.0.0.1", *extra],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "scalebloom",
+                        "exporter",
+                        "--url",
+                        f"redis://127.0.0.1:{server.port}",
+                        "--keys",
+                        "seen:*",
+                        "--port",
+                        str(port),
+                        "--addr",
+                        "127.0.0.1",
+                        *extra,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         m = _scrape(ports[0])
         assert m[("scalebloom_up", "")] == 1
         assert m[("scalebloom_filters", "")] == 3
@@ -110,9 +146,12 @@ def test_exporter_reports_what_bf_stats_says(server: Server) -> None:
             st, info = bf.stats(key), bf.info(key)
             total += info.size
             assert m[("scalebloom_filter_estimated_error_rate", key)] == pytest.approx(
-                st.estimated_error_rate, rel=1e-3, abs=1e-6)
+                st.estimated_error_rate, rel=1e-3, abs=1e-6
+            )
             assert m[("scalebloom_filter_target_error_rate", key)] == 0.01
-            assert m[("scalebloom_filter_fill_ratio", key)] == pytest.approx(st.fill_ratio_all, rel=1e-3)
+            assert m[("scalebloom_filter_fill_ratio", key)] == pytest.approx(
+                st.fill_ratio_all, rel=1e-3
+            )
             assert m[("scalebloom_filter_saturated", key)] == int(st.saturated)
             assert m[("scalebloom_filter_items", key)] == st.items_added
             assert m[("scalebloom_filter_estimated_items", key)] == st.estimated_items
@@ -121,10 +160,21 @@ def test_exporter_reports_what_bf_stats_says(server: Server) -> None:
             assert m[("scalebloom_filter_layers", key)] == info.filters
         assert m[("scalebloom_bytes", "")] == total
         assert m[("scalebloom_saturated_filters", "")] == sum(
-            bf.stats(k).saturated for k in ("seen:1", "seen:2", "seen:3"))
+            bf.stats(k).saturated for k in ("seen:1", "seen:2", "seen:3")
+        )
         assert m[("scalebloom_filter_saturated_counters", "seen:3")] == 0
         assert ("scalebloom_filter_saturated_counters", "seen:1") not in m
         assert ("scalebloom_defrag_moves", "") in m
+        # Every metric the bundled Grafana dashboard plots is one the exporter serves.
+        dash = json.loads((Path(scalebloom.__file__).parent / "grafana-dashboard.json").read_text())
+        used = {
+            n
+            for panel in dash["panels"]
+            for t in panel["targets"]
+            for n in re.findall(r"scalebloom_\w+", t["expr"])
+        }
+        served = {name for name, _ in m}
+        assert used and used <= served, used - served
         # The budget: two filters at most, and the scrape says it stopped short.
         m2 = _scrape(ports[1])
         assert m2[("scalebloom_filters", "")] == 2

@@ -12,11 +12,17 @@ from . import exporter, migration
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scalebloom")
     sub = parser.add_subparsers(dest="tool", required=True)
-    m = sub.add_parser("check-migration", help="compare a RedisBloom source with a scalebloom target",
-                       description=(migration.__doc__ or "").split("\n\n")[0])
+    m = sub.add_parser(
+        "check-migration",
+        help="compare a RedisBloom source with a scalebloom target",
+        description=(migration.__doc__ or "").split("\n\n")[0],
+    )
     migration.add_arguments(m)
-    e = sub.add_parser("exporter", help="serve Prometheus metrics of the filters on a server",
-                       description=(exporter.__doc__ or "").split("\n\n")[0])
+    e = sub.add_parser(
+        "exporter",
+        help="serve Prometheus metrics of the filters on a server",
+        description=(exporter.__doc__ or "").split("\n\n")[0],
+    )
     exporter.add_arguments(e)
     a = parser.parse_args(argv)
     if a.tool == "check-migration":

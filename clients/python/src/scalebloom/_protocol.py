@@ -47,7 +47,9 @@ def encode_item(item: Item) -> bytes:
     if isinstance(item, memoryview):
         return item.tobytes()
     if isinstance(item, bool):
-        raise DataError("Invalid input of type: 'bool'. Convert to a bytes, string, int or float first.")
+        raise DataError(
+            "Invalid input of type: 'bool'. Convert to a bytes, string, int or float first."
+        )
     if isinstance(item, str):
         return item.encode("utf-8")
     if isinstance(item, int):
@@ -149,8 +151,13 @@ class BloomInfo:
 def parse_info(v: Any) -> BloomInfo:
     if hasattr(v, "insertedNum"):  # redis-py's BFInfo, after r.bf() registered its callback
         exp = getattr(v, "expansionRate", None)
-        return BloomInfo(int(v.capacity), int(v.size), int(v.filterNum), int(v.insertedNum),
-                         None if exp is None else int(exp))
+        return BloomInfo(
+            int(v.capacity),
+            int(v.size),
+            int(v.filterNum),
+            int(v.insertedNum),
+            None if exp is None else int(exp),
+        )
     d = pairs(v)
     exp = d.get("Expansion rate")
     return BloomInfo(

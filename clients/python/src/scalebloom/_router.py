@@ -150,7 +150,9 @@ class _Plan:
 
 
 def _pipeline_args(
-    idxs: Sequence[int], cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]], plan: _Plan,
+    idxs: Sequence[int],
+    cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]],
+    plan: _Plan,
     wait: Optional[Wait],
 ) -> List[Tuple[Any, ...]]:
     out: List[Tuple[Any, ...]] = []
@@ -248,9 +250,18 @@ class AsyncRouter:
     connection settings; :meth:`aclose` closes them."""
 
     _KWARGS = (
-        "username", "password", "credential_provider", "socket_timeout",
-        "socket_connect_timeout", "socket_keepalive", "protocol", "ssl", "ssl_ca_certs",
-        "ssl_certfile", "ssl_keyfile", "ssl_cert_reqs",
+        "username",
+        "password",
+        "credential_provider",
+        "socket_timeout",
+        "socket_connect_timeout",
+        "socket_keepalive",
+        "protocol",
+        "ssl",
+        "ssl_ca_certs",
+        "ssl_certfile",
+        "ssl_keyfile",
+        "ssl_cert_reqs",
     )
 
     def __init__(self, client: Any, attempts: int = 8) -> None:

@@ -5,8 +5,8 @@
 (cluster slots, MOVED/ASK), retries, connection pools and RESP2/RESP3 are redis-py's, and a
 refused command raises ``redis.exceptions.ResponseError`` with the server's message.
 
-The two classes have the same methods (change them together): each builds a :class:`~scalebloom._protocol.Call` and
-parses the reply with the same function in both classes.
+The two classes have the same methods (change them together): each builds a
+:class:`~scalebloom._protocol.Call` and parses the reply with the same function.
 """
 
 from __future__ import annotations
@@ -30,13 +30,27 @@ class Bloom:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def reserve(self, key: Arg, error_rate: float, capacity: int, *, expansion: Optional[int] = None, nonscaling: bool = False, counting: Optional[int] = None) -> bool:
+    def reserve(
+        self,
+        key: Arg,
+        error_rate: float,
+        capacity: int,
+        *,
+        expansion: Optional[int] = None,
+        nonscaling: bool = False,
+        counting: Optional[int] = None,
+    ) -> bool:
         """``BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]``.
 
         Creates an empty filter and returns ``True``. ``counting=4`` or ``8`` makes a counting
         filter (each bit becomes a counter of that many bits) whose items :meth:`delete` can
         remove. Raises ``ResponseError("item exists")`` when the key exists."""
-        call = p.reserve(key, error_rate, capacity, CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting))
+        call = p.reserve(
+            key,
+            error_rate,
+            capacity,
+            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
+        )
         return call.parse(self.client.execute_command(*call.args))
 
     def add(self, key: Arg, item: Item) -> bool:
@@ -52,12 +66,30 @@ class Bloom:
         call = p.madd(key, items)
         return call.parse(self.client.execute_command(*call.args))
 
-    def insert(self, key: Arg, items: Sequence[Item], *, capacity: Optional[int] = None, error_rate: Optional[float] = None, nocreate: bool = False, expansion: Optional[int] = None, nonscaling: bool = False, counting: Optional[int] = None) -> List[bool]:
+    def insert(
+        self,
+        key: Arg,
+        items: Sequence[Item],
+        *,
+        capacity: Optional[int] = None,
+        error_rate: Optional[float] = None,
+        nocreate: bool = False,
+        expansion: Optional[int] = None,
+        nonscaling: bool = False,
+        counting: Optional[int] = None,
+    ) -> List[bool]:
         """``BF.INSERT key [CAPACITY n] [ERROR r] [NOCREATE] [EXPANSION n] [NONSCALING]
         [COUNTING 4|8] ITEMS item …``: one bool per item, in order. The creation options
         apply only when the key is created; ``nocreate=True`` raises ``ResponseError("not
         found")`` for a missing key."""
-        call = p.insert(key, items, capacity, error_rate, nocreate, CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting))
+        call = p.insert(
+            key,
+            items,
+            capacity,
+            error_rate,
+            nocreate,
+            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
+        )
         return call.parse(self.client.execute_command(*call.args))
 
     def exists(self, key: Arg, item: Item) -> bool:
@@ -114,9 +146,23 @@ class AsyncBloom:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    async def reserve(self, key: Arg, error_rate: float, capacity: int, *, expansion: Optional[int] = None, nonscaling: bool = False, counting: Optional[int] = None) -> bool:
+    async def reserve(
+        self,
+        key: Arg,
+        error_rate: float,
+        capacity: int,
+        *,
+        expansion: Optional[int] = None,
+        nonscaling: bool = False,
+        counting: Optional[int] = None,
+    ) -> bool:
         """See :meth:`Bloom.reserve`."""
-        call = p.reserve(key, error_rate, capacity, CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting))
+        call = p.reserve(
+            key,
+            error_rate,
+            capacity,
+            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
+        )
         return call.parse(await self.client.execute_command(*call.args))
 
     async def add(self, key: Arg, item: Item) -> bool:
@@ -129,9 +175,27 @@ class AsyncBloom:
         call = p.madd(key, items)
         return call.parse(await self.client.execute_command(*call.args))
 
-    async def insert(self, key: Arg, items: Sequence[Item], *, capacity: Optional[int] = None, error_rate: Optional[float] = None, nocreate: bool = False, expansion: Optional[int] = None, nonscaling: bool = False, counting: Optional[int] = None) -> List[bool]:
+    async def insert(
+        self,
+        key: Arg,
+        items: Sequence[Item],
+        *,
+        capacity: Optional[int] = None,
+        error_rate: Optional[float] = None,
+        nocreate: bool = False,
+        expansion: Optional[int] = None,
+        nonscaling: bool = False,
+        counting: Optional[int] = None,
+    ) -> List[bool]:
         """See :meth:`Bloom.insert`."""
-        call = p.insert(key, items, capacity, error_rate, nocreate, CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting))
+        call = p.insert(
+            key,
+            items,
+            capacity,
+            error_rate,
+            nocreate,
+            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
+        )
         return call.parse(await self.client.execute_command(*call.args))
 
     async def exists(self, key: Arg, item: Item) -> bool:

@@ -73,8 +73,9 @@ def collect_filters(
             st, inf = replies[2 * i], replies[2 * i + 1]
             if isinstance(st, Exception) or isinstance(inf, Exception):
                 continue  # deleted (or replaced) since the SCAN saw it
-            out.append((k.decode("utf-8", "backslashreplace"), p.parse_stats(st),
-                        p.parse_info(inf)))
+            out.append(
+                (k.decode("utf-8", "backslashreplace"), p.parse_stats(st), p.parse_info(inf))
+            )
     return out, truncated
 
 
@@ -101,14 +102,20 @@ class Collector:
         yield up
 
         per_filter: Dict[str, Tuple[str, Any]] = {
-            "estimated_error_rate": ("BF.STATS Estimated error rate",
-                                     lambda s, i: s.estimated_error_rate),
+            "estimated_error_rate": (
+                "BF.STATS Estimated error rate",
+                lambda s, i: s.estimated_error_rate,
+            ),
             "target_error_rate": ("BF.STATS Target error rate", lambda s, i: s.target_error_rate),
             "fill_ratio": ("BF.STATS Fill ratio of all filters", lambda s, i: s.fill_ratio_all),
-            "fill_ratio_newest": ("BF.STATS Fill ratio of newest filter",
-                                  lambda s, i: s.fill_ratio_newest),
-            "saturated": ("1 when the estimated error rate is above the target",
-                          lambda s, i: int(s.saturated)),
+            "fill_ratio_newest": (
+                "BF.STATS Fill ratio of newest filter",
+                lambda s, i: s.fill_ratio_newest,
+            ),
+            "saturated": (
+                "1 when the estimated error rate is above the target",
+                lambda s, i: int(s.saturated),
+            ),
             "items": ("BF.STATS Items added", lambda s, i: s.items_added),
             "estimated_items": ("BF.STATS Estimated items", lambda s, i: s.estimated_items),
             "bytes": ("BF.INFO Size", lambda s, i: i.size),
@@ -120,27 +127,45 @@ class Collector:
             for key, st, inf in filters:
                 g.add_metric([key], float(get(st, inf)))
             yield g
-        g = GaugeMetricFamily("scalebloom_filter_saturated_counters",
-                              "BF.STATS Saturated counters (counting filters)", labels=["key"])
+        g = GaugeMetricFamily(
+            "scalebloom_filter_saturated_counters",
+            "BF.STATS Saturated counters (counting filters)",
+            labels=["key"],
+        )
         for key, st, _ in filters:
             if st.saturated_counters is not None:
                 g.add_metric([key], float(st.saturated_counters))
         yield g
 
-        yield GaugeMetricFamily("scalebloom_filters", "filters reported by this scrape",
-                                value=len(filters))
-        yield GaugeMetricFamily("scalebloom_bytes", "bytes of the filters reported",
-                                value=sum(i.size for _, _, i in filters))
-        yield GaugeMetricFamily("scalebloom_saturated_filters", "saturated filters reported",
-                                value=sum(s.saturated for _, s, _ in filters))
-        yield GaugeMetricFamily("scalebloom_scrape_truncated",
-                                "1 when the scrape stopped at --max-keys", value=int(truncated))
+        yield GaugeMetricFamily(
+            "scalebloom_filters", "filters reported by this scrape", value=len(filters)
+        )
+        yield GaugeMetricFamily(
+            "scalebloom_bytes",
+            "bytes of the filters reported",
+            value=sum(i.size for _, _, i in filters),
+        )
+        yield GaugeMetricFamily(
+            "scalebloom_saturated_filters",
+            "saturated filters reported",
+            value=sum(s.saturated for _, s, _ in filters),
+        )
+        yield GaugeMetricFamily(
+            "scalebloom_scrape_truncated",
+            "1 when the scrape stopped at --max-keys",
+            value=int(truncated),
+        )
         if "bf_defrag_moves" in info:
-            yield GaugeMetricFamily("scalebloom_defrag_moves",
-                                    "INFO bf bf_defrag_moves: filter allocations moved by "
-                                    "active defragmentation", value=int(info["bf_defrag_moves"]))
-        yield GaugeMetricFamily("scalebloom_scrape_duration_seconds",
-                                "time the scrape took", value=time.monotonic() - start)
+            yield GaugeMetricFamily(
+                "scalebloom_defrag_moves",
+                "INFO bf bf_defrag_moves: filter allocations moved by active defragmentation",
+                value=int(info["bf_defrag_moves"]),
+            )
+        yield GaugeMetricFamily(
+            "scalebloom_scrape_duration_seconds",
+            "time the scrape took",
+            value=time.monotonic() - start,
+        )
 
 
 def serve(url: str, pattern: str, port: int, addr: str, max_keys: int) -> None:
@@ -163,5 +188,9 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--keys", default="*", help="SCAN MATCH pattern (default *)")
     parser.add_argument("--port", type=int, default=9479, help="HTTP port (default 9479)")
     parser.add_argument("--addr", default="0.0.0.0", help="HTTP address (default 0.0.0.0)")
-    parser.add_argument("--max-keys", type=int, default=1000,
-                        help="filters reported per scrape at most (default 1000)")
+    parser.add_argument(
+        "--max-keys",
+        type=int,
+        default=1000,
+        help="filters reported per scrape at most (default 1000)",
+    )

@@ -60,7 +60,11 @@ def _scan(r: Any, pattern: str, type_: str) -> List[bytes]:
 
 
 def check_key(
-    src: Any, dst: Any, key: bytes, type_: str, sample: int,
+    src: Any,
+    dst: Any,
+    key: bytes,
+    type_: str,
+    sample: int,
     present: Sequence[bytes],
 ) -> KeyReport:
     rep = KeyReport(key.decode("utf-8", "backslashreplace"), type_)
@@ -85,7 +89,9 @@ def check_key(
         rep.absent_checked += len(chunk)
         rep.absent_differ += sum(x != y for x, y in zip(a, b))
     if rep.absent_differ:
-        rep.problems.append(f"{rep.absent_differ} of {rep.absent_checked} absent items answer differently")
+        rep.problems.append(
+            f"{rep.absent_differ} of {rep.absent_checked} absent items answer differently"
+        )
     for s in range(0, len(present), 1000):
         chunk = list(present[s : s + 1000])
         a = p.to_bools(src.execute_command("BF.MEXISTS", key, *chunk))
@@ -115,8 +121,12 @@ def read_items(path: str) -> Dict[bytes, List[bytes]]:
 
 
 def run(
-    src_url: str, dst_url: str, pattern: str = "*", sample: int = 1000,
-    items_file: Optional[str] = None, out: TextIO = sys.stdout,
+    src_url: str,
+    dst_url: str,
+    pattern: str = "*",
+    sample: int = 1000,
+    items_file: Optional[str] = None,
+    out: TextIO = sys.stdout,
 ) -> int:
     """The check; returns the exit status."""
     try:
@@ -133,16 +143,20 @@ def run(
             reports.append(check_key(src, dst, key, type_, sample, present.get(key, [])))
     unknown = sorted(set(present) - {r.key.encode() for r in reports})
     width = max([len(r.key) for r in reports] + [3])
-    print(f"{'key':<{width}}  {'type':<10} {'absent differ':>14} {'known missing':>14}  result",
-          file=out)
+    print(
+        f"{'key':<{width}}  {'type':<10} {'absent differ':>14} {'known missing':>14}  result",
+        file=out,
+    )
     for r in reports:
         absent = f"{r.absent_differ}/{r.absent_checked}"
         known = f"{r.present_missing}/{r.present_checked}"
         result = "ok" if r.ok else "DIFFERS: " + "; ".join(r.problems)
         print(f"{r.key:<{width}}  {r.type:<10} {absent:>14} {known:>14}  {result}", file=out)
     for k in unknown:
-        print(f"{k.decode('utf-8', 'backslashreplace')}: listed in --items but not a filter on the source",
-              file=out)
+        print(
+            f"{k.decode('utf-8', 'backslashreplace')}: listed in --items but not a filter on the source",
+            file=out,
+        )
     bad = sum(not r.ok for r in reports) + len(unknown)
     print(f"{len(reports)} keys checked, {bad} with differences", file=out)
     return 1 if bad else 0
@@ -152,6 +166,10 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("src_url", help="the RedisBloom server, e.g. redis://old-host:6379/0")
     parser.add_argument("dst_url", help="the scalebloom server")
     parser.add_argument("--keys", default="*", help="SCAN MATCH pattern (default *)")
-    parser.add_argument("--sample", type=int, default=1000,
-                        help="random absent items asked of each filter (default 1000)")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=1000,
+        help="random absent items asked of each filter (default 1000)",
+    )
     parser.add_argument("--items", help="file of key<TAB>item lines known to be present")

@@ -111,14 +111,19 @@ class Spec:
         try:
             fmt = int(d["format"])
             if fmt != FORMAT_VERSION:
-                raise DataError(f"partitioned filter {name!r} has format {fmt}; this client "
-                                f"reads format {FORMAT_VERSION} only")
+                raise DataError(
+                    f"partitioned filter {name!r} has format {fmt}; this client "
+                    f"reads format {FORMAT_VERSION} only"
+                )
             if d["routing"] != ROUTING:
-                raise DataError(f"partitioned filter {name!r} routes by {d['routing']!r}; this "
-                                f"client knows {ROUTING!r} only")
+                raise DataError(
+                    f"partitioned filter {name!r} routes by {d['routing']!r}; this "
+                    f"client knows {ROUTING!r} only"
+                )
             if d["kind"] not in ("bloom", "counting4", "counting8"):
-                raise DataError(f"partitioned filter {name!r} is of kind {d['kind']!r}, "
-                                "unknown to this client")
+                raise DataError(
+                    f"partitioned filter {name!r} is of kind {d['kind']!r}, unknown to this client"
+                )
             keys = json.loads(d["keys"])
             spec = Spec(
                 name=name,
@@ -270,8 +275,13 @@ class _Base:
 
     @staticmethod
     def _new_spec(
-        name: str, error_rate: float, capacity: int, partitions: int, opts: CreateOptions,
-        primaries: List[str], owner: Any,
+        name: str,
+        error_rate: float,
+        capacity: int,
+        partitions: int,
+        opts: CreateOptions,
+        primaries: List[str],
+        owner: Any,
     ) -> Spec:
         _check_name(name)
         if partitions < 1:
@@ -295,8 +305,9 @@ class _Base:
     def _reserve_cmds(self) -> List[Cmd]:
         s = self.spec
         opts = CreateOptions(
-            expansion=s.expansion, nonscaling=s.nonscaling,
-            counting=None if s.kind == "bloom" else int(s.kind[len("counting"):]),
+            expansion=s.expansion,
+            nonscaling=s.nonscaling,
+            counting=None if s.kind == "bloom" else int(s.kind[len("counting") :]),
         )
         return [
             (k.encode(), p.reserve(k, s.error_rate, s.partition_capacity, opts).args)
@@ -402,8 +413,7 @@ class PartitionedFilter(_Base):
     def delete(self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000) -> bool:
         """Counting filters: removes one occurrence of the item (``BF.DEL`` on its
         partition); ``True`` if it was present."""
-        return self.mdelete([item], wait_replicas=wait_replicas,
-                            wait_timeout_ms=wait_timeout_ms)[0]
+        return self.mdelete([item], wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)[0]
 
     def mdelete(
         self, items: Sequence[Item], *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
@@ -512,8 +522,7 @@ class AsyncPartitionedFilter(_Base):
         self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
     ) -> bool:
         """See :meth:`PartitionedFilter.delete`."""
-        r = await self.mdelete([item], wait_replicas=wait_replicas,
-                               wait_timeout_ms=wait_timeout_ms)
+        r = await self.mdelete([item], wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
         return r[0]
 
     async def mdelete(
