@@ -298,6 +298,9 @@ class AsyncRouter:
 
             src = getattr(self.client, "connection_kwargs", {}) or {}
             kw = {k: src[k] for k in self._KWARGS if k in src}
+            # The async cluster client says TLS with its connection class, not ssl=True.
+            if "SSL" in getattr(src.get("connection_class"), "__name__", ""):
+                kw["ssl"] = True
             c = redis.asyncio.Redis(host=addr[0], port=addr[1], **kw)
             self._nodes[addr] = c
         return c
