@@ -227,9 +227,9 @@ test-valkey: test-deps build
 
 ## ---- the Python package ---------------------------------------------------
 # clients/python (import name scalebloom): installed with its test extras into $(VENV),
-# type-checked (mypy --strict, src/), then its pytest suite against real servers with the
-# built module: everything, cluster tests included, on Redis 7.0; the single-node tests on
-# Redis 8.0 and Valkey 8.1 too. The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
+# type-checked (mypy --strict, src/), then its pytest suite (single servers and 3 + 3 clusters)
+# against real servers with the built module, on Redis 7.0, Redis 8.0 and Valkey 8.1 (about a
+# minute each). The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
 # REDISBLOOM_MODULE like the Rust tests (and SCALEBLOOM_REDIS_CLI for --cluster create).
 PY_CLIENT := $(CURDIR)/clients/python
 PYTEST     = env REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) \
@@ -246,14 +246,12 @@ test-python: test-deps build
 	echo "==> Python tests, Redis 7.0 ($(REDIS_SERVER))"; \
 	SCALEBLOOM_SERVER=$(REDIS_SERVER) $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 7.0"; \
 	if redis8=$$($(REDIS8_CMD)); then \
-	  echo "==> Python single-node tests, Redis 8.0 ($$redis8)"; \
-	  SCALEBLOOM_SERVER=$$redis8 $(PYTEST) --ignore $(PY_CLIENT)/tests/test_cluster.py $(TEST_ARGS) \
-	    || failed="$$failed, Redis 8.0"; \
+	  echo "==> Python tests, Redis 8.0 ($$redis8)"; \
+	  SCALEBLOOM_SERVER=$$redis8 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 8.0"; \
 	else failed="$$failed, Redis 8.0 (not built)"; fi; \
 	valkey=$$($(VALKEY_CMD)); \
-	echo "==> Python single-node tests, Valkey 8.1 ($$valkey)"; \
-	SCALEBLOOM_SERVER=$$valkey $(PYTEST) --ignore $(PY_CLIENT)/tests/test_cluster.py $(TEST_ARGS) \
-	  || failed="$$failed, Valkey"; \
+	echo "==> Python tests, Valkey 8.1 ($$valkey)"; \
+	SCALEBLOOM_SERVER=$$valkey $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey"; \
 	if [ -n "$$failed" ]; then echo "==> make test-python: FAILED on $${failed#, }"; exit 1; fi; \
 	echo "==> make test-python: passed on Redis 7.0, Redis 8.0 and Valkey"
 

