@@ -163,8 +163,8 @@ pub fn local() -> Settings {
         random_seeds: config::RANDOM_SEEDS.load(relaxed),
         redisbloom_scheme: config::REDISBLOOM_SCHEME.load(relaxed),
         error_rate: config::ERROR_RATE.get(),
-        initial_size: config::INITIAL_SIZE.load(relaxed) as u64,
-        expansion: config::EXPANSION.load(relaxed) as u64,
+        initial_size: config::INITIAL_SIZE.get() as u64,
+        expansion: config::EXPANSION.get() as u64,
     }
 }
 

@@ -441,7 +441,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         // SAFETY: see above.
         unsafe { set_options(raw_ctx, options as c_int) };
     }
-    super::config::register(ctx, args)?;
+    let config_names = super::config::register(ctx, args)?;
     // SAFETY: see above.
     if let Some(load_configs) = unsafe { raw::RedisModule_LoadConfigs } {
         // SAFETY: see above.
@@ -450,11 +450,14 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     }
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
     // SAFETY: see above.
-    if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
+    let acl = if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
         // SAFETY: see above.
         let rc = unsafe { add_category(raw_ctx, c"bloom".as_ptr()) };
         check(rc, || "could not add the bloom ACL category".into())?;
-    }
+        "in ACL categories @bloom, @read/@write"
+    } else {
+        "in no ACL category (this server has no module ACL categories: grant them by name)"
+    };
     // SAFETY: see above.
     let create = unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
     for c in COMMANDS {
@@ -474,7 +477,12 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         let rc = unsafe { register_info(raw_ctx, Some(info)) };
         check(rc, || "could not register the INFO section".into())?;
     }
-    events::init(ctx)
+    events::init(ctx)?;
+    ctx.log_notice(&format!(
+        "scalebloom: {} BF.* commands {acl}; configs {config_names}",
+        COMMANDS.len()
+    ));
+    Ok(())
 }
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
