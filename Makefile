@@ -267,8 +267,8 @@ test-readme: test-deps build
 ## ---- the Python package ---------------------------------------------------
 # clients/python (import name scalebloom): installed with its test extras into $(VENV),
 # type-checked (mypy --strict, src/), then its pytest suite (single servers and 3 + 3 clusters)
-# against real servers with the built module, on Redis 7.0, Redis 8.0 and Valkey 8.1 (about a
-# minute each). The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
+# against real servers with the built module, on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey
+# 9.1 (about a minute each). The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
 # REDISBLOOM_MODULE like the Rust tests (and SCALEBLOOM_REDIS_CLI for --cluster create).
 PY_CLIENT := $(CURDIR)/clients/python
 PYTEST     = env REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) \
@@ -290,9 +290,12 @@ test-python: test-deps build
 	else failed="$$failed, Redis 8.0 (not built)"; fi; \
 	valkey=$$($(VALKEY_CMD)); \
 	echo "==> Python tests, Valkey 8.1 ($$valkey)"; \
-	SCALEBLOOM_SERVER=$$valkey $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey"; \
+	SCALEBLOOM_SERVER=$$valkey $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 8.1"; \
+	valkey9=$$($(VALKEY9_CMD)); \
+	echo "==> Python tests, Valkey 9.1 ($$valkey9)"; \
+	SCALEBLOOM_SERVER=$$valkey9 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 9.1"; \
 	if [ -n "$$failed" ]; then echo "==> make test-python: FAILED on $${failed#, }"; exit 1; fi; \
-	echo "==> make test-python: passed on Redis 7.0, Redis 8.0 and Valkey"
+	echo "==> make test-python: passed on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey 9.1"
 
 ## ---- fuzzing ------------------------------------------------------------
 # Each target runs from its seeds (fuzz/seeds/<target>, checked against what
