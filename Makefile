@@ -9,6 +9,7 @@
 #                 Valkey 9.1, the README's examples, then make fuzz
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
 #   make test-readme  run every example of README.md against a live server
+#   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
@@ -111,7 +112,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme lint fuzz fuzz-deps bench bench-deps clean help
+        test-valkey test-valkey9 test-readme test-python lint fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
@@ -255,11 +256,46 @@ test-valkey9: test-deps build
 
 # Every fenced example of README.md, run against a live server with the module
 # (scripts/readme-examples says how each kind of block is checked).
+# PYTHONPATH: the examples that use the Python package import it from clients/python/src.
 TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
+	PYTHONPATH=$(CURDIR)/clients/python/src \
 	$(VENV)/bin/python $(CURDIR)/scripts/readme-examples $(CURDIR)/README.md
 
 test-readme: test-deps build
 	$(TEST_README)
+
+## ---- the Python package ---------------------------------------------------
+# clients/python (import name scalebloom): installed with its test extras into $(VENV),
+# type-checked (mypy --strict, src/), then its pytest suite (single servers and 3 + 3 clusters)
+# against real servers with the built module, on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey
+# 9.1 (about a minute each). The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
+# REDISBLOOM_MODULE like the Rust tests (and SCALEBLOOM_REDIS_CLI for --cluster create).
+PY_CLIENT := $(CURDIR)/clients/python
+PYTEST     = env REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) \
+             $(VENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(PY_CLIENT) \
+             $(PY_CLIENT)/tests
+
+test-python: test-deps build
+	@echo "==> pip install clients/python[test] into $(VENV)"
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check "$(PY_CLIENT)[test]"
+	cd $(PY_CLIENT) && $(VENV)/bin/python -m mypy src
+	@$(VENV)/bin/python -c 'import scalebloom, sys; sys.exit(not scalebloom.__file__.startswith("$(VENV)"))' \
+	  || { echo "==> scalebloom is not imported from the installed package"; exit 1; }
+	@failed=""; \
+	echo "==> Python tests, Redis 7.0 ($(REDIS_SERVER))"; \
+	SCALEBLOOM_SERVER=$(REDIS_SERVER) $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 7.0"; \
+	if redis8=$$($(REDIS8_CMD)); then \
+	  echo "==> Python tests, Redis 8.0 ($$redis8)"; \
+	  SCALEBLOOM_SERVER=$$redis8 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 8.0"; \
+	else failed="$$failed, Redis 8.0 (not built)"; fi; \
+	valkey=$$($(VALKEY_CMD)); \
+	echo "==> Python tests, Valkey 8.1 ($$valkey)"; \
+	SCALEBLOOM_SERVER=$$valkey $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 8.1"; \
+	valkey9=$$($(VALKEY9_CMD)); \
+	echo "==> Python tests, Valkey 9.1 ($$valkey9)"; \
+	SCALEBLOOM_SERVER=$$valkey9 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 9.1"; \
+	if [ -n "$$failed" ]; then echo "==> make test-python: FAILED on $${failed#, }"; exit 1; fi; \
+	echo "==> make test-python: passed on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey 9.1"
 
 ## ---- fuzzing ------------------------------------------------------------
 # Each target runs from its seeds (fuzz/seeds/<target>, checked against what
