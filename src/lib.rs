@@ -15,15 +15,50 @@
 pub mod filter;
 pub mod module;
 
+use std::ffi::c_int;
+
 use module::alloc::BloomAlloc;
 use module::datatype::BLOOM_TYPE;
-use module::registry::init;
-use redis_module::redis_module;
+use redis_module::{Context, MODULE_CONTEXT, RedisString, Status, decode_args, raw};
 
-redis_module! {
-    name: "bf",
-    version: 100,
-    allocator: (BloomAlloc, BloomAlloc),
-    data_types: [BLOOM_TYPE],
-    init: init,
+/// Every allocation of the module goes through Redis' allocator, so `INFO memory` and
+/// `maxmemory` see it.
+#[global_allocator]
+static ALLOCATOR: BloomAlloc = BloomAlloc;
+
+/// What `redis_module!` would generate, minus the parts scalebloom does not use and that log
+/// at warning level on every start: the crate's registration of its own (empty) lists of
+/// commands, defrag start/end callbacks (`Skip register defrag callbacks …` on Redis 7.0, where
+/// filters are still defragmented through the type's own callback) and server events. The
+/// module registers its commands, events, configs and INFO section in `module::registry::init`,
+/// which logs what it decided at notice level.
+///
+/// # Safety
+/// Called by the server once, on its main thread, with the arguments of `MODULE LOAD` /
+/// `loadmodule`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn RedisModule_OnLoad(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    // SAFETY: `ctx` is the load context the server passed; the name is NUL-terminated and
+    // static. This fills the API function pointers every later call goes through.
+    let rc = unsafe {
+        raw::Export_RedisModule_Init(ctx, c"bf".as_ptr(), 100, raw::REDISMODULE_APIVER_1 as c_int)
+    };
+    if rc == raw::Status::Err as c_int {
+        return rc;
+    }
+    let context = Context::new(ctx);
+    // The crate's detached-context logging needs it; a second load in one process keeps the first.
+    let _ = MODULE_CONTEXT.set_context(&context);
+    let args: Vec<RedisString> = decode_args(ctx, argv, argc);
+    if BLOOM_TYPE.create_data_type(ctx).is_err() {
+        return raw::Status::Err as c_int;
+    }
+    match module::registry::init(&context, &args) {
+        Status::Ok => raw::Status::Ok as c_int,
+        Status::Err => raw::Status::Err as c_int,
+    }
 }

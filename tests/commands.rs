@@ -1077,10 +1077,14 @@ fn loadchunk_chunk_that_cannot_fit_answers_received_bad_data() {
     assert_eq!(c.digest("dst"), before);
     // Into a filter that no header made: the bad-data check comes first there too.
     c.expect_err(&["BF.LOADCHUNK", "src", "-1", "abc"], "ERR received bad data");
-    c.expect_err(
-        &[b"BF.LOADCHUNK".as_slice(), b"src", b"1", &chunks[0].1],
-        "ERR received bad data",
-    );
+    // A header into a key that exists: RedisBloom's words, then why.
+    for key in ["src", "dst"] {
+        c.expect_err(
+            &[b"BF.LOADCHUNK".as_slice(), key.as_bytes(), b"1", &chunks[0].1],
+            "ERR received bad data: the key already exists, and a BF.LOADCHUNK header (iterator 1) only creates a new filter; DEL the key first or load under another name",
+        );
+    }
+    assert_eq!(c.digest("dst"), before);
     // A missing key: only iterator 1 (a header) creates it.
     c.expect_err(&["BF.LOADCHUNK", "none", "-1", "abc"], "ERR not found");
     assert_no_key(&mut c, "none");
@@ -1092,6 +1096,7 @@ fn loadchunk_garbage_is_refused_and_server_survives() {
     let mut c = s.conn();
     let allowed = [
         "ERR received bad data",
+        "ERR received bad data: the key already exists, and a BF.LOADCHUNK header (iterator 1) only creates a new filter; DEL the key first or load under another name",
         "ERR invalid offset - no link found",
         "ERR invalid chunk - Too big for current filter",
     ];
@@ -1201,6 +1206,9 @@ fn command_table_has_key_positions_and_flags() {
         vec!["BF.INSERT", "k", "CAPACITY", "5", "ITEMS", "a", "b"],
         vec!["BF.MEXISTS", "k", "a", "b"],
         vec!["BF.RESERVE", "k", "0.01", "100"],
+        vec!["BF.DEL", "k", "a"],
+        vec!["BF.MDEL", "k", "a", "b"],
+        vec!["BF.STATS", "k"],
     ] {
         let mut cmd = vec!["COMMAND", "GETKEYS"];
         cmd.extend(args.iter());
@@ -1225,7 +1233,15 @@ fn command_table_has_key_positions_and_flags() {
             f
         );
     }
-    for r in ["bf.exists", "bf.mexists", "bf.info", "bf.card", "bf.debug", "bf.scandump"] {
+    // Deletes free memory, never take it: write and fast, not denyoom (they work past maxmemory).
+    for d in ["bf.del", "bf.mdel"] {
+        let f = flags(&mut c, d);
+        let has = |x: &str| f.iter().any(|g| g == x);
+        assert!(has("write") && has("fast") && !has("denyoom"), "{d} flags {f:?}");
+    }
+    for r in
+        ["bf.exists", "bf.mexists", "bf.info", "bf.card", "bf.debug", "bf.scandump", "bf.stats"]
+    {
         let f = flags(&mut c, r);
         assert!(
             f.contains(&"readonly".to_string()) && !f.contains(&"write".to_string()),

@@ -563,6 +563,8 @@ const HOSTILE_LOADCHUNKS: usize = 10_500;
 const LOADCHUNK_BATCH: usize = 120;
 
 const BAD_DATA: &str = "ERR received bad data";
+/// A header (iterator 1) sent to a key that exists.
+const KEY_EXISTS: &str = "ERR received bad data: the key already exists, and a BF.LOADCHUNK header (iterator 1) only creates a new filter; DEL the key first or load under another name";
 const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 /// A data chunk for a filter that no LOADCHUNK header made (or that took an add since).
@@ -576,6 +578,7 @@ const ARITY: &str = "ERR wrong number of arguments for 'bf.loadchunk' command";
 fn loadchunk_error_allowed(e: &str) -> bool {
     [
         BAD_DATA,
+        KEY_EXISTS,
         CHUNK_OFFSET,
         CHUNK_TOO_BIG,
         NOT_RESTORING,
@@ -780,8 +783,9 @@ fn at_bystander(rng: &mut Rng, sources: &[Source], plain: &[&str]) -> Cmd {
         }
         // The sources were made by BF.RESERVE and adds, not by a LOADCHUNK header: no chunk
         // goes into them, wherever it would land. A chunk whose offset would be negative (its
-        // iterator below its length: a header sent at 1) is refused first, as RedisBloom does.
-        1 => loadchunk(&src.key, b"1", header, Expect::Err(BAD_DATA)),
+        // iterator below its length) is refused first, as RedisBloom does; a header sent at 1
+        // says that the key exists.
+        1 => loadchunk(&src.key, b"1", header, Expect::Err(KEY_EXISTS)),
         2 => {
             let past = src.total + rng.below(100) + data.len() as u64 + 1;
             loadchunk(&src.key, past.to_string().as_bytes(), &data, Expect::Err(NOT_RESTORING))

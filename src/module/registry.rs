@@ -63,7 +63,8 @@ enum KeyUse {
     /// Removes content from the key (never allocates, so not refused under `maxmemory`).
     Delete,
     /// No key: the internal BF.REPLCONF, which only the replication link and AOF replay may
-    /// run, hidden from MONITOR and the slow log (it carries the seed secret).
+    /// run, hidden from MONITOR and the slow log and in no ACL category (it carries the seed
+    /// secret; see `creation`).
     None,
 }
 
@@ -80,23 +81,26 @@ struct Command {
 }
 
 impl Command {
-    fn writes(&self) -> bool {
-        !matches!(self.key, KeyUse::Read)
-    }
-
     /// Command flags for `RedisModule_CreateCommand`.
     fn flags(&self) -> &'static str {
         match self.key {
             KeyUse::Read => "readonly fast",
             KeyUse::Delete => "write fast",
             KeyUse::Insert | KeyUse::Update => "write deny-oom",
-            KeyUse::None => "write deny-script no-monitor no-slowlog fast",
+            // `may-replicate`, not `write`: `write` would put it in `@write`. It changes no
+            // key, and the replication link and AOF replay run it whatever its flags.
+            KeyUse::None => "may-replicate deny-script no-monitor no-slowlog fast",
         }
     }
 
-    /// ACL categories (Redis 7.2+ / Valkey 8).
-    fn acl(&self) -> &'static str {
-        if self.writes() { "bloom write" } else { "bloom read fast" }
+    /// ACL categories (Redis 7.2+ / Valkey 8); none for BF.REPLCONF, which no client may run,
+    /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it.
+    fn acl(&self) -> Option<&'static str> {
+        match self.key {
+            KeyUse::None => None,
+            KeyUse::Read => Some("bloom read fast"),
+            _ => Some("bloom write"),
+        }
     }
 }
 
@@ -153,7 +157,7 @@ commands! {
         "Deletes one occurrence of an item from a counting filter", "O(k * i)";
     cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
         "Deletes one occurrence of each item from a counting filter", "O(n * k * i)";
-    cmd_replconf: "bf.replconf" => replconf::replconf, 2, None,
+    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None,
         "Internal: the creation settings of the primary whose stream follows", "O(1)";
     cmd_stats: "bf.stats" => bloom::stats, 2, Read,
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
@@ -275,7 +279,10 @@ fn args_of(command: &str) -> &'static [Arg] {
             A
         }
         "bf.replconf" => {
-            const A: &[Arg] = &[Arg::new(c"settings", ArgKind::String)];
+            const A: &[Arg] = &[
+                Arg::new(c"settings", ArgKind::String),
+                Arg { optional: true, ..Arg::new(c"padding", ArgKind::String) },
+            ];
             A
         }
         "bf.loadchunk" => {
@@ -380,8 +387,10 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         return Err(format!("{} not found after registration", c.name));
     }
     // SAFETY: as above.
-    if let Some(set_acl) = unsafe { raw::RedisModule_SetCommandACLCategories } {
-        let acl = cstring(c.acl())?;
+    if let (Some(set_acl), Some(acl)) =
+        (unsafe { raw::RedisModule_SetCommandACLCategories }, c.acl())
+    {
+        let acl = cstring(acl)?;
         // SAFETY: `command` is the live command just looked up; `acl` outlives the call.
         let rc = unsafe { set_acl(command, acl.as_ptr()) };
         check(rc, || format!("could not set ACL categories of {}", c.name))?;
@@ -441,7 +450,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         // SAFETY: see above.
         unsafe { set_options(raw_ctx, options as c_int) };
     }
-    super::config::register(ctx, args)?;
+    let config_names = super::config::register(ctx, args)?;
     // SAFETY: see above.
     if let Some(load_configs) = unsafe { raw::RedisModule_LoadConfigs } {
         // SAFETY: see above.
@@ -450,11 +459,14 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     }
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
     // SAFETY: see above.
-    if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
+    let acl = if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
         // SAFETY: see above.
         let rc = unsafe { add_category(raw_ctx, c"bloom".as_ptr()) };
         check(rc, || "could not add the bloom ACL category".into())?;
-    }
+        "in ACL categories @bloom, @read/@write"
+    } else {
+        "in no ACL category (this server has no module ACL categories: grant them by name)"
+    };
     // SAFETY: see above.
     let create = unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
     for c in COMMANDS {
@@ -462,8 +474,22 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF.
         let key = c_int::from(!matches!(c.key, KeyUse::None));
         let entry: raw::RedisModuleCmdFunc = Some(c.entry);
-        // SAFETY: see above; `entry` is an `extern "C"` function with the command signature.
-        let rc = unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) };
+        let register = |flags: &CString| {
+            // SAFETY: see above; `entry` is an `extern "C"` function with the command signature.
+            unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) }
+        };
+        let mut rc = raw::REDISMODULE_ERR as c_int;
+        if matches!(c.key, KeyUse::None) {
+            // Redis 8's `internal` flag makes the command unknown to every connection but the
+            // replication link, AOF loading and cluster-internal ones, and leaves it out of
+            // COMMAND. Servers without the flag (Redis 7.x, Valkey) refuse the unknown flag
+            // and register nothing: the command is then registered without it, and refuses
+            // clients itself.
+            rc = register(&cstring(&format!("{} internal", c.flags()))?);
+        }
+        if rc == raw::REDISMODULE_ERR as c_int {
+            rc = register(&flags);
+        }
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }
@@ -474,7 +500,12 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         let rc = unsafe { register_info(raw_ctx, Some(info)) };
         check(rc, || "could not register the INFO section".into())?;
     }
-    events::init(ctx)
+    events::init(ctx)?;
+    ctx.log_notice(&format!(
+        "scalebloom: {} BF.* commands {acl}; configs {config_names}",
+        COMMANDS.len()
+    ));
+    Ok(())
 }
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own

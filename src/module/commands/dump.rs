@@ -41,7 +41,8 @@ pub fn scandump(ctx: &Context, args: &Args) -> Reply {
 ///
 /// [`Chain::awaiting_chunks`]: crate::filter::Chain::awaiting_chunks
 ///
-/// Into an existing filter, as RedisBloom answers: an iterator below 1 or below the chunk's
+/// Into an existing filter, as RedisBloom answers: a header (iterator 1) is refused as
+/// `ERR received bad data`, followed by the reason (the key exists); an iterator below 1 or below the chunk's
 /// length (its offset would be negative) is `ERR received bad data`; an offset past the end
 /// `ERR invalid offset - no link found`.
 pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
@@ -65,6 +66,10 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
             }
         }
         Ok(None) => return Reply::err(errors::NOT_FOUND),
+        // Iterator 1 is where a header goes; an existing key takes none.
+        Ok(Some(_)) if iter == 1 && !data.is_empty() => {
+            return Reply::err(errors::LOADCHUNK_KEY_EXISTS);
+        }
         Ok(Some(chain)) => {
             // `iter` is 1 + the offset just past the chunk: at least 1, and at least the
             // chunk's length. Checked before anything else about the filter.
