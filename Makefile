@@ -6,9 +6,11 @@
 #                 target/run-data/ and persists between runs (make run-clean empties it)
 #   make test     make lint, unit + integration tests on Redis 7.0 (Debian's
 #                 redis-server), integration tests on Redis 8.0, Valkey 8.1 and
-#                 Valkey 9.1, the README's examples, then make fuzz
+#                 Valkey 9.1, the README's examples, the Python package
+#                 (clients/python, on the same four engines), then make fuzz
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
 #   make test-readme  run every example of README.md against a live server
+#   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
@@ -111,7 +113,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme lint fuzz fuzz-deps bench bench-deps clean help
+        test-valkey test-valkey9 test-readme test-python lint fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
@@ -199,35 +201,37 @@ test: test-deps lint build
 	@echo "==> bench/compare unit tests"; $(VENV)/bin/python -m unittest discover -q -s bench
 	@failed=""; fuzz=0; \
 	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
-	echo "==> [1/6] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
+	echo "==> [1/7] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_ALL) \
 	  || failed="$$failed, Redis 7.0 ($(REDIS_SERVER))"; \
 	if redis8=$$($(REDIS8_CMD)); then \
-	  echo "==> [2/6] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
+	  echo "==> [2/7] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
 	  SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
 	    $(TEST_INTEGRATION) || failed="$$failed, Redis 8.0 ($$redis8)"; \
 	else \
-	  echo "==> [2/6] no Redis 8.0 binary (see the redis8-ensure error above)"; \
+	  echo "==> [2/7] no Redis 8.0 binary (see the redis8-ensure error above)"; \
 	  failed="$$failed, Redis 8.0 (not built)"; \
 	fi; \
 	valkey=$$($(VALKEY_CMD)); \
-	echo "==> [3/6] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
+	echo "==> [3/7] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 8.1 ($$valkey)"; \
 	valkey9=$$($(VALKEY9_CMD)); \
-	echo "==> [4/6] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
+	echo "==> [4/7] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 9.1 ($$valkey9)"; \
-	echo "==> [5/6] README examples, Redis 7.0"; \
+	echo "==> [5/7] README examples, Redis 7.0"; \
 	$(TEST_README) || failed="$$failed, README examples"; \
+	echo "==> [6/7] the Python package: make test-python"; \
+	$(MAKE) --no-print-directory test-python || failed="$$failed, Python package"; \
 	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
-	  echo "==> [6/6] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	  echo "==> [7/7] fuzzing skipped (FUZZ_SECONDS=0)"; \
 	else \
-	  echo "==> [6/6] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
+	  echo "==> [7/7] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
 	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
 	fi; \
 	if [ -z "$$failed" ]; then \
-	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1 and the README examples passed"; \
+	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the README examples and the Python package passed"; \
 	else \
 	  echo "==> make test: FAILED on $${failed#, }"; \
 	fi; \
@@ -255,11 +259,46 @@ test-valkey9: test-deps build
 
 # Every fenced example of README.md, run against a live server with the module
 # (scripts/readme-examples says how each kind of block is checked).
+# PYTHONPATH: the examples that use the Python package import it from clients/python/src.
 TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
+	PYTHONPATH=$(CURDIR)/clients/python/src \
 	$(VENV)/bin/python $(CURDIR)/scripts/readme-examples $(CURDIR)/README.md
 
 test-readme: test-deps build
 	$(TEST_README)
+
+## ---- the Python package ---------------------------------------------------
+# clients/python (import name scalebloom): installed with its test extras into $(VENV),
+# type-checked (mypy --strict, src/), then its pytest suite (single servers and 3 + 3 clusters)
+# against real servers with the built module, on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey
+# 9.1 (about a minute each). The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
+# REDISBLOOM_MODULE like the Rust tests (and SCALEBLOOM_REDIS_CLI for --cluster create).
+PY_CLIENT := $(CURDIR)/clients/python
+PYTEST     = env REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) \
+             $(VENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(PY_CLIENT) \
+             $(PY_CLIENT)/tests
+
+test-python: test-deps build
+	@echo "==> pip install clients/python[test] into $(VENV)"
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check "$(PY_CLIENT)[test]"
+	cd $(PY_CLIENT) && $(VENV)/bin/python -m mypy src
+	@$(VENV)/bin/python -c 'import scalebloom, sys; sys.exit(not scalebloom.__file__.startswith("$(VENV)"))' \
+	  || { echo "==> scalebloom is not imported from the installed package"; exit 1; }
+	@failed=""; \
+	echo "==> Python tests, Redis 7.0 ($(REDIS_SERVER))"; \
+	SCALEBLOOM_SERVER=$(REDIS_SERVER) $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 7.0"; \
+	if redis8=$$($(REDIS8_CMD)); then \
+	  echo "==> Python tests, Redis 8.0 ($$redis8)"; \
+	  SCALEBLOOM_SERVER=$$redis8 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 8.0"; \
+	else failed="$$failed, Redis 8.0 (not built)"; fi; \
+	valkey=$$($(VALKEY_CMD)); \
+	echo "==> Python tests, Valkey 8.1 ($$valkey)"; \
+	SCALEBLOOM_SERVER=$$valkey $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 8.1"; \
+	valkey9=$$($(VALKEY9_CMD)); \
+	echo "==> Python tests, Valkey 9.1 ($$valkey9)"; \
+	SCALEBLOOM_SERVER=$$valkey9 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 9.1"; \
+	if [ -n "$$failed" ]; then echo "==> make test-python: FAILED on $${failed#, }"; exit 1; fi; \
+	echo "==> make test-python: passed on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey 9.1"
 
 ## ---- fuzzing ------------------------------------------------------------
 # Each target runs from its seeds (fuzz/seeds/<target>, checked against what

@@ -15,6 +15,7 @@
 
 pub mod bloom;
 pub mod codec;
+pub mod cuckoo;
 pub mod fields;
 pub mod guard;
 pub mod mem;

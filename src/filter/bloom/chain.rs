@@ -14,7 +14,9 @@ use super::params::{
     layer_size, rb_layer_size,
 };
 use crate::filter::BloomError;
-use crate::filter::guard::AllocGuard;
+// The allocation guards live in `filter/guard.rs`; re-exported under their old path
+// (`filter::chain::AllocGuard`, …), which code outside the Bloom core still names.
+pub use crate::filter::guard::{AllocGuard, MaxFilterBytes, Unlimited};
 
 /// A scalable Bloom filter.
 ///
