@@ -2,15 +2,17 @@
 //!
 //! `filter` is the pure core (no Redis); `module` is the glue: the allocator
 //! (`module/alloc.rs`), the commands and their registration (`module/registry.rs`,
-//! `module/commands/`), the native type (`module/datatype.rs`), configuration and memory
+//! `module/commands/`), the native types (`module/types/`), configuration and memory
 //! limits. This file is the entry point only.
 //!
-//! `unsafe` lives where it earns its place, each block with its proof beside it: in the glue,
-//! every call through the module API's function pointers and the argv read in place
-//! (`module/args.rs`); in the core, the memory of bit arrays (`filter/mem.rs`: zeroed
-//! allocation, huge-page advice, the prefetch hint), the probe kernels (`filter/probe.rs`:
-//! unchecked indexing and the BMI2 builds, called only on CPUs that have it), and the segment
-//! table of large arrays (`filter/bits.rs`), whose checked shape bounds every probe.
+//! `unsafe` lives where it earns its place, each block with its proof beside it (`[lints]` in
+//! Cargo.toml denies one without): in the glue, every call through the module API's function
+//! pointers (read only through `api!`, under the premise stated once in `module/mod.rs`) and
+//! the argv read in place (`module/args.rs`); in the core, the memory of bit arrays
+//! (`filter/mem.rs`: zeroed allocation, huge-page advice, the prefetch hint), the probe kernels
+//! (`filter/bloom/probe.rs`: unchecked indexing and the BMI2 builds, called only on CPUs that
+//! have it), and the segment table of large arrays (`filter/bloom/bits.rs`), whose checked
+//! shape bounds every probe.
 
 pub mod filter;
 pub mod module;
@@ -18,7 +20,6 @@ pub mod module;
 use std::ffi::c_int;
 
 use module::alloc::BloomAlloc;
-use module::datatype::BLOOM_TYPE;
 use redis_module::{Context, MODULE_CONTEXT, RedisString, Status, decode_args, raw};
 
 /// Every allocation of the module goes through Redis' allocator, so `INFO memory` and
@@ -54,7 +55,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     // The crate's detached-context logging needs it; a second load in one process keeps the first.
     let _ = MODULE_CONTEXT.set_context(&context);
     let args: Vec<RedisString> = decode_args(ctx, argv, argc);
-    if BLOOM_TYPE.create_data_type(ctx).is_err() {
+    if module::types::create_all(ctx).is_err() {
         return raw::Status::Err as c_int;
     }
     match module::registry::init(&context, &args) {

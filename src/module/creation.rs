@@ -42,7 +42,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use redis_module::{Context, ContextFlags, raw};
+use redis_module::{Context, ContextFlags};
 use siphasher::sip::SipHasher13;
 
 use super::config;
@@ -259,8 +259,7 @@ pub fn announce_if_pending(ctx: &Context, flags: impl FnOnce() -> ContextFlags) 
         return;
     }
     let blob = local().encode();
-    // SAFETY: API pointers are written once by RedisModule_Init, before any command.
-    if let Some(replicate) = unsafe { raw::RedisModule_Replicate } {
+    if let Some(replicate) = api!(RedisModule_Replicate) {
         // SAFETY: `ctx` is the running command's context; the format "bb" is matched by two
         // (pointer, length) buffers alive for the call, which Redis copies.
         unsafe {

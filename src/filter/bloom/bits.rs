@@ -10,9 +10,9 @@
 //! Bit `p` lives in word `p / 64` at mask `1 << (p % 64)`; serialized, words are little-endian,
 //! so bit `p` is in byte `p / 8` at mask `1 << (p % 8)` — the same byte order RedisBloom uses.
 
-use super::BloomError;
-use super::mem::{Words, le_bytes, set_from_le_bytes};
 use super::probe::WordArray;
+use crate::filter::BloomError;
+use crate::filter::mem::{Words, le_bytes, set_from_le_bytes};
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
 pub const SEGMENT_WORDS_SHIFT: u32 = 23;
@@ -135,8 +135,8 @@ impl BitArray {
     /// allocations, which defragmentation does not move.
     ///
     /// # Safety
-    /// `mv` must keep the contract of [`Mover`](super::mem::Mover).
-    pub unsafe fn relocate(&mut self, mv: &mut super::mem::Mover<'_>) {
+    /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
         if let Segments::One(words) = &mut self.segments {
             // SAFETY: the caller's contract on `mv`.
             unsafe { words.relocate(mv) }
@@ -238,7 +238,7 @@ impl BitArray {
     pub fn prefetch(&self, pos: u64) {
         let (seg, word, _) = Self::locate(pos);
         if let Some(w) = self.segs().get(seg).and_then(|s| s.get(word)) {
-            super::mem::prefetch(w);
+            crate::filter::mem::prefetch(w);
         }
     }
 

@@ -2,12 +2,12 @@
 //! items added to it. A counting layer has a counter of 4 or 8 bits where a plain layer has a
 //! bit ([`Rule::Counting`], [`super::counting`]).
 
-use super::BloomError;
 use super::bits::{BitArray, View, ViewMut};
 use super::counting::{self, Width};
 use super::hash::ItemHash;
 use super::params::{LayerSize, RbLayerSize, layer_size};
 use super::probe::{self, WordArray};
+use crate::filter::BloomError;
 
 /// How a layer turns an item's hash into bit positions: part of the data, like the hash scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,29 +67,29 @@ pub enum Contents {
 /// every filter's fixed memory (a jemalloc size class, as RedisBloom's `SBLink` + `bloom`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
-    capacity: u64,
-    items: u64,
+    pub(super) capacity: u64,
+    pub(super) items: u64,
     /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped) and
     /// recounted whenever bits arrive from outside (load, restore, chunks), so `BF.STATS` reads
     /// a layer's fill without a scan. Not persisted. In a counting layer: non-zero counters.
-    ones: u64,
+    pub(super) ones: u64,
     /// Counting layers: counters at their maximum (kept and recounted like `ones`); 0 otherwise.
-    saturated: u64,
-    hashes: u32,
-    rule: Rule,
+    pub(super) saturated: u64,
+    pub(super) hashes: u32,
+    pub(super) rule: Rule,
     /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
     /// power `halvings` (RedisBloom stores each layer's error; every error it ever made is one of
     /// these). 0 and unused for native layers, whose error follows from their position.
-    halvings: u8,
-    bits: BitArray,
+    pub(super) halvings: u8,
+    pub(super) bits: BitArray,
 }
 
 impl Layer {
     /// Lets `mv` move the layer's bit array (active defragmentation).
     ///
     /// # Safety
-    /// `mv` must keep the contract of [`Mover`](super::mem::Mover).
-    pub unsafe fn relocate(&mut self, mv: &mut super::mem::Mover<'_>) {
+    /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
         // SAFETY: the caller's contract on `mv`.
         unsafe { self.bits.relocate(mv) }
     }
@@ -279,7 +279,10 @@ impl Layer {
     #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
         if self.rule != Rule::Reduce {
-            return self.contains_modular(h);
+            return match self.rule {
+                Rule::Counting(w) => self.holds_counted(h, w),
+                _ => self.contains_redisbloom(h),
+            };
         }
         match self.bits.view() {
             View::One(words) => probe::all_set(words, self.hashes, h),
@@ -304,12 +307,9 @@ impl Layer {
         self.items += 1;
     }
 
-    /// [`Layer::contains`] for RedisBloom's rules: stops at the first clear bit, as
-    /// RedisBloom's `bloom_check` does; and for counting layers: every counter non-zero.
-    fn contains_modular(&self, h: ItemHash) -> bool {
-        if let Rule::Counting(w) = self.rule {
-            return h.probes(self.len_bits(), self.hashes).all(|p| self.bits.counter(p, w) != 0);
-        }
+    /// [`Layer::contains`] for RedisBloom's rules: positions mod the rule's modulus; stops at
+    /// the first clear bit, as RedisBloom's `bloom_check` does.
+    fn contains_redisbloom(&self, h: ItemHash) -> bool {
         let modulus = self.rule.modulus(self.len_bits());
         h.modular_probes(modulus, self.hashes).all(|p| self.bits.get(p))
     }
@@ -378,51 +378,6 @@ impl Layer {
         self.items += new;
         self.ones += flipped;
         Some(new)
-    }
-
-    /// Increments the counters of `h` (of `w` bits) that are below their maximum, counts the
-    /// item, and returns whether the layer held it before (every counter was non-zero: one
-    /// pass tests and counts). A counter at its maximum stays there ([`super::counting`]).
-    fn increment(&mut self, h: ItemHash, w: Width) -> bool {
-        let max = counting::max(w);
-        // Two probes of the item can share a counter: the second reads it incremented, but
-        // the first already saw the 0, and `held` stays false.
-        let mut held = true;
-        for p in h.probes(self.len_bits(), self.hashes) {
-            let c = self.bits.counter(p, w);
-            held &= c != 0;
-            if c < max {
-                self.bits.set_counter(p, w, c + 1);
-                self.ones += u64::from(c == 0);
-                self.saturated += u64::from(c + 1 == max);
-            }
-        }
-        self.items += 1;
-        held
-    }
-
-    /// Counting layers: decrements the counters of `h` that are neither 0 nor saturated, and
-    /// uncounts the item; `false`, changing nothing, when the layer does not hold `h` (a counter
-    /// is 0) or is not a counting layer.
-    pub fn remove(&mut self, h: ItemHash) -> bool {
-        let Rule::Counting(w) = self.rule else {
-            return false;
-        };
-        if !self.contains_modular(h) {
-            return false;
-        }
-        let max = counting::max(w);
-        for p in h.probes(self.len_bits(), self.hashes) {
-            // Two probes of one item can share a counter: the second sees it decremented, and
-            // one that reached 0 there is left at 0.
-            let c = self.bits.counter(p, w);
-            if c != 0 && c < max {
-                self.bits.set_counter(p, w, c - 1);
-                self.ones -= u64::from(c == 1);
-            }
-        }
-        self.items = self.items.saturating_sub(1);
-        true
     }
 
     /// [`Layer::contains`] for each of `hashes`, appended to `out`; `false`, doing nothing, when
@@ -524,13 +479,13 @@ fn prefetch_modular<A: WordArray + ?Sized>(
         unsafe { words.word(p >> 6) }
     };
     if candidates_only {
-        hashes.iter().for_each(|h| super::mem::prefetch(word(h.h1 % modulus)));
+        hashes.iter().for_each(|h| crate::filter::mem::prefetch(word(h.h1 % modulus)));
     }
     for h in hashes {
         let first = h.h1 % modulus;
         if candidates_only && (*word(first) >> (first & 63)) & 1 == 0 {
             continue;
         }
-        h.modular_probes(modulus, k).for_each(|p| super::mem::prefetch(word(p)));
+        h.modular_probes(modulus, k).for_each(|p| crate::filter::mem::prefetch(word(p)));
     }
 }

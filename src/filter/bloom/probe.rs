@@ -192,7 +192,7 @@ pub fn first_probe_set<A: WordArray + ?Sized>(words: &A, h: ItemHash) -> bool {
 pub fn prefetch_first<A: WordArray + ?Sized>(words: &A, h: ItemHash) {
     let (w, _) = first_probe(words, h);
     // SAFETY: as in `first_probe_set`.
-    super::mem::prefetch(unsafe { words.word(w) });
+    crate::filter::mem::prefetch(unsafe { words.word(w) });
 }
 
 /// Calls `f(word index, bit)` for each of the `hashes` probes of `h` in an array of `bits`
@@ -253,7 +253,7 @@ fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(
 fn prefetch_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
     probes::<K>(words.bits(), hashes, h, |w, _| {
         // SAFETY: `probes` gives `w < bits / 64`.
-        super::mem::prefetch(unsafe { words.word(w) });
+        crate::filter::mem::prefetch(unsafe { words.word(w) });
         true
     });
 }

@@ -9,7 +9,7 @@
 //! The constants are RedisBloom's own literals so the same RESERVE gives the same bytes, bits
 //! and hashes (and so the same `BF.INFO` / `BF.DEBUG` numbers).
 
-use super::BloomError;
+use crate::filter::BloomError;
 
 /// ln(2)^2, as RedisBloom writes it.
 const LN2_SQUARED: f64 = 0.480453013918201;
