@@ -14,9 +14,7 @@ use super::params::{
     layer_size, rb_layer_size,
 };
 use crate::filter::BloomError;
-// The allocation guards live in `filter/guard.rs`; re-exported under their old path
-// (`filter::chain::AllocGuard`, …), which code outside the Bloom core still names.
-pub use crate::filter::guard::{AllocGuard, MaxFilterBytes, Unlimited};
+use crate::filter::guard::AllocGuard;
 
 /// A scalable Bloom filter.
 ///

@@ -4,8 +4,8 @@
 
 use std::borrow::Cow;
 
-use super::super::chain::AllocGuard;
-use super::super::codec::FieldWriter;
+use super::super::fields::FieldWriter;
+use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::codec::{Header, ScanStep};
 use super::filter::{Cuckoo, Info, Insert};

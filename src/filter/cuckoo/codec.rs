@@ -44,8 +44,8 @@
 
 use std::borrow::Cow;
 
-use super::super::chain::AllocGuard;
-use super::super::codec::{FieldReader, FieldWriter};
+use super::super::fields::{FieldReader, FieldWriter};
+use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::any::CuckooFilter;
 use super::filter::{Cuckoo, Shape};

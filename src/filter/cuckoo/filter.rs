@@ -1,7 +1,7 @@
 //! The cuckoo filter: a chain of sub-filters, with RedisBloom's algorithms step for step
 //! (`src/cuckoo.c`), so that the same commands leave the same fingerprints in the same slots.
 
-use super::super::chain::AllocGuard;
+use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::fingerprint::{Fingerprint, Lookup, alt_bucket};
 use super::params::{self, CuckooParams, MAX_FILTERS, info_size, sub_filter_buckets};

@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
-use super::super::chain::Unlimited;
-use super::super::codec::{FieldWriter, SliceReader};
+use super::super::fields::{FieldWriter, SliceReader};
+use super::super::guard::Unlimited;
 use super::codec::{Header, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::{CuckooFilter, CuckooParams, FingerprintWidth, Insert};
 

@@ -2,8 +2,8 @@
 //! `golden.rs`): nothing lost by a failed insert, RedisBloom's bugs absent, every width,
 //! strict loading.
 
-use super::super::chain::{MaxFilterBytes, Unlimited};
-use super::super::codec::SliceReader;
+use super::super::fields::SliceReader;
+use super::super::guard::{MaxFilterBytes, Unlimited};
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::golden::restore_by_chunks;
 use super::params::DEFAULT_MAX_EXPANSIONS;
