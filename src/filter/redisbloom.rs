@@ -4,15 +4,20 @@
 //! comment; this file holds the code.
 //!
 //! Every field is validated before anything is allocated from it (a layer's bit array is read
-//! only after its fields passed), and the checks are stricter than RedisBloom's own:
-//! - counts: 1 to [`MAX_LAYERS`] layers; the layers' item counts add up to the chain's; every
+//! only after its fields passed), and the checks are stricter than RedisBloom's own, but admit
+//! everything RedisBloom itself writes: RedisBloom's bounds, not this module's own limits for
+//! new filters, apply to the layer count and errors (see `params.rs`):
+//! - counts: 1 to [`MAX_RB_LAYERS`] layers (a count is checked before anything is allocated
+//!   for it, and every layer is read from the bytes actually present before the next); the
+//!   layers' item counts add up to the chain's; every
 //!   layer but the last is full (RedisBloom adds a layer only then); a nonscaling chain has one
 //!   layer; items ≤ capacity in each layer;
 //! - options: only `NOROUND` (1), `FORCE64` (4) and `NONSCALING` (8); unknown bits and
 //!   `ENTS_IS_BITS` (2, never set by RedisBloom's commands) are refused;
-//! - per layer, what `bloom_init` makes: error in `[MIN_LAYER_ERROR, 1)` and equal to the first
-//!   layer's halved a whole number of times; bits per entry equal to `|ln(error)| / ln(2)^2`
-//!   (to 1e-12 relative); hashes = `ceil(ln(2) × bpe)` in `1..=MAX_HASHES`; `n2` = 0 exactly
+//! - per layer, what `bloom_init` makes: error in `[MIN_RB_LAYER_ERROR, 1)` (above 0, as
+//!   RedisBloom 8's loader requires) and equal to the first layer's halved a whole number of
+//!   times; bits per entry equal to `|ln(error)| / ln(2)^2` (to 1e-12 relative); hashes =
+//!   `ceil(ln(2) × bpe)` in `1..=MAX_RB_HASHES`; `n2` = 0 exactly
 //!   when the options say `NOROUND`; bits a positive multiple of 64 up to [`MAX_LAYER_BITS`],
 //!   equal to bytes × 8, and to `max(64, 2^n2)` for power-of-two layers (or 0 with a
 //!   `max(1, 2^n2 / 8)`-byte array: RedisBloom before 2.2 stored no bit count for them);
@@ -32,7 +37,7 @@ use super::hash::HashScheme;
 use super::layer::{Contents, Layer, array_bits};
 use super::mem::Words;
 use super::params::{
-    MAX_HASHES, MAX_LAYER_BITS, MAX_LAYERS, MIN_LAYER_ERROR, RbLayerSize, TIGHTENING,
+    MAX_LAYER_BITS, MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR, RbLayerSize, TIGHTENING,
     bits_per_entry, info_size, rb_layer_size,
 };
 
@@ -126,7 +131,7 @@ pub struct LinkMeta {
     /// The layer's sizing (bits rounded up to a multiple of 64 for tiny legacy layers).
     pub size: RbLayerSize,
     /// error = first layer's error × 0.5^halvings.
-    pub halvings: u8,
+    pub halvings: u16,
     /// Items in the layer.
     pub items: u64,
     /// Bytes of the stored bit array (`bits / 8`, or fewer for tiny legacy layers).
@@ -176,16 +181,17 @@ fn check_link(
     noround: bool,
 ) -> Result<LinkMeta, Refusal> {
     let e = raw.error;
-    if !(MIN_LAYER_ERROR..1.0).contains(&e) {
+    if !(MIN_RB_LAYER_ERROR..1.0).contains(&e) {
         return Err(Refusal::Field("error"));
     }
     let halvings = match first_error {
-        None => 0u8,
+        None => 0u16,
         Some(first) => {
+            // At most MAX_RB_LAYERS steps: halving any error below 1 reaches 0 by then.
             let mut x = first;
-            let mut t = 0u8;
+            let mut t = 0u16;
             while x.to_bits() != e.to_bits() {
-                if x < e || t == u8::MAX {
+                if x < e || t == u16::MAX {
                     return Err(Refusal::Field("error (not the first layer's halved)"));
                 }
                 x *= TIGHTENING;
@@ -200,7 +206,7 @@ fn check_link(
         return Err(Refusal::Field("bpe"));
     }
     let hashes = (LN2 * bpe).ceil();
-    if raw.hashes == 0 || raw.hashes > u64::from(MAX_HASHES) || raw.hashes as f64 != hashes {
+    if raw.hashes == 0 || raw.hashes > u64::from(MAX_RB_HASHES) || raw.hashes as f64 != hashes {
         return Err(Refusal::Field("hashes"));
     }
     if (raw.n2 == 0) != noround || raw.n2 > 43 {
@@ -271,7 +277,7 @@ fn next_link(meta: &RbMeta) -> Result<(Option<f64>, Option<u64>), Refusal> {
 /// Checks the chain-level counts of validated layers.
 fn check_counts(meta: &RbMeta) -> Result<(), Refusal> {
     let n = meta.layers.len();
-    if n == 0 || n > MAX_LAYERS || (meta.expansion == 0 && n != 1) {
+    if n == 0 || n > MAX_RB_LAYERS || (meta.expansion == 0 && n != 1) {
         return Err(Refusal::Field("layer count"));
     }
     let mut sum = 0u64;
@@ -364,7 +370,9 @@ pub fn read_rdb(
     let short = field("value (truncated)");
     let items = r.u64().map_err(&short)?;
     let count = r.u64().map_err(&short)?;
-    if count == 0 || count > MAX_LAYERS as u64 {
+    // Nothing is allocated from the count: each layer is read, checked and admitted before the
+    // next, so a forged count runs out of bytes first.
+    if count == 0 || count > MAX_RB_LAYERS as u64 {
         return Err(Refusal::Field("layer count"));
     }
     let options = if encver >= 2 { r.u64().map_err(&short)? } else { 0 };
@@ -490,7 +498,7 @@ pub fn parse_header(data: &[u8]) -> Result<RbMeta, Refusal> {
         return Err(Refusal::Field("header length"));
     }
     let count = u32_at(8) as usize;
-    if count == 0 || count > MAX_LAYERS {
+    if count == 0 || count > MAX_RB_LAYERS {
         return Err(Refusal::Field("layer count"));
     }
     if data.len() != HEADER_BYTES + HEADER_LINK_BYTES * count {
@@ -565,7 +573,7 @@ pub fn read_fields(
     }
     let items = r.u64()?;
     let count = r.u64()?;
-    if count == 0 || count > MAX_LAYERS as u64 {
+    if count == 0 || count > MAX_RB_LAYERS as u64 {
         return Err(BloomError::BadData);
     }
     let mut meta = RbMeta { scheme, noround, expansion, items, layers: Vec::new() };

@@ -222,6 +222,42 @@ unsafe extern "C" fn aux_load(rdb: *mut raw::RedisModuleIO, encver: c_int, when:
     })
 }
 
+/// Which value a load is reading, for the log: ` (key "name", db N)`, with the key's bytes
+/// escaped as `redis-cli` shows them, or "" when the server does not say (Redis before 7.0
+/// gives no database, and no key to some loaders). An RDB load that a refused value stops
+/// names the key this way, so the operator can find it.
+fn value_name(rdb: *mut raw::RedisModuleIO) -> String {
+    // SAFETY: the API pointers are set by `RedisModule_Init` before any load; `rdb` is the live
+    // I/O handle of this load, and the key string it returns lives as long as the handle.
+    // StringPtrLen returns that string's buffer and length, read here before the call returns.
+    let key = unsafe {
+        match (raw::RedisModule_GetKeyNameFromIO, raw::RedisModule_StringPtrLen) {
+            (Some(name_of), Some(ptr_len)) => {
+                let name = name_of(rdb);
+                if name.is_null() {
+                    None
+                } else {
+                    let mut len = 0;
+                    let ptr = ptr_len(name, &mut len);
+                    Some(
+                        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+                            .escape_ascii()
+                            .to_string(),
+                    )
+                }
+            }
+            _ => None,
+        }
+    };
+    // SAFETY: as above; GetDbIdFromIO only reads the handle.
+    let db = unsafe { raw::RedisModule_GetDbIdFromIO.map(|db_of| db_of(rdb)) };
+    match (key, db) {
+        (Some(k), Some(db)) if db >= 0 => format!(" (key \"{k}\", db {db})"),
+        (Some(k), _) => format!(" (key \"{k}\")"),
+        _ => String::new(),
+    }
+}
+
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guarded("rdb_load", std::ptr::null_mut(), || {
         // SAFETY: `rdb` is the live I/O handle of this load; the context it gives lives as
@@ -245,7 +281,8 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
                 Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
                 Err(why) => {
                     log_warning(&format!(
-                        "scalebloom: refused a RedisBloom MBbloom-- value: {why}"
+                        "scalebloom: refused a RedisBloom MBbloom-- value{}: {why}",
+                        value_name(rdb)
                     ));
                     std::ptr::null_mut()
                 }
@@ -254,11 +291,18 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         match codec::read_chain_version(&mut RdbReader(rdb), guard, fields) {
             Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
             Err(e @ (BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. })) => {
-                log_warning(&format!("scalebloom: RESTORE refused: {}", super::errors::text(&e)));
+                log_warning(&format!(
+                    "scalebloom: RESTORE refused{}: {}",
+                    value_name(rdb),
+                    super::errors::text(&e)
+                ));
                 std::ptr::null_mut()
             }
             Err(_) => {
-                log_warning("scalebloom: refused a corrupt or inconsistent MBbloom-- value");
+                log_warning(&format!(
+                    "scalebloom: refused a corrupt or inconsistent MBbloom-- value{}",
+                    value_name(rdb)
+                ));
                 std::ptr::null_mut()
             }
         }
