@@ -660,6 +660,7 @@ mod tests {
     use super::*;
     use crate::filter::Unlimited;
     use crate::filter::codec::SliceReader;
+    use crate::filter::params::{MAX_RB_HASHES, MIN_RB_LAYER_ERROR};
 
     /// The four layouts RedisBloom 2.8.2 was given (options 5 by `BF.RESERVE k 0.01 1000`, the
     /// others by `BF.LOADCHUNK` of these headers).
@@ -944,6 +945,97 @@ mod tests {
         let mut many = ok.clone();
         many[8..12].copy_from_slice(&65u32.to_le_bytes());
         assert!(parse_header(&many).is_err());
+    }
+
+    /// The widest chain RedisBloom can write: growth 1 from a first error of 0.75 (a header
+    /// RedisBloom's LOADCHUNK accepts), grown by adds until the next error would be 0.
+    fn widest() -> Chain {
+        let mut h = one_layer_header(5, 64, 0, 1, 1, 0.75);
+        h[16..20].copy_from_slice(&1u32.to_le_bytes());
+        let mut c = parse_header(&h).unwrap().allocate(&Unlimited).unwrap();
+        let mut i = 0u64;
+        let refused = loop {
+            if let Err(e) = c.add(format!("wide:{i}").as_bytes(), &Unlimited) {
+                break e;
+            }
+            i += 1;
+        };
+        // The same item count as RedisBloom 2.8 (tests/import.rs makes it there).
+        assert_eq!((i, refused), (2288, BloomError::TooManyLayers));
+        c
+    }
+
+    /// Every layer count up to RedisBloom's bound comes in, with errors down to 2^-1074 and
+    /// 1,075 hashes; one more layer, or a count beyond the bytes present, is refused before
+    /// anything is allocated for it.
+    #[test]
+    fn the_widest_redisbloom_chain_loads_and_no_more() {
+        let c = widest();
+        assert_eq!(c.layers().len(), MAX_RB_LAYERS);
+        let last = c.layers().len() - 1;
+        assert_eq!(c.layer_error(last), MIN_RB_LAYER_ERROR);
+        assert_eq!(c.layers()[last].hashes(), MAX_RB_HASHES);
+        // Header and RDB value round-trip.
+        let h = header(&c);
+        assert_eq!(header(&parse_header(&h).unwrap().allocate(&Unlimited).unwrap()), h);
+        let mut rdb = Vec::new();
+        write_rdb(&c, &mut rdb);
+        assert_eq!(read_rdb(&mut SliceReader::new(&rdb), 4, &Unlimited).unwrap(), c);
+        let mut ours = Vec::new();
+        crate::filter::codec::write_chain(&c, &mut ours);
+        let back =
+            crate::filter::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+        assert_eq!(back, c);
+        // One layer more (a copy of the last, so only the count is wrong): refused.
+        let mut more = h.clone();
+        more[8..12].copy_from_slice(&(MAX_RB_LAYERS as u32 + 1).to_le_bytes());
+        more.extend_from_slice(&h[h.len() - HEADER_LINK_BYTES..]);
+        assert_eq!(parse_header(&more).unwrap_err(), Refusal::Field("layer count"));
+        // Forged RDB counts: beyond the bound, refused at once; within it but with fewer
+        // layers present, refused when the bytes run out.
+        for (count, want) in [
+            (u64::MAX, Refusal::Field("layer count")),
+            (MAX_RB_LAYERS as u64 + 1, Refusal::Field("layer count")),
+            (MAX_RB_LAYERS as u64, Refusal::Field("value (truncated)")),
+        ] {
+            let mut v = Vec::new();
+            write_rdb(&grown("o5"), &mut v);
+            v[8..16].copy_from_slice(&count.to_le_bytes());
+            assert_eq!(read_rdb(&mut SliceReader::new(&v), 4, &Unlimited).unwrap_err(), want);
+        }
+        // A layer whose error is 0 (what RedisBloom 2.8 leaves behind when a layer past
+        // 2^-1074 fails to build; RedisBloom 8 refuses it too) is refused.
+        let mut zero = h.clone();
+        let at = h.len() - HEADER_LINK_BYTES + 24;
+        zero[at..at + 8].copy_from_slice(&0f64.to_bits().to_le_bytes());
+        assert!(parse_header(&zero).is_err());
+    }
+
+    /// The deepest chain RedisBloom's commands make (`BF.RESERVE k 0.99 1 EXPANSION 1`, first
+    /// error 0.495): 1,074 layers; a new chain made here with the same parameters grows the same
+    /// way, as RedisBloom grows it, while a native one stops at this module's own limits.
+    #[test]
+    fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
+        let params = crate::filter::ChainParams::new(0.99, 1, 1).unwrap();
+        let mut rb = Chain::new(params, HashScheme::Murmur64, 0, &Unlimited).unwrap();
+        let mut i = 0u64;
+        while rb.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
+            i += 1;
+        }
+        assert_eq!((i, rb.layers().len()), (2302, MAX_RB_LAYERS - 1));
+        assert_eq!(rb.layer_error(MAX_RB_LAYERS - 2), MIN_RB_LAYER_ERROR);
+        let mut native = Chain::new(params, HashScheme::Xxh3Enhanced, 7, &Unlimited).unwrap();
+        let mut i = 0u64;
+        while native.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
+            i += 1;
+        }
+        assert!(native.layers().len() <= crate::filter::params::MAX_LAYERS);
+        // New filters keep this module's error floor, whatever their scheme.
+        let tiny = crate::filter::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
+        assert_eq!(
+            Chain::new(tiny, HashScheme::Murmur64, 0, &Unlimited).unwrap_err(),
+            BloomError::ErrorTooSmall
+        );
     }
 
     /// RedisBloom 2.2.0–2.2.14 rounded NOROUND layers to whole bytes: 1000 items at 0.005 is
