@@ -716,3 +716,56 @@ fn deep_redisbloom_chains_come_in_by_full_sync_and_restart() {
         assert_same(&mut rb, &mut sb, m.key, &m.items, DEEP_ABSENT);
     }
 }
+
+/// A value in an RDB file that fails validation stops the load: Redis' rule for a module value
+/// its module refuses (the module cannot skip a key then). The module's log line names the key
+/// and its db, Redis' own line follows, and the server exits. What the README tells the
+/// operator to do then works: load the file where it came from (RedisBloom), delete the key
+/// there, save, and start again — every other key loads.
+#[test]
+fn a_refused_rdb_value_stops_the_load_and_names_its_key() {
+    let Some(module) = redisbloom_module() else { return };
+    let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-refused")));
+    let mut rb = rb_srv.conn();
+    rb.ok(&["BF.RESERVE", "kept", "0.01", "100"]);
+    let items: Vec<String> = (0..300).map(|i| format!("kept:{i}")).collect();
+    rb.madd("kept", &items);
+    // ENTS_IS_BITS (2), from a hand-made header: RedisBloom 2.8's LOADCHUNK takes it (no
+    // command of RedisBloom sets it), and scalebloom refuses it.
+    let h = one_layer_header(2 | 4, 16384, 14, 7, 1709, 0.01);
+    rb.ok(&["SELECT", "3"]);
+    rb.ok(&[&b"BF.LOADCHUNK"[..], b"odd\nkey", b"1", &h]);
+    rb.ok(&["SAVE"]);
+    let copy_dump = |to: &TempDir| {
+        std::fs::copy(rb_srv.dir().path().join("dump.rdb"), to.path().join("dump.rdb"))
+            .expect("copy RedisBloom's dump.rdb");
+    };
+    let dir = Arc::new(TempDir::new("sb-refused"));
+    copy_dump(&dir);
+    let log = match Server::try_start_in(dir.clone(), ServerOpts::new()) {
+        Ok(_) => panic!("the server loaded an RDB file with a refused value"),
+        Err(log) => log,
+    };
+    let ours = log
+        .lines()
+        .position(|l| {
+            l.contains(
+                "scalebloom: refused a RedisBloom MBbloom-- value (key \"odd\\nkey\", db 3): \
+                 unsupported RedisBloom option bits 0x6",
+            )
+        })
+        .unwrap_or_else(|| panic!("no refusal naming the key in the log:\n{log}"));
+    assert!(
+        log.lines().skip(ours + 1).any(|l| l.contains("module data for the module")
+            && (l.contains("not able to load") || l.contains("EOF marker"))),
+        "no line of Redis' after the module's:\n{log}"
+    );
+    // The operator's way out: delete the key where the file loads (RedisBloom), save again.
+    assert_eq!(rb.int(&["DEL", "odd\nkey"]), 1);
+    rb.ok(&["SELECT", "0"]);
+    rb.ok(&["SAVE"]);
+    copy_dump(&dir);
+    let sb_srv = Server::start_in(dir, ServerOpts::new());
+    let mut sb = sb_srv.conn();
+    assert_same(&mut rb, &mut sb, "kept", &items, 5000);
+}
