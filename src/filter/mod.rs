@@ -26,8 +26,11 @@
 //! # Sizing and limits
 //! Layers are sized exactly as RedisBloom sizes them ([`params`]), so `BF.INFO` and `BF.DEBUG`
 //! show users the numbers they know. Every size is computed with checked arithmetic and every
-//! allocation is first offered to an [`chain::AllocGuard`]; a chain has at most
-//! [`params::MAX_LAYERS`] layers and no layer's error goes below [`params::MIN_LAYER_ERROR`].
+//! allocation is first offered to an [`chain::AllocGuard`]. A native chain has at most
+//! [`params::MAX_LAYERS`] layers and no layer's error goes below [`params::MIN_LAYER_ERROR`];
+//! every new chain's first layer keeps that floor too. A chain in RedisBloom's schemes has
+//! RedisBloom's own bounds, so that everything RedisBloom wrote comes in and grows as there:
+//! at most [`params::MAX_RB_LAYERS`] layers, errors down to [`params::MIN_RB_LAYER_ERROR`].
 //!
 //! # Counting
 //! A counting chain ([`counting`]) has a 4- or 8-bit counter where a plain one has a bit, so
@@ -64,7 +67,8 @@ pub enum BloomError {
     CapacityRange,
     /// Expansion above MAX_EXPANSION.
     ExpansionRange,
-    /// A layer would need an error below MIN_LAYER_ERROR (too many probes).
+    /// A layer would need an error below MIN_LAYER_ERROR (too many probes), or, in RedisBloom's
+    /// schemes, an error of 0.
     ErrorTooSmall,
     /// Some size does not fit the bounds (layer bits, products that would overflow).
     TooLarge,
