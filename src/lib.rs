@@ -2,28 +2,64 @@
 //!
 //! `filter` is the pure core (no Redis); `module` is the glue: the allocator
 //! (`module/alloc.rs`), the commands and their registration (`module/registry.rs`,
-//! `module/commands/`), the native type (`module/datatype.rs`), configuration and memory
+//! `module/commands/`), the native types (`module/types/`), configuration and memory
 //! limits. This file is the entry point only.
 //!
-//! `unsafe` lives where it earns its place, each block with its proof beside it: in the glue,
-//! every call through the module API's function pointers and the argv read in place
-//! (`module/args.rs`); in the core, the memory of bit arrays (`filter/mem.rs`: zeroed
-//! allocation, huge-page advice, the prefetch hint), the probe kernels (`filter/probe.rs`:
-//! unchecked indexing and the BMI2 builds, called only on CPUs that have it), and the segment
-//! table of large arrays (`filter/bits.rs`), whose checked shape bounds every probe.
+//! `unsafe` lives where it earns its place, each block with its proof beside it (`[lints]` in
+//! Cargo.toml denies one without): in the glue, every call through the module API's function
+//! pointers (read only through `api!`, under the premise stated once in `module/mod.rs`) and
+//! the argv read in place (`module/args.rs`); in the core, the memory of bit arrays
+//! (`filter/mem.rs`: zeroed allocation, huge-page advice, the prefetch hint), the probe kernels
+//! (`filter/bloom/probe.rs`: unchecked indexing and the BMI2 builds, called only on CPUs that
+//! have it), and the segment table of large arrays (`filter/bloom/bits.rs`), whose checked
+//! shape bounds every probe.
 
 pub mod filter;
 pub mod module;
 
-use module::alloc::BloomAlloc;
-use module::datatype::BLOOM_TYPE;
-use module::registry::init;
-use redis_module::redis_module;
+use std::ffi::c_int;
 
-redis_module! {
-    name: "bf",
-    version: 100,
-    allocator: (BloomAlloc, BloomAlloc),
-    data_types: [BLOOM_TYPE],
-    init: init,
+use module::alloc::BloomAlloc;
+use redis_module::{Context, MODULE_CONTEXT, RedisString, Status, decode_args, raw};
+
+/// Every allocation of the module goes through Redis' allocator, so `INFO memory` and
+/// `maxmemory` see it.
+#[global_allocator]
+static ALLOCATOR: BloomAlloc = BloomAlloc;
+
+/// What `redis_module!` would generate, minus the parts scalebloom does not use and that log
+/// at warning level on every start: the crate's registration of its own (empty) lists of
+/// commands, defrag start/end callbacks (`Skip register defrag callbacks …` on Redis 7.0, where
+/// filters are still defragmented through the type's own callback) and server events. The
+/// module registers its commands, events, configs and INFO section in `module::registry::init`,
+/// which logs what it decided at notice level.
+///
+/// # Safety
+/// Called by the server once, on its main thread, with the arguments of `MODULE LOAD` /
+/// `loadmodule`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn RedisModule_OnLoad(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    // SAFETY: `ctx` is the load context the server passed; the name is NUL-terminated and
+    // static. This fills the API function pointers every later call goes through.
+    let rc = unsafe {
+        raw::Export_RedisModule_Init(ctx, c"bf".as_ptr(), 100, raw::REDISMODULE_APIVER_1 as c_int)
+    };
+    if rc == raw::Status::Err as c_int {
+        return rc;
+    }
+    let context = Context::new(ctx);
+    // The crate's detached-context logging needs it; a second load in one process keeps the first.
+    let _ = MODULE_CONTEXT.set_context(&context);
+    let args: Vec<RedisString> = decode_args(ctx, argv, argc);
+    if module::types::create_all(ctx).is_err() {
+        return raw::Status::Err as c_int;
+    }
+    match module::registry::init(&context, &args) {
+        Status::Ok => raw::Status::Ok as c_int,
+        Status::Err => raw::Status::Err as c_int,
+    }
 }

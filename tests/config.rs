@@ -135,6 +135,45 @@ fn config_set_refuses_invalid_values_and_keeps_the_old_one() {
     assert!(layer_line(&mut c, "k").ends_with("ratio:0.01"), "{}", layer_line(&mut c, "k"));
 }
 
+/// An out-of-range `CONFIG SET` answers in RedisBloom 8's words (its flow test
+/// `test_config_set_invalid` looks for `must be in the range`), under every name the server has
+/// for the setting.
+#[test]
+fn config_set_out_of_range_answers_in_redisbloom_8_words() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let mut names = vec![("bf.error-rate", "bf.initial-size", "bf.expansion-factor")];
+    if c.engine().has_unprefixed_module_configs() {
+        names.push(("bf-error-rate", "bf-initial-size", "bf-expansion-factor"));
+    }
+    for (error_rate, initial_size, expansion) in names {
+        let cases = [
+            (
+                error_rate,
+                "0",
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            ),
+            (
+                error_rate,
+                "1",
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            ),
+            (initial_size, "0", "Value for `bf-initial-size` must be in the range [1, 1073741824]"),
+            (
+                initial_size,
+                "4294967296",
+                "Value for `bf-initial-size` must be in the range [1, 1073741824]",
+            ),
+            (expansion, "-1", "Value for `bf-expansion-factor` must be in the range [0, 32768]"),
+            (expansion, "32769", "Value for `bf-expansion-factor` must be in the range [0, 32768]"),
+        ];
+        for (name, value, wording) in cases {
+            let r = c.cmd(&["CONFIG", "SET", name, value]);
+            assert!(r.err_text().contains(wording), "CONFIG SET {name} {value} -> {r:?}");
+        }
+    }
+}
+
 /// RedisBloom 8's range for the default expansion is [0, 32768]; 0 means auto-created filters
 /// are nonscaling.
 #[test]

@@ -2,8 +2,9 @@
 //! like the Redis 8 that `scripts/redis8-ensure` builds) filters' memory moves and the filters
 //! stay exactly as they were. Elsewhere the server must refuse `activedefrag yes`.
 //!
-//! `SCALEBLOOM_EXPECT_DEFRAG=1` (set by `make test` for its Redis 8 run) makes a refusal a
-//! failure, so the defrag path cannot silently go untested there.
+//! `SCALEBLOOM_EXPECT_DEFRAG` says which to expect, and must be set: `1` (make test's Redis 8
+//! run) makes a refusal a failure, `0` (the other engines) makes defragmenting one. Unset, the
+//! test fails and says so, so the defrag path can never pass untested without anyone noticing.
 
 mod common;
 use common::*;
@@ -13,7 +14,15 @@ const FILTERS: usize = 16_000;
 const KEEP_EVERY: usize = 8;
 
 fn expect_defrag() -> bool {
-    std::env::var("SCALEBLOOM_EXPECT_DEFRAG").is_ok_and(|v| v == "1")
+    match std::env::var("SCALEBLOOM_EXPECT_DEFRAG").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        other => panic!(
+            "SCALEBLOOM_EXPECT_DEFRAG must be 1 (the server can defragment: Redis built with its \
+             own jemalloc, like scripts/redis8-ensure's) or 0 (it must refuse activedefrag), \
+             got {other:?}; make test-* sets it"
+        ),
+    }
 }
 
 /// Runs `cmds` in pipelined batches; every reply must satisfy `check`.
@@ -41,19 +50,21 @@ fn active_defrag_moves_filters_and_changes_nothing() {
     let s = Server::start();
     let mut c = s.conn();
     let engine = c.engine();
+    let expected = expect_defrag();
     let on = c.cmd(&["CONFIG", "SET", "activedefrag", "yes"]);
     if on.is_err() {
         assert!(
-            !expect_defrag(),
+            !expected,
             "{engine}: SCALEBLOOM_EXPECT_DEFRAG=1 but activedefrag was refused: {on:?}"
         );
         assert!(
             on.err_text().contains("Active defragmentation cannot be enabled"),
             "{engine}: activedefrag refused for another reason: {on:?}"
         );
-        eprintln!("{engine} cannot defragment (not built with its own jemalloc): nothing to test");
+        eprintln!("{engine} cannot defragment (not built with its own jemalloc), as expected");
         return;
     }
+    assert!(expected, "{engine}: SCALEBLOOM_EXPECT_DEFRAG=0 but activedefrag was accepted");
     c.ok(&["CONFIG", "SET", "activedefrag", "no"]);
     assert_eq!(info_u64(&mut c, "bf", "bf_defrag_moves"), 0);
 

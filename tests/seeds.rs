@@ -207,27 +207,6 @@ fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
 }
 
 #[test]
-fn replconf_is_refused_from_clients() {
-    let mut s = Server::start();
-    let mut c = s.conn();
-    // A well-formed settings blob: version 1, a secret, random seeds, 0.01, 100, 2.
-    let mut blob = vec![1u8];
-    blob.extend_from_slice(&[7u8; 16]);
-    blob.push(1);
-    blob.extend_from_slice(&0.01f64.to_bits().to_le_bytes());
-    blob.extend_from_slice(&100u64.to_le_bytes());
-    blob.extend_from_slice(&2u64.to_le_bytes());
-    let e = c.err(&[b"BF.REPLCONF".as_slice(), &blob]);
-    assert!(e.contains("internal"), "{e}");
-    assert!(c.err(&["BF.REPLCONF", "garbage"]).contains("internal"));
-    let e = c.err(&["BF.REPLCONF"]);
-    assert!(e.contains("wrong number of arguments"), "{e}");
-    // Nor can scripts.
-    c.err(&["EVAL", "return redis.call('BF.REPLCONF', 'x')", "0"]);
-    s.assert_alive();
-}
-
-#[test]
 fn creations_inside_transactions_and_scripts_replicate_with_their_settings() {
     let p = start_primary();
     let r = replica_of(p.port, None);

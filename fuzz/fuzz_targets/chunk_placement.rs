@@ -27,7 +27,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::chain::expected_layer;
+use scalebloom::filter::bloom::claims::expected_layer;
 use scalebloom::filter::codec::{
     ChainMeta, MAX_CHUNK_BYTES, chunk_at, dump_header, parse_dump_header, read_chunk, write_chunk,
 };

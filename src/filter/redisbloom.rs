@@ -31,8 +31,10 @@ use std::fmt;
 
 use super::BloomError;
 use super::bits::{BitArray, SEGMENT_WORDS};
-use super::chain::{AllocGuard, Chain};
-use super::codec::{self, FieldReader, FieldWriter};
+use super::chain::Chain;
+use super::codec;
+use super::fields::{FieldReader, FieldWriter};
+use super::guard::AllocGuard;
 use super::hash::HashScheme;
 use super::layer::{Contents, Layer, array_bits};
 use super::mem::Words;

@@ -2,8 +2,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-use redis_module::raw;
-
 /// Redis' allocator (so `INFO memory`, `maxmemory` and `MEMORY USAGE` see filter memory),
 /// with `calloc` for zeroed allocations (a fresh multi-GiB filter is not memset page by page)
 /// and `realloc` in place.
@@ -26,9 +24,7 @@ fn redis_size(layout: Layout) -> usize {
 // choice is fixed before the first allocation and never changes).
 unsafe impl GlobalAlloc for BloomAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the API pointers are written once, by RedisModule_Init, before any allocation
-        // of this module; reading one by value races with nothing.
-        match unsafe { raw::RedisModule_Alloc } {
+        match api!(RedisModule_Alloc) {
             // SAFETY: RedisModule_Alloc returns memory for `redis_size(layout)` bytes, aligned
             // for it (jemalloc/libc malloc align to the size class, at least the layout's
             // alignment, which `redis_size` folds into the size), or aborts on OOM.
@@ -39,8 +35,7 @@ unsafe impl GlobalAlloc for BloomAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        match unsafe { raw::RedisModule_Calloc } {
+        match api!(RedisModule_Calloc) {
             // SAFETY: as in `alloc`; calloc returns zeroed memory.
             Some(calloc) => unsafe { calloc(1, redis_size(layout)).cast() },
             // SAFETY: the caller's layout is passed on unchanged.
@@ -49,8 +44,7 @@ unsafe impl GlobalAlloc for BloomAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        match unsafe { raw::RedisModule_Realloc } {
+        match api!(RedisModule_Realloc) {
             // SAFETY: `ptr` came from RedisModule_Alloc/Calloc (the same allocator was chosen
             // when it was made); `new_size` with the old alignment is a valid layout, which
             // `GlobalAlloc::realloc`'s contract guarantees (it does not overflow isize).
@@ -64,8 +58,7 @@ unsafe impl GlobalAlloc for BloomAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as in `alloc`.
-        match unsafe { raw::RedisModule_Free } {
+        match api!(RedisModule_Free) {
             // SAFETY: `ptr` came from RedisModule_Alloc/Calloc/Realloc and is freed once.
             Some(free) => unsafe { free(ptr.cast()) },
             // SAFETY: `ptr` came from `System` with `layout`.

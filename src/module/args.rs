@@ -24,9 +24,7 @@ impl AsRef<[u8]> for Arg {
 /// every MADD/MEXISTS item: the crate's `string_as_slice` is an out-of-line call around it).
 #[inline(always)]
 fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
-    // SAFETY: the API pointer is set by `RedisModule_Init` before any command can run (and
-    // never changed after); reading a `static mut` by value, in a command, races with nothing.
-    let Some(ptr_len) = (unsafe { raw::RedisModule_StringPtrLen }) else {
+    let Some(ptr_len) = api!(RedisModule_StringPtrLen) else {
         return &[];
     };
     let mut len = 0;

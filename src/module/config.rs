@@ -12,7 +12,7 @@ use redis_module::configuration::{
     ConfigurationContext, ConfigurationFlags, ConfigurationValue, register_bool_configuration,
     register_i64_configuration, register_string_configuration,
 };
-use redis_module::{Context, RedisError, RedisString, raw};
+use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
 use super::options::capped_error;
@@ -23,9 +23,11 @@ use crate::filter::{BloomError, ChainParams};
 /// Default error rate of filters created by ADD / MADD / INSERT.
 pub static ERROR_RATE: ErrorRate = ErrorRate(AtomicU64::new(0x3F84_7AE1_47AE_147B)); // 0.01
 /// Default first-layer capacity of auto-created filters.
-pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
+pub static INITIAL_SIZE: Bounded =
+    Bounded::new("bf-initial-size", DEFAULT_INITIAL_SIZE, 1, MAX_CAPACITY as i64);
 /// Default expansion of auto-created filters (0 = nonscaling).
-pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
+pub static EXPANSION: Bounded =
+    Bounded::new("bf-expansion-factor", DEFAULT_EXPANSION, 0, MAX_EXPANSION as i64);
 /// Largest size (as `BF.INFO Size` counts) one filter may reach.
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
 
@@ -70,19 +72,57 @@ impl ConfigurationValue<RedisString> for ErrorRate {
                 self.0.store(capped_error(e).to_bits(), Ordering::Relaxed);
                 Ok(())
             }
-            None => Err(RedisError::Str("error-rate must be a number in (0, 1)")),
+            // RedisBloom 8's wording (its config.c), which its flow tests and users look for.
+            None => Err(RedisError::Str(
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            )),
         }
+    }
+}
+
+/// An integer setting with its bounds. Redis would check a numeric config's bounds itself, but
+/// with its own wording (`argument must be between 1 and 1073741824 inclusive`); the bounds are
+/// checked here instead, so `CONFIG SET` answers as RedisBloom 8 does (`Value for
+/// `bf-initial-size` must be in the range [1, 1073741824]`), under RedisBloom 8's name of the
+/// setting whichever spelling was used.
+pub struct Bounded {
+    value: AtomicI64,
+    name: &'static str,
+    min: i64,
+    max: i64,
+}
+
+impl Bounded {
+    const fn new(name: &'static str, default: i64, min: i64, max: i64) -> Self {
+        Bounded { value: AtomicI64::new(default), name, min, max }
+    }
+
+    /// The current value.
+    pub fn get(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+}
+
+impl ConfigurationValue<i64> for Bounded {
+    fn get(&self, _: &ConfigurationContext) -> i64 {
+        Bounded::get(self)
+    }
+    fn set(&self, _: &ConfigurationContext, val: i64) -> Result<(), RedisError> {
+        if !(self.min..=self.max).contains(&val) {
+            return Err(RedisError::String(format!(
+                "Value for `{}` must be in the range [{}, {}]",
+                self.name, self.min, self.max
+            )));
+        }
+        self.value.store(val, Ordering::Relaxed);
+        Ok(())
     }
 }
 
 /// The parameters an auto-created filter gets right now (each setting was validated when set;
 /// the combination is checked here).
 pub fn defaults() -> Result<ChainParams, BloomError> {
-    ChainParams::new(
-        ERROR_RATE.get(),
-        INITIAL_SIZE.load(Ordering::Relaxed) as u64,
-        EXPANSION.load(Ordering::Relaxed) as u64,
-    )
+    ChainParams::new(ERROR_RATE.get(), INITIAL_SIZE.get() as u64, EXPANSION.get() as u64)
 }
 
 /// The per-filter byte limit right now.
@@ -170,14 +210,16 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
 /// redis.conf. Older servers (Redis 7.x and Valkey, which reports Redis 7.2.4 here) refuse the
 /// flag, so there they stay `bf.<name>` (prefixed by the server).
 ///
-/// Redis 8 is told by its version together with an API that Redis 8.0 added in the same
-/// release (`RedisModule_ACLCheckKeyPrefixPermissions`): Valkey reports its own version (8.x)
-/// through `RedisModule_GetServerVersion` but has neither that API nor unprefixed configs.
+/// Redis 8 is told by its version and its name: Valkey reports its own version (8.x, 9.x)
+/// through `RedisModule_GetServerVersion`, and Valkey 9 accepts unprefixed configs but not the
+/// `|alias` syntax (`Invalid character | in Module resource name`), so a Valkey server
+/// (`server_name:valkey` in `INFO server`) keeps the prefixed names.
 fn redisbloom_config_names(ctx: &Context) -> ([&'static str; 3], ConfigurationFlags) {
-    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code; the
-    // pointer is only tested, not called.
-    let redis8_api = unsafe { raw::RedisModule_ACLCheckKeyPrefixPermissions }.is_some();
-    let unprefixed = redis8_api && ctx.get_redis_version().is_ok_and(|v| v.major >= 8);
+    let valkey = ctx
+        .server_info("server")
+        .field("server_name")
+        .is_some_and(|name| name.as_slice().eq_ignore_ascii_case(b"valkey"));
+    let unprefixed = !valkey && ctx.get_redis_version().is_ok_and(|v| v.major >= 8);
     if unprefixed {
         (
             [
@@ -193,33 +235,26 @@ fn redisbloom_config_names(ctx: &Context) -> ([&'static str; 3], ConfigurationFl
 }
 
 /// Registers the configs with their starting values. The caller then calls
-/// `RedisModule_LoadConfigs` so redis.conf values apply.
-pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
+/// `RedisModule_LoadConfigs` so redis.conf values apply. Returns the config names, for the
+/// start-up log line.
+pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, String> {
     let start = parse_module_args(args)?;
     let ([error_rate, initial_size, expansion], flags) = redisbloom_config_names(ctx);
+    let names = if flags.contains(ConfigurationFlags::UNPREFIXED) {
+        "bf.*, and RedisBloom 8's bf-error-rate, bf-initial-size, bf-expansion-factor"
+    } else {
+        "bf.* (this server has no unprefixed module configs for RedisBloom 8's bf-* names)"
+    };
     // `ConfigurationFlags` is not `Copy`: one value per call.
     let flags = || ConfigurationFlags::from_bits_truncate(flags.bits());
     register_string_configuration(ctx, error_rate, &ERROR_RATE, &start.error_rate, flags(), None);
-    register_i64_configuration(
-        ctx,
-        initial_size,
-        &INITIAL_SIZE,
-        start.initial_size,
-        1,
-        MAX_CAPACITY as i64,
-        flags(),
-        None,
-    );
-    register_i64_configuration(
-        ctx,
-        expansion,
-        &EXPANSION,
-        start.expansion,
-        0,
-        MAX_EXPANSION as i64,
-        flags(),
-        None,
-    );
+    // Full i64 range for Redis: `Bounded::set` checks the bounds, in RedisBloom 8's words.
+    for (name, setting, start) in [
+        (initial_size, &INITIAL_SIZE, start.initial_size),
+        (expansion, &EXPANSION, start.expansion),
+    ] {
+        register_i64_configuration(ctx, name, setting, start, i64::MIN, i64::MAX, flags(), None);
+    }
     register_i64_configuration(
         ctx,
         "max-filter-bytes",
@@ -254,5 +289,5 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         ConfigurationFlags::DEFAULT,
         None,
     );
-    Ok(())
+    Ok(names)
 }

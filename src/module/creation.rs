@@ -20,13 +20,29 @@
 //!   that resumes by partial resync, or a replica of a replica, has them too.
 //! - Commands from the replication link, from AOF replay, and any command on a replica use the
 //!   stream's settings; a primary's clients use the server's own.
+//!
+//! The secret is in the stream, so it must stay out of everything the server logs or shows
+//! about the stream:
+//! - The backlog dump. A replica that answers its primary with an error logs the last 256 bytes
+//!   of its replication backlog (`showLatestBacklog` in `replication.c`: 256 in Redis 7.0, 8.0
+//!   and Valkey 8.x–9.x). A replica appends to its backlog only whole commands it has applied
+//!   (`commandProcessed` feeds `reploff - prev_offset`; inside a primary's `MULTI` nothing until
+//!   `EXEC`), and a primary whole propagated commands; so the dump always ends at a command
+//!   boundary, and a `BF.REPLCONF` in the backlog is there whole, with everything after it.
+//!   [`PADDING`], an argument after the settings that the replica ignores, puts at least
+//!   [`PADDING`]`.len()` bytes (twice that window) between the secret and any such end.
+//! - `MONITOR`, the slow log (and Valkey's `COMMANDLOG`): BF.REPLCONF is flagged `no-monitor
+//!   no-slowlog`, and `internal` where the server has the flag (Redis 8). (It does not redact its
+//!   arguments with `RedisModule_RedactClientCommandArgument`: on Valkey 8.1 that changes the
+//!   arguments the command itself then reads.)
+//! - Error replies and the `== CRITICAL ==` line that logs them: no error names the settings.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use redis_module::{Context, ContextFlags, raw};
+use redis_module::{Context, ContextFlags};
 use siphasher::sip::SipHasher13;
 
 use super::config;
@@ -48,6 +64,25 @@ pub struct Settings {
     pub initial_size: u64,
     pub expansion: u64,
 }
+
+/// The argument after the settings in `BF.REPLCONF`: the replica ignores it; its length keeps
+/// the secret out of the replication traffic Redis may log (see the module docs). A replica
+/// that reads the log finds this text at the end of the dump.
+pub const PADDING: &[u8] = concat!(
+    "scalebloom: this argument only pads BF.REPLCONF. A replica that answers its primary ",
+    "with an error logs the last 256 bytes of replication traffic it applied (Latest backlog ",
+    "is ...). The settings before this argument hold the seed secret: the padding keeps them ",
+    "out of that window. ",
+    "scalebloom: this argument only pads BF.REPLCONF. A replica that answers its primary ",
+    "with an error logs the last 256 bytes of replication traffic it applied (Latest backlog ",
+    "is ...). The settings before this argument hold the seed secret: the padding keeps them ",
+    "out of that window. "
+)
+.as_bytes();
+
+/// The most bytes of replication traffic Redis or Valkey logs (`showLatestBacklog`).
+const BACKLOG_DUMP_LEN: usize = 256;
+const _: () = assert!(PADDING.len() >= 2 * BACKLOG_DUMP_LEN);
 
 /// Format version of the encoded settings (first byte).
 const VERSION: u8 = 1;
@@ -163,8 +198,8 @@ pub fn local() -> Settings {
         random_seeds: config::RANDOM_SEEDS.load(relaxed),
         redisbloom_scheme: config::REDISBLOOM_SCHEME.load(relaxed),
         error_rate: config::ERROR_RATE.get(),
-        initial_size: config::INITIAL_SIZE.load(relaxed) as u64,
-        expansion: config::EXPANSION.load(relaxed) as u64,
+        initial_size: config::INITIAL_SIZE.get() as u64,
+        expansion: config::EXPANSION.get() as u64,
     }
 }
 
@@ -212,8 +247,8 @@ pub fn become_primary() {
     mark_pending();
 }
 
-/// Before a creating command replicates verbatim: on a primary, sends `BF.REPLCONF` with its
-/// settings if anything since the last one may need them. Commands that follow the stream
+/// Before a creating command replicates verbatim: on a primary, sends `BF.REPLCONF <settings>
+/// <padding>` if anything since the last one may need them. Commands that follow the stream
 /// pass on the stream's own `BF.REPLCONF` instead. `flags` gives the context flags, asked for
 /// only when a send is due.
 pub fn announce_if_pending(ctx: &Context, flags: impl FnOnce() -> ContextFlags) {
@@ -224,17 +259,18 @@ pub fn announce_if_pending(ctx: &Context, flags: impl FnOnce() -> ContextFlags) 
         return;
     }
     let blob = local().encode();
-    // SAFETY: API pointers are written once by RedisModule_Init, before any command.
-    if let Some(replicate) = unsafe { raw::RedisModule_Replicate } {
-        // SAFETY: `ctx` is the running command's context; the format "b" is matched by a
-        // (pointer, length) buffer alive for the call, which Redis copies.
+    if let Some(replicate) = api!(RedisModule_Replicate) {
+        // SAFETY: `ctx` is the running command's context; the format "bb" is matched by two
+        // (pointer, length) buffers alive for the call, which Redis copies.
         unsafe {
             replicate(
                 ctx.ctx,
                 c"BF.REPLCONF".as_ptr(),
-                c"b".as_ptr(),
+                c"bb".as_ptr(),
                 blob.as_ptr().cast::<std::ffi::c_char>(),
                 blob.len(),
+                PADDING.as_ptr().cast::<std::ffi::c_char>(),
+                PADDING.len(),
             );
         }
     }

@@ -28,6 +28,8 @@ pub const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 pub const SCANDUMP_ITER: &str = "Second argument must be numeric";
 pub const LOADCHUNK_ITER: &str = "ERR Second argument must be numeric";
 pub const BAD_DATA: &str = "ERR received bad data";
+/// RedisBloom answers `ERR received bad data` here too; the rest says why.
+pub const LOADCHUNK_KEY_EXISTS: &str = "ERR received bad data: the key already exists, and a BF.LOADCHUNK header (iterator 1) only creates a new filter; DEL the key first or load under another name";
 pub const CHUNK_OFFSET: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 pub const NOT_RESTORING: &str = "ERR BF.LOADCHUNK data chunks go only into a filter that its BF.LOADCHUNK header created and that has taken no add since; this key holds another filter";

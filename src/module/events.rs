@@ -26,8 +26,7 @@ type Callback =
     unsafe extern "C" fn(*mut raw::RedisModuleCtx, raw::RedisModuleEvent, u64, *mut c_void);
 
 fn subscribe(ctx: &Context, id: u64, callback: Callback) -> Result<(), String> {
-    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
-    let Some(subscribe) = (unsafe { raw::RedisModule_SubscribeToServerEvent }) else {
+    let Some(subscribe) = api!(RedisModule_SubscribeToServerEvent) else {
         return Err("no RedisModule_SubscribeToServerEvent".into());
     };
     let event = raw::RedisModuleEvent { id, dataver: 1 };

@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use redis_module::{Context, ContextFlags, RedisValue, raw};
+use redis_module::{Context, ContextFlags, RedisValue};
 
 use super::config;
 use crate::filter::{AllocGuard, BloomError, MaxFilterBytes};
@@ -121,10 +121,9 @@ impl AllocGuard for ServerGuard<'_> {
         if flags.contains(ContextFlags::EVICTED) {
             return Ok(()); // the policy evicts: the next command makes room
         }
-        // SAFETY: API pointers are written once by RedisModule_Init, before any command; the
-        // call only reads the server's memory counters.
-        let ratio = match unsafe { raw::RedisModule_GetUsedMemoryRatio } {
-            // SAFETY: a function of the module API taking no arguments.
+        let ratio = match api!(RedisModule_GetUsedMemoryRatio) {
+            // SAFETY: a function of the module API taking no arguments; it only reads the
+            // server's memory counters.
             Some(ratio) => f64::from(unsafe { ratio() }),
             None => 0.0,
         };

@@ -1,8 +1,8 @@
 //! What the module registers with Redis: its commands (names, flags, arity, key specs, ACL
 //! categories, `COMMAND DOCS`), the panic barrier every command runs behind, and the load-time
-//! setup (`init`) that `lib.rs` hands to `redis_module!`.
+//! setup (`init`) that `RedisModule_OnLoad` in `lib.rs` calls.
 
-use std::ffi::{CStr, CString, c_int};
+use std::ffi::{CString, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use redis_module::{Context, RedisString, Status, raw};
@@ -11,10 +11,11 @@ use std::sync::atomic::Ordering;
 
 use super::args::Args;
 use super::commands::{Handler, bloom, dump, replconf};
-use super::datatype::DEFRAG_MOVES;
+use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
 use super::reply::{Reply, send};
+use super::types::DEFRAG_MOVES;
 
 /// Runs one command: checks its arity (the one place it is checked), borrows argv, runs the
 /// handler behind a panic barrier, sends its reply.
@@ -63,13 +64,14 @@ enum KeyUse {
     /// Removes content from the key (never allocates, so not refused under `maxmemory`).
     Delete,
     /// No key: the internal BF.REPLCONF, which only the replication link and AOF replay may
-    /// run, hidden from MONITOR and the slow log (it carries the seed secret).
+    /// run, hidden from MONITOR and the slow log and in no ACL category (it carries the seed
+    /// secret; see `creation`).
     None,
 }
 
-/// One command: name, entry point, arity (negative: at least), key use, and summary and
-/// complexity for `COMMAND DOCS`. All but BF.REPLCONF take their one key at `argv[1]`; flags
-/// and ACL categories follow from whether the command reads or writes it.
+/// One command: name, entry point, arity (negative: at least), key use, summary, complexity
+/// and arguments for `COMMAND DOCS`. All but BF.REPLCONF take their one key at `argv[1]`; flags,
+/// key spec and ACL categories follow from whether the command reads or writes it.
 struct Command {
     name: &'static str,
     entry: EntryPoint,
@@ -77,33 +79,40 @@ struct Command {
     key: KeyUse,
     summary: &'static str,
     complexity: &'static str,
+    /// The arguments after the command's name, as RedisBloom's documentation gives them.
+    args: &'static [Arg],
 }
 
 impl Command {
-    fn writes(&self) -> bool {
-        !matches!(self.key, KeyUse::Read)
-    }
-
     /// Command flags for `RedisModule_CreateCommand`.
     fn flags(&self) -> &'static str {
         match self.key {
             KeyUse::Read => "readonly fast",
             KeyUse::Delete => "write fast",
             KeyUse::Insert | KeyUse::Update => "write deny-oom",
-            KeyUse::None => "write deny-script no-monitor no-slowlog fast",
+            // `may-replicate`, not `write`: `write` would put it in `@write`. It changes no
+            // key, and the replication link and AOF replay run it whatever its flags.
+            KeyUse::None => "may-replicate deny-script no-monitor no-slowlog fast",
         }
     }
 
-    /// ACL categories (Redis 7.2+ / Valkey 8).
-    fn acl(&self) -> &'static str {
-        if self.writes() { "bloom write" } else { "bloom read fast" }
+    /// ACL categories (Redis 7.2+ / Valkey 8); none for BF.REPLCONF, which no client may run,
+    /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it.
+    fn acl(&self) -> Option<&'static str> {
+        match self.key {
+            KeyUse::None => None,
+            KeyUse::Read => Some("bloom read fast"),
+            _ => Some("bloom write"),
+        }
     }
 }
 
-/// The command table: one row per command, each with a C entry point that runs its handler
-/// with its arity.
+/// The command table: one row per command — entry point, name, handler, arity, key use,
+/// summary, complexity, arguments — each with a C entry point that runs its handler with its
+/// arity. A new command is a row here and its handler; nothing else names it.
 macro_rules! commands {
-    ($($entry:ident: $name:literal => $handler:path, $arity:literal, $key:ident, $summary:literal, $complexity:literal;)*) => {
+    ($($entry:ident: $name:literal => $handler:path, $arity:literal, $key:ident,
+       $summary:literal, $complexity:literal, [$($arg:expr),* $(,)?];)*) => {
         $(
             extern "C" fn $entry(
                 ctx: *mut raw::RedisModuleCtx,
@@ -121,236 +130,83 @@ macro_rules! commands {
                 key: KeyUse::$key,
                 summary: $summary,
                 complexity: $complexity,
+                args: &[$($arg),*],
             },
         )*];
     };
 }
 
-commands! {
-    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
-        "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)";
-    cmd_add: "bf.add" => bloom::add, 3, Insert,
-        "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers";
-    cmd_madd: "bf.madd" => bloom::madd, -3, Insert,
-        "Adds one or more items, creating the filter if needed", "O(n * (k + i))";
-    cmd_insert: "bf.insert" => bloom::insert, -4, Insert,
-        "Adds items, creating the filter with the given options if needed", "O(n * (k + i))";
-    cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update,
-        "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes";
-    cmd_exists: "bf.exists" => bloom::exists, 3, Read,
-        "Tells whether an item may have been added", "O(k * i)";
-    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read,
-        "Tells for each item whether it may have been added", "O(n * k * i)";
-    cmd_info: "bf.info" => bloom::info, -2, Read,
-        "Returns a filter's capacity, size, layers, items and expansion", "O(1)";
-    cmd_card: "bf.card" => bloom::card, 2, Read,
-        "Returns the number of items added to a filter", "O(1)";
-    cmd_debug: "bf.debug" => bloom::debug, 2, Read,
-        "Describes every layer of a filter", "O(i)";
-    cmd_scandump: "bf.scandump" => dump::scandump, 3, Read,
-        "Returns a filter's header or its next chunk of bits", "O(n), n bytes";
-    cmd_del: "bf.del" => bloom::del, 3, Delete,
-        "Deletes one occurrence of an item from a counting filter", "O(k * i)";
-    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
-        "Deletes one occurrence of each item from a counting filter", "O(n * k * i)";
-    cmd_replconf: "bf.replconf" => replconf::replconf, 2, None,
-        "Internal: the creation settings of the primary whose stream follows", "O(1)";
-    cmd_stats: "bf.stats" => bloom::stats, 2, Read,
-        "Tells how full a filter is: fill, estimated error rate and items, saturation",
-        "O(i), i layers";
-}
-
-/// One argument of a command, for `COMMAND DOCS` (redis-cli shows its hints from them).
-struct Arg {
-    name: &'static CStr,
-    kind: ArgKind,
-    /// The keyword that introduces the argument (`EXPANSION n`), or that it is (`NONSCALING`).
-    token: Option<&'static CStr>,
-    optional: bool,
-    multiple: bool,
-}
-
-enum ArgKind {
-    Key,
-    String,
-    Integer,
-    Double,
-    /// Just the token.
-    Token,
-    /// One of these.
-    OneOf(&'static [Arg]),
-    /// These, in order, after the token.
-    Block(&'static [Arg]),
-}
-
-impl Arg {
-    const fn new(name: &'static CStr, kind: ArgKind) -> Arg {
-        Arg { name, kind, token: None, optional: false, multiple: false }
-    }
-    /// An optional `TOKEN value`.
-    const fn option(name: &'static CStr, token: &'static CStr, kind: ArgKind) -> Arg {
-        Arg { name, kind, token: Some(token), optional: true, multiple: false }
-    }
-    /// An optional bare keyword.
-    const fn flag(name: &'static CStr, token: &'static CStr) -> Arg {
-        Arg::option(name, token, ArgKind::Token)
-    }
-    const fn multiple(self) -> Arg {
-        Arg { multiple: true, ..self }
-    }
-}
-
+// Arguments several commands share.
 const KEY: Arg = Arg::new(c"key", ArgKind::Key);
 const ITEM: Arg = Arg::new(c"item", ArgKind::String);
+const ITEMS: Arg = Arg::new(c"item", ArgKind::String).multiple();
 const EXPANSION: Arg = Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer);
 const NONSCALING: Arg = Arg::flag(c"nonscaling", c"NONSCALING");
 const COUNTING: Arg = Arg::option(c"counting", c"COUNTING", ArgKind::Integer);
+const ITERATOR: Arg = Arg::new(c"iterator", ArgKind::Integer);
 
-/// The arguments of each command after its name, as RedisBloom's documentation gives them.
-fn args_of(command: &str) -> &'static [Arg] {
-    match command {
-        "bf.reserve" => {
-            const A: &[Arg] = &[
-                KEY,
-                Arg::new(c"error_rate", ArgKind::Double),
-                Arg::new(c"capacity", ArgKind::Integer),
-                EXPANSION,
-                NONSCALING,
-                COUNTING,
-            ];
-            A
-        }
-        "bf.add" | "bf.exists" | "bf.del" => {
-            const A: &[Arg] = &[KEY, ITEM];
-            A
-        }
-        "bf.madd" | "bf.mexists" | "bf.mdel" => {
-            const A: &[Arg] = &[KEY, ITEM.multiple()];
-            A
-        }
-        "bf.insert" => {
-            const A: &[Arg] = &[
-                KEY,
-                Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer),
-                Arg::option(c"error", c"ERROR", ArgKind::Double),
-                EXPANSION,
-                Arg::flag(c"nocreate", c"NOCREATE"),
-                NONSCALING,
-                COUNTING,
-                Arg {
-                    name: c"items",
-                    kind: ArgKind::Block(&[ITEM.multiple()]),
-                    token: Some(c"ITEMS"),
-                    optional: false,
-                    multiple: false,
-                },
-            ];
-            A
-        }
-        "bf.info" => {
-            const A: &[Arg] = &[
-                KEY,
-                Arg {
-                    name: c"single_value",
-                    kind: ArgKind::OneOf(&[
-                        Arg::new(c"capacity", ArgKind::Token).token(c"CAPACITY"),
-                        Arg::new(c"size", ArgKind::Token).token(c"SIZE"),
-                        Arg::new(c"filters", ArgKind::Token).token(c"FILTERS"),
-                        Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
-                        Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                },
-            ];
-            A
-        }
-        "bf.card" | "bf.debug" | "bf.stats" => {
-            const A: &[Arg] = &[KEY];
-            A
-        }
-        "bf.scandump" => {
-            const A: &[Arg] = &[KEY, Arg::new(c"iterator", ArgKind::Integer)];
-            A
-        }
-        "bf.replconf" => {
-            const A: &[Arg] = &[Arg::new(c"settings", ArgKind::String)];
-            A
-        }
-        "bf.loadchunk" => {
-            const A: &[Arg] =
-                &[KEY, Arg::new(c"iterator", ArgKind::Integer), Arg::new(c"data", ArgKind::String)];
-            A
-        }
-        _ => &[],
-    }
-}
-
-impl Arg {
-    const fn token(self, token: &'static CStr) -> Arg {
-        Arg { token: Some(token), ..self }
-    }
-}
-
-/// `args` as the module API's zero-terminated array; the arrays (the nested ones too) are
-/// kept in `keep`, which must outlive their use. Strings are `'static`.
-fn c_args(
-    args: &[Arg],
-    keep: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
-) -> *mut raw::RedisModuleCommandArg {
-    let mut out: Vec<raw::RedisModuleCommandArg> = args
-        .iter()
-        .map(|a| {
-            let (type_, subargs) = match a.kind {
-                ArgKind::Key => (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY, None),
-                ArgKind::String => {
-                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING, None)
-                }
-                ArgKind::Integer => {
-                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER, None)
-                }
-                ArgKind::Double => {
-                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE, None)
-                }
-                ArgKind::Token => {
-                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN, None)
-                }
-                ArgKind::OneOf(sub) => {
-                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF, Some(sub))
-                }
-                ArgKind::Block(sub) => {
-                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK, Some(sub))
-                }
-            };
-            let mut flags = 0;
-            if a.optional {
-                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
-            }
-            if a.multiple {
-                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
-            }
-            raw::RedisModuleCommandArg {
-                name: a.name.as_ptr(),
-                type_,
-                // Every command's one key is its key spec 0.
-                key_spec_index: if matches!(a.kind, ArgKind::Key) { 0 } else { -1 },
-                token: a.token.map_or(std::ptr::null(), CStr::as_ptr),
-                summary: std::ptr::null(),
-                since: std::ptr::null(),
-                flags: flags as c_int,
-                deprecated_since: std::ptr::null(),
-                subargs: subargs.map_or(std::ptr::null_mut(), |sub| c_args(sub, keep)),
-                display_text: std::ptr::null(),
-            }
-        })
-        .collect();
-    // SAFETY: the struct holds only raw pointers and integers, for which all-zero bits are
-    // valid (null pointers, 0): the terminator the API expects.
-    out.push(unsafe { std::mem::zeroed() });
-    let ptr = out.as_mut_ptr();
-    keep.push(out); // moving the Vec keeps its buffer where it is
-    ptr
+commands! {
+    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
+        "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
+        [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
+         EXPANSION, NONSCALING, COUNTING];
+    cmd_add: "bf.add" => bloom::add, 3, Insert,
+        "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
+        [KEY, ITEM];
+    cmd_madd: "bf.madd" => bloom::madd, -3, Insert,
+        "Adds one or more items, creating the filter if needed", "O(n * (k + i))",
+        [KEY, ITEMS];
+    cmd_insert: "bf.insert" => bloom::insert, -4, Insert,
+        "Adds items, creating the filter with the given options if needed", "O(n * (k + i))",
+        [KEY,
+         Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer),
+         Arg::option(c"error", c"ERROR", ArgKind::Double),
+         EXPANSION,
+         Arg::flag(c"nocreate", c"NOCREATE"),
+         NONSCALING,
+         COUNTING,
+         Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
+    cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update,
+        "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
+        [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];
+    cmd_exists: "bf.exists" => bloom::exists, 3, Read,
+        "Tells whether an item may have been added", "O(k * i)",
+        [KEY, ITEM];
+    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read,
+        "Tells for each item whether it may have been added", "O(n * k * i)",
+        [KEY, ITEMS];
+    cmd_info: "bf.info" => bloom::info, -2, Read,
+        "Returns a filter's capacity, size, layers, items and expansion", "O(1)",
+        [KEY,
+         Arg::new(c"single_value", ArgKind::OneOf(&[
+             Arg::new(c"capacity", ArgKind::Token).token(c"CAPACITY"),
+             Arg::new(c"size", ArgKind::Token).token(c"SIZE"),
+             Arg::new(c"filters", ArgKind::Token).token(c"FILTERS"),
+             Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
+             Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
+         ])).optional()];
+    cmd_card: "bf.card" => bloom::card, 2, Read,
+        "Returns the number of items added to a filter", "O(1)",
+        [KEY];
+    cmd_debug: "bf.debug" => bloom::debug, 2, Read,
+        "Describes every layer of a filter", "O(i)",
+        [KEY];
+    cmd_scandump: "bf.scandump" => dump::scandump, 3, Read,
+        "Returns a filter's header or its next chunk of bits", "O(n), n bytes",
+        [KEY, ITERATOR];
+    cmd_del: "bf.del" => bloom::del, 3, Delete,
+        "Deletes one occurrence of an item from a counting filter", "O(k * i)",
+        [KEY, ITEM];
+    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
+        "Deletes one occurrence of each item from a counting filter", "O(n * k * i)",
+        [KEY, ITEMS];
+    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None,
+        "Internal: the creation settings of the primary whose stream follows", "O(1)",
+        [Arg::new(c"settings", ArgKind::String), Arg::new(c"padding", ArgKind::String).optional()];
+    cmd_stats: "bf.stats" => bloom::stats, 2, Read,
+        "Tells how full a filter is: fill, estimated error rate and items, saturation",
+        "O(i), i layers",
+        [KEY];
 }
 
 /// Turns a status code of the module API into a `Result`.
@@ -369,9 +225,9 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     };
     let raw_ctx = ctx.get_raw();
     let name = cstring(c.name)?;
-    // SAFETY: API pointers are written once by RedisModule_Init, before OnLoad's own code.
-    let api = unsafe { (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo) };
-    let (Some(get_command), Some(set_info)) = api else {
+    let (Some(get_command), Some(set_info)) =
+        (api!(RedisModule_GetCommand), api!(RedisModule_SetCommandInfo))
+    else {
         return Ok(()); // before Redis 7.0: legacy key positions only
     };
     // SAFETY: `raw_ctx` is OnLoad's context and `name` a NUL-terminated string alive for the call.
@@ -379,9 +235,8 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     if command.is_null() {
         return Err(format!("{} not found after registration", c.name));
     }
-    // SAFETY: as above.
-    if let Some(set_acl) = unsafe { raw::RedisModule_SetCommandACLCategories } {
-        let acl = cstring(c.acl())?;
+    if let (Some(set_acl), Some(acl)) = (api!(RedisModule_SetCommandACLCategories), c.acl()) {
+        let acl = cstring(acl)?;
         // SAFETY: `command` is the live command just looked up; `acl` outlives the call.
         let rc = unsafe { set_acl(command, acl.as_ptr()) };
         check(rc, || format!("could not set ACL categories of {}", c.name))?;
@@ -401,7 +256,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     let complexity = cstring(c.complexity)?;
     let since = cstring(env!("CARGO_PKG_VERSION"))?;
     let mut arg_arrays = Vec::new();
-    let args = c_args(args_of(c.name), &mut arg_arrays);
+    let args = c_args(c.args, &mut arg_arrays);
     let version = raw::RedisModuleCommandInfoVersion {
         version: 1,
         sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
@@ -429,52 +284,68 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
 /// tracking, in that order. Any failure refuses the load (and names the cause in the log).
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let raw_ctx = ctx.get_raw();
-    // Every API pointer read below is written once by RedisModule_Init before OnLoad's own
-    // code; each call gets OnLoad's live context and strings that outlive the call.
-    // SAFETY: as just said.
-    if let Some(set_options) = unsafe { raw::RedisModule_SetModuleOptions } {
+    // Each call below gets OnLoad's live context and strings that outlive the call.
+    if let Some(set_options) = api!(RedisModule_SetModuleOptions) {
         // A short or corrupt RDB / RESTORE payload must reach rdb_load as an error to refuse,
         // not abort the server; and the loader keeps no global state, so a replica may load
         // its primary's RDB asynchronously (`repl-diskless-load swapdb`) while serving reads.
         let options = raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
             | raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD;
-        // SAFETY: see above.
+        // SAFETY: OnLoad's live context (see above).
         unsafe { set_options(raw_ctx, options as c_int) };
     }
-    super::config::register(ctx, args)?;
-    // SAFETY: see above.
-    if let Some(load_configs) = unsafe { raw::RedisModule_LoadConfigs } {
-        // SAFETY: see above.
+    let config_names = super::config::register(ctx, args)?;
+    if let Some(load_configs) = api!(RedisModule_LoadConfigs) {
+        // SAFETY: OnLoad's live context.
         let rc = unsafe { load_configs(raw_ctx) };
         check(rc, || "could not load the bf.* configuration values".into())?;
     }
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
-    // SAFETY: see above.
-    if let Some(add_category) = unsafe { raw::RedisModule_AddACLCategory } {
-        // SAFETY: see above.
+    let acl = if let Some(add_category) = api!(RedisModule_AddACLCategory) {
+        // SAFETY: OnLoad's live context and a static NUL-terminated string.
         let rc = unsafe { add_category(raw_ctx, c"bloom".as_ptr()) };
         check(rc, || "could not add the bloom ACL category".into())?;
-    }
-    // SAFETY: see above.
-    let create = unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
+        "in ACL categories @bloom, @read/@write"
+    } else {
+        "in no ACL category (this server has no module ACL categories: grant them by name)"
+    };
+    let create = api!(RedisModule_CreateCommand).ok_or("no RedisModule_CreateCommand")?;
     for c in COMMANDS {
         let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
         // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF.
         let key = c_int::from(!matches!(c.key, KeyUse::None));
         let entry: raw::RedisModuleCmdFunc = Some(c.entry);
-        // SAFETY: see above; `entry` is an `extern "C"` function with the command signature.
-        let rc = unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) };
+        let register = |flags: &CString| {
+            // SAFETY: OnLoad's live context, strings alive for the call; `entry` is an `extern "C"` function with the command signature.
+            unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) }
+        };
+        let mut rc = raw::REDISMODULE_ERR as c_int;
+        if matches!(c.key, KeyUse::None) {
+            // Redis 8's `internal` flag makes the command unknown to every connection but the
+            // replication link, AOF loading and cluster-internal ones, and leaves it out of
+            // COMMAND. Servers without the flag (Redis 7.x, Valkey) refuse the unknown flag
+            // and register nothing: the command is then registered without it, and refuses
+            // clients itself.
+            rc = register(&cstring(&format!("{} internal", c.flags()))?);
+        }
+        if rc == raw::REDISMODULE_ERR as c_int {
+            rc = register(&flags);
+        }
         check(rc, || format!("could not register {}", c.name))?;
         describe(ctx, c)?;
     }
-    // SAFETY: see above. This replaces the `redis-module` crate's INFO callback, which `info`
-    // calls first.
-    if let Some(register_info) = unsafe { raw::RedisModule_RegisterInfoFunc } {
-        // SAFETY: see above; `info` has the callback's signature and lives forever.
+    // This replaces the `redis-module` crate's INFO callback, which `info` calls first.
+    if let Some(register_info) = api!(RedisModule_RegisterInfoFunc) {
+        // SAFETY: OnLoad's live context; `info` has the callback's signature and lives forever.
         let rc = unsafe { register_info(raw_ctx, Some(info)) };
         check(rc, || "could not register the INFO section".into())?;
     }
-    events::init(ctx)
+    events::init(ctx)?;
+    ctx.log_notice(&format!(
+        "scalebloom: {} BF.* commands {acl}; configs {config_names}",
+        COMMANDS.len()
+    ));
+    Ok(())
 }
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
@@ -495,7 +366,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
     }));
 }
 
-/// The module's `init`, called by `RedisModule_OnLoad` (see `redis_module!` in `lib.rs`).
+/// The module's `init`, called by `RedisModule_OnLoad` (`lib.rs`) after the native types.
 pub fn init(ctx: &Context, args: &[RedisString]) -> Status {
     match setup(ctx, args) {
         Ok(()) => Status::Ok,

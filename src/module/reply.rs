@@ -73,8 +73,7 @@ pub fn send(context: &Context, reply: Reply) {
             raw::reply_with_array(ctx, (values.len() + usize::from(error.is_some())) as _);
             // The per-item loop of MADD/MEXISTS replies: the function pointer is looked up once
             // rather than through the crate's per-call wrapper.
-            // SAFETY: API pointers are written once by RedisModule_Init, before any command.
-            if let Some(reply_with_bool) = unsafe { raw::RedisModule_ReplyWithBool } {
+            if let Some(reply_with_bool) = api!(RedisModule_ReplyWithBool) {
                 for b in values {
                     // SAFETY: `ctx` is the running command's live context (`Context` wraps it).
                     unsafe { reply_with_bool(ctx, c_int::from(b)) };
@@ -97,8 +96,7 @@ pub fn send(context: &Context, reply: Reply) {
             raw::reply_with_error(ctx, text.as_ptr());
         }
         Reply::WrongArity => {
-            // SAFETY: API pointers are written once by RedisModule_Init, before any command.
-            if let Some(wrong_arity) = unsafe { raw::RedisModule_WrongArity } {
+            if let Some(wrong_arity) = api!(RedisModule_WrongArity) {
                 // SAFETY: `ctx` is the running command's live context (`Context` wraps it).
                 unsafe { wrong_arity(ctx) };
             }

@@ -46,6 +46,19 @@ impl Engine {
         self.valkey || self.is_redis_at_least(7, 2)
     }
 
+    /// Commands can be flagged `internal` (`RedisModule_CreateCommand`): Redis 8.0+, where such a
+    /// command is unknown to every connection but the replication link, AOF loading and
+    /// cluster-internal ones, and absent from `COMMAND`.
+    pub fn has_internal_commands(&self) -> bool {
+        self.is_redis_at_least(8, 0)
+    }
+
+    /// `COMMANDLOG` (slow, large-request and large-reply logs, the slow log's successor):
+    /// Valkey 8.1+.
+    pub fn has_commandlog(&self) -> bool {
+        self.valkey && (self.version.0, self.version.1) >= (8, 1)
+    }
+
     /// Modules can register configs without the `<module>.` prefix
     /// (`REDISMODULE_CONFIG_UNPREFIXED`): Redis 8.0+, so `bf-error-rate` is a config name there.
     pub fn has_unprefixed_module_configs(&self) -> bool {

@@ -9,6 +9,8 @@
 //! - `data.rs`: item names ([`items`], [`added`]) and the seeded [`Rng`].
 //! - `payload.rs`: DUMP payloads: CRC-64 trailer ([`fix_dump_crc`]) and [`ModulePayload`].
 //! - `hostile.rs`: a server with bystander keys for tests that send corrupt data (not re-exported).
+//! - `mutate.rs`: the seeded mutators of payloads, chunks and headers those tests send (not
+//!   re-exported).
 //! - `cluster.rs`: Redis Cluster on loopback and a cluster-aware client (not re-exported).
 //!
 //! Environment:
@@ -32,6 +34,7 @@ pub mod cluster;
 pub mod data;
 pub mod engine;
 pub mod hostile;
+pub mod mutate;
 pub mod payload;
 pub mod resp;
 pub mod server;

@@ -269,8 +269,14 @@ impl Server {
         self.dir.clone()
     }
 
+    /// The server log as written (Redis escapes binary data it logs, but the log is not
+    /// promised to be UTF-8); empty if there is none yet.
+    pub fn log_bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.log).unwrap_or_default()
+    }
+
     pub fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        String::from_utf8_lossy(&self.log_bytes()).into_owned()
     }
 
     /// What the server process wrote to stderr (Rust's panic hook writes there, even for a

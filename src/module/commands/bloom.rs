@@ -5,7 +5,7 @@ use std::ffi::CStr;
 
 use redis_module::{Context, ContextFlags};
 
-use super::{Key, core_err, notify, replicate_header, replicate_madd, with_chain};
+use super::{Key, core_err, notify, replicate_header, replicate_madd, with_value};
 use crate::filter::codec;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
@@ -60,7 +60,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     };
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
-    match key.chain_mut() {
+    match key.value_mut::<Chain>() {
         Err(r) => return r,
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
@@ -71,7 +71,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(c) => c,
         Err(r) => return r,
     };
-    if let Err(r) = key.set_chain(chain) {
+    if let Err(r) = key.set_value(chain) {
         return r;
     }
     replicate_creating_command(ctx, &guard);
@@ -126,7 +126,7 @@ fn add_items(
 ) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
-    let existing = key.chain_mut()?;
+    let existing = key.value_mut::<Chain>()?;
     let guard = ServerGuard::for_command(ctx);
     let mut created: Option<Chain> = None;
     let chain: &mut Chain = match existing {
@@ -168,7 +168,7 @@ fn add_items(
         _ => None,
     };
     if let Some(chain) = created {
-        key.set_chain(chain)?;
+        key.set_value(chain)?;
     }
     if let Some(header) = partial_creation {
         replicate_header(ctx, args, &header);
@@ -247,7 +247,7 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
 fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
-    let chain = key.chain_mut()?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
+    let chain = key.value_mut::<Chain>()?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
     let mut results = Vec::with_capacity(args.len() - 2);
     if args.len() == 3 {
         results.push(chain.delete(args.bytes(2)).map_err(|e| core_err(&e))?);
@@ -279,17 +279,22 @@ pub fn mdel(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.EXISTS key item`
 pub fn exists(ctx: &Context, args: &Args) -> Reply {
-    with_chain(ctx, args, || Reply::Bool(false), |chain| Reply::Bool(chain.contains(args.bytes(2))))
+    with_value(
+        ctx,
+        args,
+        || Reply::Bool(false),
+        |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
+    )
 }
 
 /// `BF.MEXISTS key item [item ...]`
 pub fn mexists(ctx: &Context, args: &Args) -> Reply {
     let items = args.items(2);
-    with_chain(
+    with_value(
         ctx,
         args,
         || Reply::Bools(vec![false; items.len()], None),
-        |chain| {
+        |chain: &Chain| {
             let mut results = Vec::with_capacity(items.len());
             chain.contains_many(items, &mut results);
             Reply::Bools(results, None)
@@ -299,7 +304,7 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.CARD key`
 pub fn card(ctx: &Context, args: &Args) -> Reply {
-    with_chain(ctx, args, || Reply::Int(0), |chain| int(chain.items()))
+    with_value(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.items()))
 }
 
 /// Converts a count for an integer reply (counts never approach i64::MAX).
@@ -312,7 +317,12 @@ pub fn info(ctx: &Context, args: &Args) -> Reply {
     if args.len() > 3 {
         return Reply::WrongArity;
     }
-    with_chain(ctx, args, || Reply::err(errors::NOT_FOUND), |chain| info_of(ctx, args, chain))
+    with_value(
+        ctx,
+        args,
+        || Reply::err(errors::NOT_FOUND),
+        |chain: &Chain| info_of(ctx, args, chain),
+    )
 }
 
 fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
@@ -344,11 +354,11 @@ fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
 /// `BF.STATS key`: how full the filter is and the error rate it has now, from the bits each
 /// layer keeps count of (see `Chain::stats`); O(layers), no scan.
 pub fn stats(ctx: &Context, args: &Args) -> Reply {
-    with_chain(
+    with_value(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
-        |chain| {
+        |chain: &Chain| {
             let s = chain.stats();
             let mut fields = vec![
                 ("Target error rate", Reply::Double(s.target_error)),
@@ -393,11 +403,11 @@ pub fn format_g(x: f64) -> String {
 
 /// `BF.DEBUG key`: `size:<items>`, then one line per layer in RedisBloom's format.
 pub fn debug(ctx: &Context, args: &Args) -> Reply {
-    with_chain(
+    with_value(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
-        |chain| {
+        |chain: &Chain| {
             let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
             for (i, layer) in chain.layers().iter().enumerate() {
                 let s = chain.layer_size(i);

@@ -3,9 +3,9 @@
 
 use redis_module::{Context, ContextFlags};
 
-use super::{Key, core_err, notify, with_chain};
-use crate::filter::BloomError;
+use super::{Key, core_err, notify, with_value};
 use crate::filter::codec::{dump_header, parse_any_header, read_chunk, write_chunk};
+use crate::filter::{BloomError, Chain};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
@@ -15,11 +15,11 @@ use crate::module::reply::Reply;
 /// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
 pub fn scandump(ctx: &Context, args: &Args) -> Reply {
     let end = || Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
-    with_chain(
+    with_value(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
-        |chain| match parse_i64(args.bytes(2)) {
+        |chain: &Chain| match parse_i64(args.bytes(2)) {
             None => Reply::err(errors::SCANDUMP_ITER),
             Some(iter) if iter < 0 => end(),
             Some(0) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(dump_header(chain))]),
@@ -41,7 +41,8 @@ pub fn scandump(ctx: &Context, args: &Args) -> Reply {
 ///
 /// [`Chain::awaiting_chunks`]: crate::filter::Chain::awaiting_chunks
 ///
-/// Into an existing filter, as RedisBloom answers: an iterator below 1 or below the chunk's
+/// Into an existing filter, as RedisBloom answers: a header (iterator 1) is refused as
+/// `ERR received bad data`, followed by the reason (the key exists); an iterator below 1 or below the chunk's
 /// length (its offset would be negative) is `ERR received bad data`; an offset past the end
 /// `ERR invalid offset - no link found`.
 pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
@@ -51,20 +52,24 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     let data = args.bytes(3);
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
-    let result = match key.chain_mut() {
+    let result = match key.value_mut::<Chain>() {
         Err(r) => return r,
         Ok(None) if iter == 1 => {
             match parse_any_header(data)
                 .and_then(|meta| meta.allocate(&ServerGuard::for_command(ctx)))
             {
                 Err(e) => Err(e),
-                Ok(chain) => match key.set_chain(chain) {
+                Ok(chain) => match key.set_value(chain) {
                     Err(r) => return r,
                     Ok(()) => Ok(()),
                 },
             }
         }
         Ok(None) => return Reply::err(errors::NOT_FOUND),
+        // Iterator 1 is where a header goes; an existing key takes none.
+        Ok(Some(_)) if iter == 1 && !data.is_empty() => {
+            return Reply::err(errors::LOADCHUNK_KEY_EXISTS);
+        }
         Ok(Some(chain)) => {
             // `iter` is 1 + the offset just past the chunk: at least 1, and at least the
             // chunk's length. Checked before anything else about the filter.

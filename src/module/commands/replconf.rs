@@ -8,11 +8,15 @@ use crate::module::creation::{self, Settings};
 use crate::module::errors;
 use crate::module::reply::Reply;
 
-/// `BF.REPLCONF settings`: adopts a primary's creation settings and passes them on (to this
-/// server's AOF; a replica of this replica gets the primary's stream as it is).
+/// `BF.REPLCONF settings [padding]`: adopts a primary's creation settings and passes them on
+/// (to this server's AOF; a replica of this replica gets the primary's stream as it is). The
+/// padding (`creation::PADDING`, absent from the AOF of builds before it) is ignored.
 pub fn replconf(ctx: &Context, args: &Args) -> Reply {
     if !ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING) {
         return Reply::err(errors::REPLCONF_INTERNAL);
+    }
+    if args.len() > 3 {
+        return Reply::WrongArity;
     }
     match Settings::decode(args.bytes(1)) {
         Ok(settings) => {

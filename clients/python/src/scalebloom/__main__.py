@@ -1,0 +1,35 @@
+"""``python -m scalebloom check-migration …`` and ``python -m scalebloom exporter …``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+from . import exporter, migration
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scalebloom")
+    sub = parser.add_subparsers(dest="tool", required=True)
+    m = sub.add_parser(
+        "check-migration",
+        help="compare a RedisBloom source with a scalebloom target",
+        description=(migration.__doc__ or "").split("\n\n")[0],
+    )
+    migration.add_arguments(m)
+    e = sub.add_parser(
+        "exporter",
+        help="serve Prometheus metrics of the filters on a server",
+        description=(exporter.__doc__ or "").split("\n\n")[0],
+    )
+    exporter.add_arguments(e)
+    a = parser.parse_args(argv)
+    if a.tool == "check-migration":
+        return migration.run(a.src_url, a.dst_url, a.keys, a.sample, a.items)
+    exporter.serve(a.url, a.keys, a.port, a.addr, a.max_keys)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,481 @@
+//! The scalable chain: a list of layers, each larger and tighter than the one before.
+//!
+//! An item is present if any layer says so. A genuinely new item is set in the last layer;
+//! when that layer is full, a scaling chain appends a layer with `capacity × expansion` items at
+//! half the error, and a nonscaling chain refuses the item. The first layer of a scaling chain
+//! gets half the requested error, so the errors of all layers sum to less than the request.
+
+use super::claims::{LayerClaim, check_layers, expected_layer, layer_error};
+use super::counting::{self, Width};
+use super::hash::{HashScheme, ItemHash};
+use super::layer::{Layer, Rule};
+use super::params::{
+    ChainParams, LayerSize, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING, bits_per_entry,
+    info_size, layer_size, rb_layer_size,
+};
+use crate::filter::BloomError;
+use crate::filter::guard::AllocGuard;
+
+/// A scalable Bloom filter.
+///
+/// The parameters are stored as flat fields rather than a [`ChainParams`], so the scheme and the
+/// flags fit in what would be its padding: with the first layer inline, the chain is 96 bytes.
+///
+/// A chain in one of RedisBloom's schemes ([`HashScheme::is_redisbloom`]) keeps RedisBloom's
+/// layout: its layers carry RedisBloom's position rules and per-layer errors, and new layers are
+/// sized as RedisBloom's `bloom_init` sizes them ([`rb_layer_size`]): capacity = the last
+/// layer's (possibly rounded-up) capacity × expansion, error = the last layer's × 0.5.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    seed: u64,
+    /// The layers: the first inline, so a filter that never grows (most small ones) is one
+    /// allocation besides its bits, 96 bytes, as RedisBloom's `SBChain` (32) + `SBLink` (64).
+    pub(super) layers: Layers,
+    /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
+    error: f64,
+    /// The first layer's capacity.
+    capacity: u64,
+    /// Growth factor; 0 when nonscaling.
+    expansion: u32,
+    scheme: HashScheme,
+    /// RedisBloom chains: new layers are sized without rounding to a power of two (RedisBloom's
+    /// `NOROUND` option).
+    noround: bool,
+    /// Set while the chain is being restored chunk by chunk (made from a dump header and not
+    /// written since): see [`Chain::awaiting_chunks`].
+    pub(super) awaiting_chunks: bool,
+}
+
+/// A chain's layers: one, inline in the chain, or a table of exactly as many slots as layers
+/// (a chain grows rarely, and spare slots would stay in every filter).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Layers {
+    One(Layer),
+    Many(Box<[Layer]>),
+}
+
+impl Layers {
+    /// From a loader's list (not empty: `from_parts` refuses a chain without layers).
+    fn from_vec(mut layers: Vec<Layer>) -> Self {
+        match (layers.pop(), layers.is_empty()) {
+            (Some(only), true) => Layers::One(only),
+            (Some(last), false) => {
+                layers.push(last);
+                Layers::Many(layers.into_boxed_slice())
+            }
+            (None, _) => Layers::Many(Box::new([])),
+        }
+    }
+
+    /// Appends a layer: the table grows by exactly one slot.
+    fn push(&mut self, layer: Layer) {
+        let mut all = match std::mem::replace(self, Layers::Many(Box::new([]))) {
+            Layers::One(first) => {
+                let mut v = Vec::with_capacity(2);
+                v.push(first);
+                v
+            }
+            Layers::Many(table) => {
+                let mut v = table.into_vec();
+                v.reserve_exact(1);
+                v
+            }
+        };
+        all.push(layer);
+        *self = Layers::Many(all.into_boxed_slice());
+    }
+}
+
+impl std::ops::Deref for Layers {
+    type Target = [Layer];
+    fn deref(&self) -> &[Layer] {
+        match self {
+            Layers::One(layer) => std::slice::from_ref(layer),
+            Layers::Many(table) => table,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Layers {
+    fn deref_mut(&mut self) -> &mut [Layer] {
+        match self {
+            Layers::One(layer) => std::slice::from_mut(layer),
+            Layers::Many(table) => table,
+        }
+    }
+}
+
+/// Equal filters have equal parameters, scheme, seed and layers; whether a restore is under way
+/// is not part of what a filter holds.
+impl PartialEq for Chain {
+    fn eq(&self, other: &Self) -> bool {
+        self.params() == other.params()
+            && self.scheme == other.scheme
+            && self.noround == other.noround
+            && self.seed == other.seed
+            && self.layers == other.layers
+    }
+}
+
+impl Chain {
+    /// Lets `mv` move the chain's heap memory — its layer table and its layers' bit arrays —
+    /// when the server defragments (the chain itself is moved by its owner). Nothing about the
+    /// filter changes: the same bits, at new addresses.
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
+        // SAFETY: the caller's contract on `mv`.
+        unsafe {
+            if let Layers::Many(table) = &mut self.layers {
+                crate::filter::mem::relocate_boxed_slice(table, mv);
+            }
+            for layer in self.layers.iter_mut() {
+                layer.relocate(mv);
+            }
+        }
+    }
+
+    /// An empty chain with one layer, after asking `guard` for the memory.
+    pub fn new(
+        params: ChainParams,
+        scheme: HashScheme,
+        seed: u64,
+        guard: &dyn AllocGuard,
+    ) -> Result<Self, BloomError> {
+        if scheme.is_redisbloom() {
+            // A new filter keeps this module's limits (the error floor, MAX_HASHES) whatever
+            // its scheme: the same parameters are refused with the same error as native ones.
+            layer_size(params.capacity, params.first_layer_error())?;
+            // As RedisBloom 2.x creates filters: options NOROUND | FORCE64 (| NONSCALING).
+            let first = rb_layer_size(params.capacity, params.first_layer_error(), true)?;
+            guard.admit(info_size(1, first.bits / 8), first.bits / 8)?;
+            let layers = Layers::One(Layer::new_redisbloom(&first, 0)?);
+            let params = ChainParams { error: first.error, ..params };
+            let mut chain = Self::assemble(params, scheme, 0, layers);
+            chain.noround = true;
+            return Ok(chain);
+        }
+        Self::new_counting(params, seed, 0, guard).map(|mut c| {
+            c.scheme = scheme;
+            c
+        })
+    }
+
+    /// An empty native chain (xxh3) with one layer of counters of `width` bits (4 or 8; 0
+    /// makes a plain chain), after asking `guard` for the memory: `width` times a plain
+    /// chain's bytes.
+    pub fn new_counting(
+        params: ChainParams,
+        seed: u64,
+        width: Width,
+        guard: &dyn AllocGuard,
+    ) -> Result<Self, BloomError> {
+        if width != 0 && !counting::valid_width(u64::from(width)) {
+            return Err(BloomError::BadParameter);
+        }
+        let first = layer_size(params.capacity, params.first_layer_error())?;
+        let bytes = array_bytes(&first, width)?;
+        guard.admit(info_size(1, bytes), bytes)?;
+        let layers = Layers::One(Layer::new_counting(&first, width)?);
+        Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
+    }
+
+    /// Bits per counter when the chain counts (4 or 8), 0 for a plain chain.
+    pub fn counter_width(&self) -> Width {
+        self.layers[0].width()
+    }
+
+    /// A chain in a RedisBloom scheme rebuilt from stored layers (see `filter::redisbloom`,
+    /// which validates each layer's fields): `expansion` 0 when nonscaling. Checks that the
+    /// scheme is RedisBloom's, the first layer has no halvings and the others are full, every
+    /// layer follows `noround`, a nonscaling chain has one layer, and the counts add up.
+    pub fn from_redisbloom(
+        scheme: HashScheme,
+        noround: bool,
+        expansion: u32,
+        first_error: f64,
+        layers: Vec<Layer>,
+        items: u64,
+    ) -> Result<Self, BloomError> {
+        if !scheme.is_redisbloom()
+            || layers.is_empty()
+            || layers.len() > MAX_RB_LAYERS
+            || (expansion == 0 && layers.len() != 1)
+            || layers[0].halvings() != 0
+        {
+            return Err(BloomError::BadData);
+        }
+        let mut sum = 0u64;
+        for (i, layer) in layers.iter().enumerate() {
+            let pow2 = matches!(layer.rule(), Rule::Pow2(_));
+            if matches!(layer.rule(), Rule::Reduce | Rule::Counting(_)) || pow2 == noround {
+                return Err(BloomError::BadData);
+            }
+            if i + 1 < layers.len() && !layer.is_full() {
+                return Err(BloomError::BadData);
+            }
+            sum = sum.checked_add(layer.items()).ok_or(BloomError::BadData)?;
+        }
+        if sum != items {
+            return Err(BloomError::BadData);
+        }
+        let params = ChainParams { error: first_error, capacity: layers[0].capacity(), expansion };
+        let mut chain = Self::assemble(params, scheme, 0, Layers::from_vec(layers));
+        chain.noround = noround;
+        Ok(chain)
+    }
+
+    /// For RedisBloom chains: whether new layers are sized without power-of-two rounding.
+    pub fn noround(&self) -> bool {
+        self.noround
+    }
+
+    /// A chain rebuilt from stored layers, which must follow [`check_layers`].
+    pub fn from_parts(
+        params: ChainParams,
+        scheme: HashScheme,
+        seed: u64,
+        layers: Vec<Layer>,
+        items: u64,
+    ) -> Result<Self, BloomError> {
+        let width = layers.first().map_or(0, Layer::width);
+        let rule = if width == 0 { Rule::Reduce } else { Rule::Counting(width) };
+        if scheme.is_redisbloom() || layers.iter().any(|l| l.rule() != rule) {
+            return Err(BloomError::BadData);
+        }
+        let claims: Vec<LayerClaim> = layers.iter().map(LayerClaim::of).collect();
+        check_layers(&params, &claims, items, width != 0)?;
+        // Loaded layers were collected through an iterator of unknown length: the boxed slice
+        // drops the spare slots, which would otherwise stay in every loaded filter.
+        Ok(Self::assemble(params, scheme, seed, Layers::from_vec(layers)))
+    }
+
+    fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
+        let ChainParams { error, capacity, expansion } = params;
+        Self {
+            seed,
+            layers,
+            error,
+            capacity,
+            expansion,
+            scheme,
+            noround: false,
+            awaiting_chunks: false,
+        }
+    }
+
+    /// The parameters the chain was created with. For a RedisBloom chain, `error` is its first
+    /// layer's error rate and `capacity` its first layer's capacity.
+    pub fn params(&self) -> ChainParams {
+        ChainParams { error: self.error, capacity: self.capacity, expansion: self.expansion }
+    }
+
+    /// The error rate of layer `index` (< `layers().len()`).
+    pub fn layer_error(&self, index: usize) -> f64 {
+        if self.scheme.is_redisbloom() {
+            let halvings = self.layers[index].halvings();
+            (0..halvings).fold(self.error, |e, _| e * TIGHTENING)
+        } else {
+            layer_error(&self.params(), index)
+        }
+    }
+
+    /// Whether the chain was made from a dump header (`BF.LOADCHUNK key 1 <header>`, its bits
+    /// still to come in chunks) and has taken no add since. Only such a chain takes data chunks
+    /// from clients: a chunk written into any other filter would silently replace its bits.
+    /// Not persisted: a restore interrupted by a restart starts again from the header.
+    pub fn awaiting_chunks(&self) -> bool {
+        self.awaiting_chunks
+    }
+
+    /// Marks the chain as being restored chunk by chunk ([`Chain::awaiting_chunks`]).
+    pub fn await_chunks(&mut self) {
+        self.awaiting_chunks = true;
+    }
+
+    /// The hash scheme of the chain's bits.
+    pub fn scheme(&self) -> HashScheme {
+        self.scheme
+    }
+
+    /// The seed every item is hashed with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The layers, oldest first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// The layers, for chunked restores.
+    pub fn layers_mut(&mut self) -> &mut [Layer] {
+        &mut self.layers
+    }
+
+    /// Items added (`BF.CARD`): the sum over the layers (at most [`MAX_LAYERS`], or
+    /// [`MAX_RB_LAYERS`] in RedisBloom's schemes, and counted rather than stored, to keep the
+    /// chain header small).
+    pub fn items(&self) -> u64 {
+        self.layers.iter().map(Layer::items).sum()
+    }
+
+    /// Sum of layer capacities (`BF.INFO Capacity`).
+    pub fn capacity(&self) -> u64 {
+        self.layers.iter().fold(0u64, |acc, l| acc.saturating_add(l.capacity()))
+    }
+
+    /// Bytes of all bit arrays.
+    pub fn bit_bytes(&self) -> u64 {
+        self.layers.iter().map(Layer::bytes).sum()
+    }
+
+    /// The full sizing of layer `index` (< `layers().len()`): its capacity, probes and bits as
+    /// stored, and the error and bits per entry it was built for ([`layer_error`], as
+    /// [`expected_layer`] uses).
+    pub fn layer_size(&self, index: usize) -> LayerSize {
+        let layer = &self.layers[index];
+        let error = self.layer_error(index);
+        LayerSize {
+            capacity: layer.capacity(),
+            error,
+            bpe: bits_per_entry(error),
+            bits: layer.len_bits(),
+            hashes: layer.hashes(),
+        }
+    }
+
+    /// `BF.INFO Size` and `MEMORY USAGE`: RedisBloom's struct overheads plus the bit arrays.
+    pub fn info_size(&self) -> u64 {
+        info_size(self.layers.len() as u64, self.bit_bytes())
+    }
+
+    /// Hashes `item` with this chain's scheme and seed.
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> ItemHash {
+        self.scheme.hash(item, self.seed)
+    }
+
+    /// Whether `item` is (probably) present.
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hash(self.hash(item))
+    }
+
+    /// Whether an item with hash `h` is (probably) present. Newest layers first: they are the
+    /// largest and hold the most recent items.
+    #[inline]
+    pub fn contains_hash(&self, h: ItemHash) -> bool {
+        self.layers.iter().rev().any(|l| l.contains(h))
+    }
+
+    /// Adds `item`: `Ok(true)` if it was new, `Ok(false)` if it was (probably) present and
+    /// nothing changed. Fails, changing nothing, when a needed layer cannot be built.
+    pub fn add(&mut self, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        self.awaiting_chunks = false;
+        self.add_hash(self.hash(item), guard)
+    }
+
+    /// [`Chain::add`] for a precomputed hash.
+    ///
+    /// The item is new if no layer holds it. Older layers are only read; the last layer, when it
+    /// has room, is tested and set in one pass ([`Layer::insert_if_new`]), which gives the same
+    /// answer and bits as "contains, then insert" with each probed word visited once.
+    #[inline]
+    pub fn add_hash(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        // `layers` is never empty: constructors make or require at least one layer.
+        let Some((last, older)) = self.layers.split_last_mut() else {
+            return Err(BloomError::BadData);
+        };
+        // A counting chain takes none of the plain shortcuts, but its test costs the plain
+        // path nothing: it is made only where that path leaves its common case (an older
+        // layer holds the item, or the last is full), and the last step, `insert_if_new`,
+        // counts a counting layer's item itself — right there, since no older layer holds it.
+        if older.iter().rev().any(|l| l.contains(h)) {
+            if let Rule::Counting(_) = last.rule() {
+                return self.add_counting(h, guard);
+            }
+            return Ok(false);
+        }
+        if last.is_full() {
+            return self.add_past_full(h, guard);
+        }
+        Ok(last.insert_if_new(h))
+    }
+
+    /// The rare end of [`Chain::add_hash`]: the last layer is full, so a new item needs a new
+    /// layer (or is refused). Kept out of line so the common path stays small.
+    #[cold]
+    #[inline(never)]
+    fn add_past_full(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        if self.counter_width() != 0 {
+            return self.add_counting(h, guard);
+        }
+        if self.layers.last().is_some_and(|l| l.contains(h)) {
+            return Ok(false);
+        }
+        self.grow(guard)?;
+        let last = self.layers.len() - 1;
+        self.layers[last].insert(h);
+        Ok(true)
+    }
+
+    /// Appends the next layer, or says why it cannot. A native chain stops at this module's
+    /// limits ([`MAX_LAYERS`], the error floor); a chain in RedisBloom's schemes grows as
+    /// RedisBloom grows it, while the halved error stays above 0 ([`MAX_RB_LAYERS`]): a
+    /// replica of a RedisBloom primary must take every add the primary took.
+    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), BloomError> {
+        if !self.params().scaling() {
+            return Err(BloomError::NonscalingFull);
+        }
+        let most = if self.scheme.is_redisbloom() { MAX_RB_LAYERS } else { MAX_LAYERS };
+        if self.layers.len() >= most {
+            return Err(BloomError::TooManyLayers);
+        }
+        let too_many = |e| match e {
+            BloomError::ErrorTooSmall => BloomError::TooManyLayers,
+            other => other,
+        };
+        let layer = if self.scheme.is_redisbloom() {
+            let next = self.next_redisbloom_layer().map_err(too_many)?;
+            let halvings = self.layers[self.layers.len() - 1]
+                .halvings()
+                .checked_add(1)
+                .ok_or(BloomError::TooManyLayers)?;
+            let bytes = next.bits / 8;
+            self.admit_layer(bytes, guard)?;
+            Layer::new_redisbloom(&next, halvings)?
+        } else {
+            let next = expected_layer(&self.params(), self.layers.len()).map_err(too_many)?;
+            let width = self.counter_width();
+            self.admit_layer(array_bytes(&next, width)?, guard)?;
+            Layer::new_counting(&next, width)?
+        };
+        self.layers.push(layer);
+        Ok(())
+    }
+}
+
+/// Bytes of the array of a layer of `size` with counters of `width` bits (0: plain bits).
+pub fn array_bytes(size: &LayerSize, width: Width) -> Result<u64, BloomError> {
+    Ok(counting::array_bits(size.bits, width)? / 8)
+}
+
+impl Chain {
+    /// Asks `guard` whether one more layer of `bytes` bytes may be allocated.
+    fn admit_layer(&self, bytes: u64, guard: &dyn AllocGuard) -> Result<(), BloomError> {
+        let after = self.bit_bytes().checked_add(bytes).ok_or(BloomError::TooLarge)?;
+        guard.admit(info_size(self.layers.len() as u64 + 1, after), bytes)
+    }
+
+    /// The layer RedisBloom would append to this RedisBloom chain (`SBChain_Add`):
+    /// `bloom_init(last.entries × growth, last.error × 0.5, options)`.
+    fn next_redisbloom_layer(&self) -> Result<RbLayerSize, BloomError> {
+        let last = self.layers.len() - 1;
+        let capacity = self.layers[last]
+            .capacity()
+            .checked_mul(u64::from(self.expansion))
+            .ok_or(BloomError::TooLarge)?;
+        rb_layer_size(capacity, self.layer_error(last) * TIGHTENING, self.noround)
+    }
+}

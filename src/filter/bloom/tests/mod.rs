@@ -1,0 +1,17 @@
+//! Unit tests of the chain as a whole, one file per concern: the chain's growth, error and
+//! memory (`chain.rs`), the batched paths against the one-by-one ones (`batch.rs`), and
+//! counting chains (`counting_chains.rs`).
+
+use super::batch::*;
+use super::chain::*;
+use super::claims::*;
+use super::counting::{Width, array_counts};
+use super::hash::HashScheme;
+use super::layer::Layer;
+use super::params::*;
+use crate::filter::BloomError;
+use crate::filter::guard::*;
+
+mod batch;
+mod chain;
+mod counting_chains;

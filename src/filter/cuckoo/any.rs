@@ -1,0 +1,166 @@
+//! [`CuckooFilter`]: a filter of any fingerprint width, what the Redis glue stores. Each
+//! method matches the width once and runs the monomorphic code of [`Cuckoo<F>`]; batches are
+//! dispatched once per batch, so no probe asks which width it is in.
+
+use std::borrow::Cow;
+
+use super::super::fields::FieldWriter;
+use super::super::guard::AllocGuard;
+use super::CuckooError;
+use super::codec::{Header, ScanStep};
+use super::filter::{Cuckoo, Info, Insert};
+use super::fingerprint::FingerprintWidth;
+use super::params::CuckooParams;
+
+/// A cuckoo filter with 8-, 16- or 32-bit fingerprints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CuckooFilter {
+    /// 8-bit fingerprints: RedisBloom's.
+    W8(Cuckoo<u8>),
+    /// 16-bit fingerprints.
+    W16(Cuckoo<u16>),
+    /// 32-bit fingerprints.
+    W32(Cuckoo<u32>),
+}
+
+/// Runs `$body` with `$c` bound to the inner `Cuckoo<F>` of whichever width `$self` is.
+macro_rules! each {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            CuckooFilter::W8($c) => $body,
+            CuckooFilter::W16($c) => $body,
+            CuckooFilter::W32($c) => $body,
+        }
+    };
+}
+
+impl CuckooFilter {
+    /// `CF.RESERVE` (and the auto-creation of `CF.ADD`/`CF.INSERT`): one empty sub-filter,
+    /// after `guard` admitted its size.
+    pub fn new(
+        params: &CuckooParams,
+        width: FingerprintWidth,
+        guard: &dyn AllocGuard,
+    ) -> Result<Self, CuckooError> {
+        Ok(match width {
+            FingerprintWidth::W8 => Self::W8(Cuckoo::new(params, guard)?),
+            FingerprintWidth::W16 => Self::W16(Cuckoo::new(params, guard)?),
+            FingerprintWidth::W32 => Self::W32(Cuckoo::new(params, guard)?),
+        })
+    }
+
+    /// The fingerprint width.
+    pub fn width(&self) -> FingerprintWidth {
+        match self {
+            Self::W8(_) => FingerprintWidth::W8,
+            Self::W16(_) => FingerprintWidth::W16,
+            Self::W32(_) => FingerprintWidth::W32,
+        }
+    }
+
+    /// `CF.ADD` / `CF.ADDNX` (`nx`) of one item. `MaxExpansions` when the filter already has
+    /// `max_filters` sub-filters (checked first, as RedisBloom does).
+    pub fn add(
+        &mut self,
+        item: &[u8],
+        nx: bool,
+        max_filters: u16,
+        guard: &dyn AllocGuard,
+    ) -> Result<Insert, CuckooError> {
+        each!(self, c => c.add(item, nx, max_filters, guard))
+    }
+
+    /// `CF.INSERT` / `CF.INSERTNX` (`nx`): see [`Cuckoo::insert_many`].
+    pub fn insert_many<T: AsRef<[u8]>>(
+        &mut self,
+        items: &[T],
+        nx: bool,
+        max_filters: u16,
+        guard: &dyn AllocGuard,
+        out: &mut Vec<Result<Insert, CuckooError>>,
+    ) -> Result<(), CuckooError> {
+        each!(self, c => c.insert_many(items, nx, max_filters, guard, out))
+    }
+
+    /// `CF.EXISTS`.
+    pub fn contains(&self, item: &[u8]) -> bool {
+        each!(self, c => c.contains(item))
+    }
+
+    /// `CF.MEXISTS`: appends each answer to `out`.
+    pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
+        each!(self, c => c.contains_many(items, out))
+    }
+
+    /// `CF.COUNT`.
+    pub fn count(&self, item: &[u8]) -> u64 {
+        each!(self, c => c.count(item))
+    }
+
+    /// `CF.DEL`: whether a copy of the item's fingerprint was removed.
+    pub fn delete(&mut self, item: &[u8]) -> bool {
+        each!(self, c => c.delete(item))
+    }
+
+    /// `CF.COMPACT` (`cont` true, as RedisBloom's command calls it).
+    pub fn compact(&mut self, cont: bool) {
+        each!(self, c => c.compact(cont))
+    }
+
+    /// `CF.INFO`.
+    pub fn info(&self) -> Info {
+        each!(self, c => c.info())
+    }
+
+    /// `CF.DEBUG`.
+    pub fn debug_string(&self) -> String {
+        each!(self, c => c.debug_string())
+    }
+
+    /// `MEMORY USAGE` (and `CF.INFO Size`).
+    pub fn memory_usage(&self) -> u64 {
+        each!(self, c => c.memory_usage())
+    }
+
+    /// Fingerprints stored.
+    pub fn items(&self) -> u64 {
+        each!(self, c => c.items())
+    }
+
+    /// The `CF.SCANDUMP key 0` header.
+    pub fn header(&self) -> Header {
+        each!(self, c => c.header())
+    }
+
+    /// `CF.SCANDUMP key it`.
+    pub fn scandump(&self, it: u64) -> ScanStep<'_> {
+        each!(self, c => c.scandump(it))
+    }
+
+    /// The chunk at iterator `it` ≥ 1, whatever the item count (the AOF rewrite: header, then
+    /// chunks from iterator 1 until `None`).
+    pub fn chunk(&self, it: u64) -> Option<(u64, Cow<'_, [u8]>)> {
+        each!(self, c => c.chunk(it))
+    }
+
+    /// `CF.LOADCHUNK key it data` for `it ≥ 2` (iterator 1 is the header: [`Header::parse`]).
+    pub fn load_chunk(&mut self, it: u64, data: &[u8]) -> Result<(), CuckooError> {
+        each!(self, c => c.load_chunk(it, data))
+    }
+
+    /// `DEBUG DIGEST-VALUE`: feeds every byte that makes the filter.
+    pub fn digest(&self, feed: impl FnMut(&[u8])) {
+        each!(self, c => c.digest(feed))
+    }
+
+    /// Writes this module's RDB fields (encoding version
+    /// [`RDB_ENCODING_VERSION`](super::codec::RDB_ENCODING_VERSION)).
+    pub fn write_rdb(&self, w: &mut impl FieldWriter) {
+        each!(self, c => c.write_rdb(w))
+    }
+
+    /// Writes RedisBloom's RDB fields (encoding version 4); 8-bit fingerprints only.
+    pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), CuckooError> {
+        each!(self, c => c.write_rdb_redisbloom(w))
+    }
+}
