@@ -12,7 +12,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::MaxFilterBytes;
-use scalebloom::filter::codec::SliceReader;
+use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::cuckoo::CuckooFilter;
 use scalebloom::filter::cuckoo::codec::{RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION};
 
