@@ -56,7 +56,7 @@ fn filters() -> Vec<(&'static str, Chain)> {
 }
 
 /// Small filters in RedisBloom's layouts (options 5, 13, 4, 0, 1 and 2.2.0's byte-rounded
-/// NOROUND), each with enough items to have grown where it scales.
+/// NOROUND), each with enough items to have grown where it scales, and an 80-layer chain.
 fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
     let from =
         |h: Vec<u8>| parse_header(&h).expect("valid header").allocate(&Unlimited).expect("small");
@@ -78,6 +78,16 @@ fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
             chain.add(format!("item{i}").as_bytes(), &Unlimited).expect("room for the item");
         }
     }
+    // Deeper than this module's limit for the filters it creates (64 layers): RedisBloom's
+    // EXPANSION 1 chains come in with up to 1,075.
+    let p = ChainParams::new(0.1, 1, 1).expect("valid");
+    let mut deep = Chain::new(p, HashScheme::Murmur64, 0, &Unlimited).expect("small");
+    let mut i = 0;
+    while deep.layers().len() < 80 {
+        deep.add(format!("deep{i}").as_bytes(), &Unlimited).expect("room for the item");
+        i += 1;
+    }
+    out.push(("rb-deep80", deep));
     out
 }
 

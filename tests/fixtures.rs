@@ -1,6 +1,6 @@
 //! Data written by an earlier build of the module loads in this one and answers as it did.
 //!
-//! `tests/fixtures/` holds what the module built from commit 89584a9 (before filter kinds
+//! `tests/fixtures/bloom/` holds what the module built from commit 89584a9 (before filter kinds
 //! became types and the Redis type seam was cut, issue 19) wrote for a set of filters of every
 //! kind it makes — plain scaling and nonscaling, expansion 5, empty, binary items, counting 4
 //! and 8 (with deletes), a filter in RedisBloom's scheme (`bf.redisbloom-scheme yes`) and two
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bloom")
 }
 
 /// The keys, in the order they are written to `expected.txt`.
@@ -281,16 +281,16 @@ fn scandump_streams_written_before_load_with_the_same_answers() {
     assert_as_before(&mut c, "BF.LOADCHUNK");
 }
 
-/// Rewrites `tests/fixtures/` from the module under test (run by hand, with the build whose
+/// Rewrites `tests/fixtures/bloom/` from the module under test (run by hand, with the build whose
 /// data the fixtures must keep: `cargo test --test fixtures -- --ignored write_fixtures`).
 #[test]
-#[ignore = "overwrites tests/fixtures/: run by hand to capture a build's data"]
+#[ignore = "overwrites tests/fixtures/bloom/: run by hand to capture a build's data"]
 fn write_fixtures() {
     let s = Server::start();
     let mut c = s.conn();
     build(&mut c);
     let dir = fixture_dir();
-    std::fs::create_dir_all(&dir).expect("mkdir tests/fixtures");
+    std::fs::create_dir_all(&dir).expect("mkdir tests/fixtures/bloom");
     let mut all = BTreeMap::new();
     for key in KEYS {
         all.insert(key.to_string(), answers(&mut c, key));

@@ -536,3 +536,237 @@ fn older_encoding_versions_restore() {
     sb.ok(&[&b"RESTORE"[..], m.key.as_bytes(), b"0", &older_payload(&v4, 3).serialize()]);
     further_adds_agree(&mut rb, &mut sb, m);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deep chains: more layers than this module's own limit (64) for the filters it creates.
+// ---------------------------------------------------------------------------------------------
+
+/// The deep chains RedisBloom 2.8 makes itself, each with one `BF.INSERT` of all its items:
+/// - `deep100`, `deep800`: `BF.INSERT key CAPACITY 50 ERROR 0.1 EXPANSION 1` of 5,620 and
+///   45,310 items (`deep:0`, `deep:1`, …): 100 and 800 layers of 50 items (an item a layer
+///   already holds is not added, so the counts are RedisBloom's answer, asserted below), the last
+///   one half full. RedisBloom 2.8 reloads such chains up to 999 layers.
+/// - `deepest`: `BF.RESERVE deepest 0.99 1 EXPANSION 1` and 2,302 items: 1,074 full layers of
+///   one item, the deepest chain RedisBloom's commands can make. Its last layer's error is
+///   2^-1074 (4.94e-324, the smallest positive double, with 1,075 hashes): the next layer's would
+///   be 0, which RedisBloom refuses to build (`ERR problem inserting into filter`).
+/// - `widest`: a one-layer `BF.LOADCHUNK` header at error 0.75 (RedisBloom accepts a first
+///   error up to 1 there) and growth 1, then 2,288 items: 1,075 layers, the most any chain can
+///   have while each error is the previous one halved and above 0 — the bound of RedisBloom 8's
+///   load guards (`error > 0`) for a chain it wrote.
+///
+/// (RedisBloom 2.8 cannot reload the last two itself: its RDB loader asserts fewer than 1,000
+/// layers. Its SAVE, DUMP and SCANDUMP write them.)
+fn make_deep_in_redisbloom(rb: &mut Conn) -> Vec<Made> {
+    let mut out = Vec::new();
+    let mut insert = |rb: &mut Conn, key: &'static str, prefix: &str, n: usize, opts: &[&str]| {
+        let items: Vec<String> = (0..n).map(|i| format!("{prefix}:{i}")).collect();
+        let mut args: Vec<&[u8]> = vec![b"BF.INSERT", key.as_bytes()];
+        args.extend(opts.iter().map(|o| o.as_bytes()));
+        args.push(b"ITEMS");
+        args.extend(items.iter().map(|i| i.as_bytes()));
+        let r = rb.cmd(&args);
+        assert!(r.as_array().iter().all(|v| matches!(v, Value::Int(0 | 1))), "{key}");
+        out.push(Made { key, items });
+    };
+    let deep = ["CAPACITY", "50", "ERROR", "0.1", "EXPANSION", "1"];
+    insert(rb, "deep100", "deep", 5620, &deep);
+    insert(rb, "deep800", "deep", 45_310, &deep);
+    rb.ok(&["BF.RESERVE", "deepest", "0.99", "1", "EXPANSION", "1"]);
+    insert(rb, "deepest", "top", 2302, &[]);
+    let mut header = one_layer_header(5, 64, 0, 1, 1, 0.75);
+    header[16..20].copy_from_slice(&1u32.to_le_bytes()); // growth 1
+    rb.ok(&[&b"BF.LOADCHUNK"[..], b"widest", b"1", &header]);
+    insert(rb, "widest", "wide", 2288, &[]);
+    for (key, layers) in [("deep100", 100), ("deep800", 800), ("deepest", 1074), ("widest", 1075)] {
+        assert_eq!(rb.bf_info(key).filters, layers, "{key} in RedisBloom");
+    }
+    let last = rb.bf_debug("deepest").pop().unwrap();
+    assert!(last.contains("hashes:1075") && last.contains("ratio:4.94066e-324"), "{last}");
+    out
+}
+
+/// Absent items each deep chain is asked about (each lookup of an absent item visits every
+/// layer, in both servers).
+const DEEP_ABSENT: usize = 5000;
+
+/// A deep chain imported into `sb` is RedisBloom's in every answer; the ones with room grow
+/// on both alike (about 10 more layers, with the same replies), the two at RedisBloom's bound
+/// refuse a new item with RedisBloom's error and stay as they were.
+fn check_deep(rb: &mut Conn, sb: &mut Conn, made: &[Made]) {
+    for m in made {
+        assert_same(rb, sb, m.key, &m.items, DEEP_ABSENT);
+    }
+    for m in made {
+        if matches!(m.key, "deep100" | "deep800") {
+            let key = m.key;
+            let more: Vec<String> = (0..500).map(|i| format!("{key}:more:{i}")).collect();
+            let before = sb.bf_info(key).filters;
+            assert_eq!(sb.madd(key, &more), rb.madd(key, &more), "{key}: BF.MADD replies");
+            assert_eq!(sb.madd(key, &m.items[..50]), rb.madd(key, &m.items[..50]));
+            assert!(sb.bf_info(key).filters > before, "{key} did not grow");
+            assert_same(rb, sb, key, &[m.items.clone(), more].concat(), DEEP_ABSENT);
+            continue;
+        }
+        // RedisBloom 8 answers this error too; RedisBloom 2.8 answers it but then keeps a
+        // broken layer of error 0 (which says "present" to everything): not compared.
+        let before = sb.scandump_all(m.key);
+        assert_eq!(sb.err(&["BF.ADD", m.key, "one-more"]), "ERR problem inserting into filter");
+        assert_eq!(sb.int(&["BF.ADD", m.key, &m.items[0]]), 0);
+        assert_eq!(rb.int(&["BF.ADD", m.key, &m.items[0]]), 0);
+        assert!(sb.scandump_all(m.key) == before, "{}: a refused add changed it", m.key);
+    }
+}
+
+#[test]
+fn deep_redisbloom_chains_load_from_its_rdb_file() {
+    let module = redisbloom_module();
+    let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-deep-rdb")));
+    let mut rb = rb_srv.conn();
+    let made = make_deep_in_redisbloom(&mut rb);
+    rb.ok(&["SAVE"]);
+    let dir = Arc::new(TempDir::new("sb-deep-rdb"));
+    std::fs::copy(rb_srv.dir().path().join("dump.rdb"), dir.path().join("dump.rdb"))
+        .expect("copy RedisBloom's dump.rdb");
+    let sb_srv = Server::start_in(dir, ServerOpts::new());
+    let mut sb = sb_srv.conn();
+    assert_eq!(sb.int(&["DBSIZE"]), made.len() as i64);
+    // Saved in scalebloom's own format and reloaded, with every layer.
+    let before: Vec<_> = made.iter().map(|m| sb.scandump_all(m.key)).collect();
+    sb.ok(&["DEBUG", "RELOAD"]);
+    let after: Vec<_> = made.iter().map(|m| sb.scandump_all(m.key)).collect();
+    assert!(before == after, "DEBUG RELOAD changed a deep filter");
+    check_deep(&mut rb, &mut sb, &made);
+}
+
+#[test]
+fn deep_redisbloom_chains_restore_and_loadchunk() {
+    let module = redisbloom_module();
+    let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-deep-dump")));
+    let mut rb = rb_srv.conn();
+    let made = make_deep_in_redisbloom(&mut rb);
+    let (restored, loaded) = (Server::start(), Server::start());
+    let (mut by_restore, mut by_chunks) = (restored.conn(), loaded.conn());
+    for m in &made {
+        let payload = rb.cmd(&["DUMP", m.key]).as_bytes().to_vec();
+        by_restore.ok(&[&b"RESTORE"[..], m.key.as_bytes(), b"0", &payload]);
+        for (it, data) in rb.scandump_all(m.key) {
+            let it = it.to_string();
+            by_chunks.ok(&[&b"BF.LOADCHUNK"[..], m.key.as_bytes(), it.as_bytes(), &data]);
+        }
+    }
+    // Each copy grows alike with its own RedisBloom twin: `rb` for the restored one, a copy
+    // made by SCANDUMP → LOADCHUNK for the other (RedisBloom 2.8's RESTORE, like its RDB
+    // loader, asserts fewer than 1,000 layers and would stop the server).
+    let again_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-deep-again")));
+    let mut again = again_srv.conn();
+    for m in &made {
+        for (it, data) in rb.scandump_all(m.key) {
+            let it = it.to_string();
+            again.ok(&[&b"BF.LOADCHUNK"[..], m.key.as_bytes(), it.as_bytes(), &data]);
+        }
+    }
+    check_deep(&mut rb, &mut by_restore, &made);
+    check_deep(&mut again, &mut by_chunks, &made);
+}
+
+/// A scalebloom replica of a RedisBloom primary holding the deep chains: the full sync loads
+/// them, the primary's later adds grow them alike, and the replica restarts on the RDB it
+/// received (RedisBloom's) — the restart that used to stop it again and again.
+#[test]
+fn deep_redisbloom_chains_come_in_by_full_sync_and_restart() {
+    let module = redisbloom_module();
+    let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-deep-primary")));
+    let mut rb = rb_srv.conn();
+    let made = make_deep_in_redisbloom(&mut rb);
+    let opts = || ServerOpts::new().module_args(&["redisbloom-scheme", "yes"]);
+    let sb_srv = Server::start_with(opts());
+    let mut sb = sb_srv.conn();
+    sb.ok(&["REPLICAOF", "127.0.0.1", &rb_srv.port.to_string()]);
+    // At or past the primary's offset (the primary's PINGs to its replicas move it on).
+    let caught_up = |rb: &mut Conn, sb: &mut Conn| {
+        let offset = |c: &mut Conn, field| {
+            c.info_field("replication", field).and_then(|v| v.parse::<i64>().ok())
+        };
+        let target = offset(rb, "master_repl_offset").expect("the primary's offset");
+        wait_until("the replica caught up", || {
+            sb.info_field("replication", "master_link_status").as_deref() == Some("up")
+                && offset(sb, "slave_repl_offset").is_some_and(|o| o >= target)
+        });
+    };
+    caught_up(&mut rb, &mut sb);
+    for m in &made {
+        assert_same(&mut rb, &mut sb, m.key, &m.items, DEEP_ABSENT);
+    }
+    // The primary's adds, replicated verbatim, grow deep800 on the replica as on the primary.
+    let more: Vec<String> = (0..2000).map(|i| format!("deep:more:{i}")).collect();
+    rb.madd("deep800", &more);
+    caught_up(&mut rb, &mut sb);
+    assert!(rb.bf_info("deep800").filters > 830, "deep800 did not grow");
+    let mut grown = made.iter().find(|m| m.key == "deep800").unwrap().items.clone();
+    grown.extend(more);
+    assert_same(&mut rb, &mut sb, "deep800", &grown, DEEP_ABSENT);
+    // Restarted on the RDB the sync brought (RedisBloom's format): everything loads again.
+    let dir = sb_srv.dir();
+    sb_srv.shutdown(&["NOSAVE"]);
+    let sb_srv = Server::start_in(dir, opts());
+    let mut sb = sb_srv.conn();
+    assert_eq!(sb.int(&["DBSIZE"]), made.len() as i64);
+    assert_eq!(sb.bf_info("deep800").filters, 800);
+    for m in made.iter().filter(|m| m.key != "deep800") {
+        assert_same(&mut rb, &mut sb, m.key, &m.items, DEEP_ABSENT);
+    }
+}
+
+/// A value in an RDB file that fails validation stops the load: Redis' rule for a module value
+/// its module refuses (the module cannot skip a key then). The module's log line names the key
+/// and its db, Redis' own line follows, and the server exits. What the README tells the
+/// operator to do then works: load the file where it came from (RedisBloom), delete the key
+/// there, save, and start again — every other key loads.
+#[test]
+fn a_refused_rdb_value_stops_the_load_and_names_its_key() {
+    let module = redisbloom_module();
+    let rb_srv = redisbloom_server(&module, Arc::new(TempDir::new("rb-refused")));
+    let mut rb = rb_srv.conn();
+    rb.ok(&["BF.RESERVE", "kept", "0.01", "100"]);
+    let items: Vec<String> = (0..300).map(|i| format!("kept:{i}")).collect();
+    rb.madd("kept", &items);
+    // ENTS_IS_BITS (2), from a hand-made header: RedisBloom 2.8's LOADCHUNK takes it (no
+    // command of RedisBloom sets it), and scalebloom refuses it.
+    let h = one_layer_header(2 | 4, 16384, 14, 7, 1709, 0.01);
+    rb.ok(&["SELECT", "3"]);
+    rb.ok(&[&b"BF.LOADCHUNK"[..], b"odd\nkey", b"1", &h]);
+    rb.ok(&["SAVE"]);
+    let copy_dump = |to: &TempDir| {
+        std::fs::copy(rb_srv.dir().path().join("dump.rdb"), to.path().join("dump.rdb"))
+            .expect("copy RedisBloom's dump.rdb");
+    };
+    let dir = Arc::new(TempDir::new("sb-refused"));
+    copy_dump(&dir);
+    let log = match Server::try_start_in(dir.clone(), ServerOpts::new()) {
+        Ok(_) => panic!("the server loaded an RDB file with a refused value"),
+        Err(log) => log,
+    };
+    let ours = log
+        .lines()
+        .position(|l| {
+            l.contains(
+                "scalebloom: refused a RedisBloom MBbloom-- value: unsupported RedisBloom \
+                 option bits 0x6 (key \"odd\\nkey\", db 3)",
+            )
+        })
+        .unwrap_or_else(|| panic!("no refusal naming the key in the log:\n{log}"));
+    assert!(
+        log.lines().skip(ours + 1).any(|l| l.contains("module data for the module")
+            && (l.contains("not able to load") || l.contains("EOF marker"))),
+        "no line of Redis' after the module's:\n{log}"
+    );
+    // The operator's way out: delete the key where the file loads (RedisBloom), save again.
+    assert_eq!(rb.int(&["DEL", "odd\nkey"]), 1);
+    rb.ok(&["SELECT", "0"]);
+    rb.ok(&["SAVE"]);
+    copy_dump(&dir);
+    let sb_srv = Server::start_in(dir, ServerOpts::new());
+    let mut sb = sb_srv.conn();
+    assert_same(&mut rb, &mut sb, "kept", &items, 5000);
+}

@@ -36,7 +36,8 @@ pub enum BloomError {
     CapacityRange,
     /// Expansion above MAX_EXPANSION.
     ExpansionRange,
-    /// A layer would need an error below MIN_LAYER_ERROR (too many probes).
+    /// A layer would need an error below MIN_LAYER_ERROR (too many probes), or, in RedisBloom's
+    /// schemes, an error of 0.
     ErrorTooSmall,
     /// Some size does not fit the bounds (layer bits, products that would overflow).
     TooLarge,

@@ -4,15 +4,20 @@
 //! comment; this file holds the code.
 //!
 //! Every field is validated before anything is allocated from it (a layer's bit array is read
-//! only after its fields passed), and the checks are stricter than RedisBloom's own:
-//! - counts: 1 to [`MAX_LAYERS`] layers; the layers' item counts add up to the chain's; every
+//! only after its fields passed), and the checks are stricter than RedisBloom's own, but admit
+//! everything RedisBloom itself writes: RedisBloom's bounds, not this module's own limits for
+//! new filters, apply to the layer count and errors (see `params.rs`):
+//! - counts: 1 to [`MAX_RB_LAYERS`] layers (a count is checked before anything is allocated
+//!   for it, and every layer is read from the bytes actually present before the next); the
+//!   layers' item counts add up to the chain's; every
 //!   layer but the last is full (RedisBloom adds a layer only then); a nonscaling chain has one
 //!   layer; items ≤ capacity in each layer;
 //! - options: only `NOROUND` (1), `FORCE64` (4) and `NONSCALING` (8); unknown bits and
 //!   `ENTS_IS_BITS` (2, never set by RedisBloom's commands) are refused;
-//! - per layer, what `bloom_init` makes: error in `[MIN_LAYER_ERROR, 1)` and equal to the first
-//!   layer's halved a whole number of times; bits per entry equal to `|ln(error)| / ln(2)^2`
-//!   (to 1e-12 relative); hashes = `ceil(ln(2) × bpe)` in `1..=MAX_HASHES`; `n2` = 0 exactly
+//! - per layer, what `bloom_init` makes: error in `[MIN_RB_LAYER_ERROR, 1)` (above 0, as
+//!   RedisBloom 8's loader requires) and equal to the first layer's halved a whole number of
+//!   times; bits per entry equal to `|ln(error)| / ln(2)^2` (to 1e-12 relative); hashes =
+//!   `ceil(ln(2) × bpe)` in `1..=MAX_RB_HASHES`; `n2` = 0 exactly
 //!   when the options say `NOROUND`; bits a positive multiple of 64 up to [`MAX_LAYER_BITS`],
 //!   equal to bytes × 8, and to `max(64, 2^n2)` for power-of-two layers (or 0 with a
 //!   `max(1, 2^n2 / 8)`-byte array: RedisBloom before 2.2 stored no bit count for them);
@@ -34,7 +39,7 @@ use super::hash::HashScheme;
 use super::layer::{Contents, Layer, array_bits};
 use super::mem::Words;
 use super::params::{
-    MAX_HASHES, MAX_LAYER_BITS, MAX_LAYERS, MIN_LAYER_ERROR, RbLayerSize, TIGHTENING,
+    MAX_LAYER_BITS, MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR, RbLayerSize, TIGHTENING,
     bits_per_entry, info_size, rb_layer_size,
 };
 
@@ -128,7 +133,7 @@ pub struct LinkMeta {
     /// The layer's sizing (bits rounded up to a multiple of 64 for tiny legacy layers).
     pub size: RbLayerSize,
     /// error = first layer's error × 0.5^halvings.
-    pub halvings: u8,
+    pub halvings: u16,
     /// Items in the layer.
     pub items: u64,
     /// Bytes of the stored bit array (`bits / 8`, or fewer for tiny legacy layers).
@@ -178,16 +183,17 @@ fn check_link(
     noround: bool,
 ) -> Result<LinkMeta, Refusal> {
     let e = raw.error;
-    if !(MIN_LAYER_ERROR..1.0).contains(&e) {
+    if !(MIN_RB_LAYER_ERROR..1.0).contains(&e) {
         return Err(Refusal::Field("error"));
     }
     let halvings = match first_error {
-        None => 0u8,
+        None => 0u16,
         Some(first) => {
+            // At most MAX_RB_LAYERS steps: halving any error below 1 reaches 0 by then.
             let mut x = first;
-            let mut t = 0u8;
+            let mut t = 0u16;
             while x.to_bits() != e.to_bits() {
-                if x < e || t == u8::MAX {
+                if x < e || t == u16::MAX {
                     return Err(Refusal::Field("error (not the first layer's halved)"));
                 }
                 x *= TIGHTENING;
@@ -202,7 +208,7 @@ fn check_link(
         return Err(Refusal::Field("bpe"));
     }
     let hashes = (LN2 * bpe).ceil();
-    if raw.hashes == 0 || raw.hashes > u64::from(MAX_HASHES) || raw.hashes as f64 != hashes {
+    if raw.hashes == 0 || raw.hashes > u64::from(MAX_RB_HASHES) || raw.hashes as f64 != hashes {
         return Err(Refusal::Field("hashes"));
     }
     if (raw.n2 == 0) != noround || raw.n2 > 43 {
@@ -273,7 +279,7 @@ fn next_link(meta: &RbMeta) -> Result<(Option<f64>, Option<u64>), Refusal> {
 /// Checks the chain-level counts of validated layers.
 fn check_counts(meta: &RbMeta) -> Result<(), Refusal> {
     let n = meta.layers.len();
-    if n == 0 || n > MAX_LAYERS || (meta.expansion == 0 && n != 1) {
+    if n == 0 || n > MAX_RB_LAYERS || (meta.expansion == 0 && n != 1) {
         return Err(Refusal::Field("layer count"));
     }
     let mut sum = 0u64;
@@ -366,7 +372,9 @@ pub fn read_rdb(
     let short = field("value (truncated)");
     let items = r.u64().map_err(&short)?;
     let count = r.u64().map_err(&short)?;
-    if count == 0 || count > MAX_LAYERS as u64 {
+    // Nothing is allocated from the count: each layer is read, checked and admitted before the
+    // next, so a forged count runs out of bytes first.
+    if count == 0 || count > MAX_RB_LAYERS as u64 {
         return Err(Refusal::Field("layer count"));
     }
     let options = if encver >= 2 { r.u64().map_err(&short)? } else { 0 };
@@ -492,7 +500,7 @@ pub fn parse_header(data: &[u8]) -> Result<RbMeta, Refusal> {
         return Err(Refusal::Field("header length"));
     }
     let count = u32_at(8) as usize;
-    if count == 0 || count > MAX_LAYERS {
+    if count == 0 || count > MAX_RB_LAYERS {
         return Err(Refusal::Field("layer count"));
     }
     if data.len() != HEADER_BYTES + HEADER_LINK_BYTES * count {
@@ -567,7 +575,7 @@ pub fn read_fields(
     }
     let items = r.u64()?;
     let count = r.u64()?;
-    if count == 0 || count > MAX_LAYERS as u64 {
+    if count == 0 || count > MAX_RB_LAYERS as u64 {
         return Err(BloomError::BadData);
     }
     let mut meta = RbMeta { scheme, noround, expansion, items, layers: Vec::new() };
@@ -654,6 +662,7 @@ mod tests {
     use super::*;
     use crate::filter::Unlimited;
     use crate::filter::codec::SliceReader;
+    use crate::filter::params::{MAX_RB_HASHES, MIN_RB_LAYER_ERROR};
 
     /// The four layouts RedisBloom 2.8.2 was given (options 5 by `BF.RESERVE k 0.01 1000`, the
     /// others by `BF.LOADCHUNK` of these headers).
@@ -938,6 +947,97 @@ mod tests {
         let mut many = ok.clone();
         many[8..12].copy_from_slice(&65u32.to_le_bytes());
         assert!(parse_header(&many).is_err());
+    }
+
+    /// The widest chain RedisBloom can write: growth 1 from a first error of 0.75 (a header
+    /// RedisBloom's LOADCHUNK accepts), grown by adds until the next error would be 0.
+    fn widest() -> Chain {
+        let mut h = one_layer_header(5, 64, 0, 1, 1, 0.75);
+        h[16..20].copy_from_slice(&1u32.to_le_bytes());
+        let mut c = parse_header(&h).unwrap().allocate(&Unlimited).unwrap();
+        let mut i = 0u64;
+        let refused = loop {
+            if let Err(e) = c.add(format!("wide:{i}").as_bytes(), &Unlimited) {
+                break e;
+            }
+            i += 1;
+        };
+        // The same item count as RedisBloom 2.8 (tests/import.rs makes it there).
+        assert_eq!((i, refused), (2288, BloomError::TooManyLayers));
+        c
+    }
+
+    /// Every layer count up to RedisBloom's bound comes in, with errors down to 2^-1074 and
+    /// 1,075 hashes; one more layer, or a count beyond the bytes present, is refused before
+    /// anything is allocated for it.
+    #[test]
+    fn the_widest_redisbloom_chain_loads_and_no_more() {
+        let c = widest();
+        assert_eq!(c.layers().len(), MAX_RB_LAYERS);
+        let last = c.layers().len() - 1;
+        assert_eq!(c.layer_error(last), MIN_RB_LAYER_ERROR);
+        assert_eq!(c.layers()[last].hashes(), MAX_RB_HASHES);
+        // Header and RDB value round-trip.
+        let h = header(&c);
+        assert_eq!(header(&parse_header(&h).unwrap().allocate(&Unlimited).unwrap()), h);
+        let mut rdb = Vec::new();
+        write_rdb(&c, &mut rdb);
+        assert_eq!(read_rdb(&mut SliceReader::new(&rdb), 4, &Unlimited).unwrap(), c);
+        let mut ours = Vec::new();
+        crate::filter::codec::write_chain(&c, &mut ours);
+        let back =
+            crate::filter::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+        assert_eq!(back, c);
+        // One layer more (a copy of the last, so only the count is wrong): refused.
+        let mut more = h.clone();
+        more[8..12].copy_from_slice(&(MAX_RB_LAYERS as u32 + 1).to_le_bytes());
+        more.extend_from_slice(&h[h.len() - HEADER_LINK_BYTES..]);
+        assert_eq!(parse_header(&more).unwrap_err(), Refusal::Field("layer count"));
+        // Forged RDB counts: beyond the bound, refused at once; within it but with fewer
+        // layers present, refused when the bytes run out.
+        for (count, want) in [
+            (u64::MAX, Refusal::Field("layer count")),
+            (MAX_RB_LAYERS as u64 + 1, Refusal::Field("layer count")),
+            (MAX_RB_LAYERS as u64, Refusal::Field("value (truncated)")),
+        ] {
+            let mut v = Vec::new();
+            write_rdb(&grown("o5"), &mut v);
+            v[8..16].copy_from_slice(&count.to_le_bytes());
+            assert_eq!(read_rdb(&mut SliceReader::new(&v), 4, &Unlimited).unwrap_err(), want);
+        }
+        // A layer whose error is 0 (what RedisBloom 2.8 leaves behind when a layer past
+        // 2^-1074 fails to build; RedisBloom 8 refuses it too) is refused.
+        let mut zero = h.clone();
+        let at = h.len() - HEADER_LINK_BYTES + 24;
+        zero[at..at + 8].copy_from_slice(&0f64.to_bits().to_le_bytes());
+        assert!(parse_header(&zero).is_err());
+    }
+
+    /// The deepest chain RedisBloom's commands make (`BF.RESERVE k 0.99 1 EXPANSION 1`, first
+    /// error 0.495): 1,074 layers; a new chain made here with the same parameters grows the same
+    /// way, as RedisBloom grows it, while a native one stops at this module's own limits.
+    #[test]
+    fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
+        let params = crate::filter::ChainParams::new(0.99, 1, 1).unwrap();
+        let mut rb = Chain::new(params, HashScheme::Murmur64, 0, &Unlimited).unwrap();
+        let mut i = 0u64;
+        while rb.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
+            i += 1;
+        }
+        assert_eq!((i, rb.layers().len()), (2302, MAX_RB_LAYERS - 1));
+        assert_eq!(rb.layer_error(MAX_RB_LAYERS - 2), MIN_RB_LAYER_ERROR);
+        let mut native = Chain::new(params, HashScheme::Xxh3Enhanced, 7, &Unlimited).unwrap();
+        let mut i = 0u64;
+        while native.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
+            i += 1;
+        }
+        assert!(native.layers().len() <= crate::filter::params::MAX_LAYERS);
+        // New filters keep this module's error floor, whatever their scheme.
+        let tiny = crate::filter::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
+        assert_eq!(
+            Chain::new(tiny, HashScheme::Murmur64, 0, &Unlimited).unwrap_err(),
+            BloomError::ErrorTooSmall
+        );
     }
 
     /// RedisBloom 2.2.0–2.2.14 rounded NOROUND layers to whole bytes: 1000 items at 0.005 is

@@ -65,6 +65,8 @@ pub const INTERESTING_U64: &[u64] = &[
     0x7f,
     0x80,
     0xff,
+    1075, // the most layers (and hashes) of a chain in RedisBloom's scheme
+    1076,
     0xffff,
     u32::MAX as u64,
     1 << 32,

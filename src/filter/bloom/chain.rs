@@ -10,8 +10,8 @@ use super::counting::{self, Width};
 use super::hash::{HashScheme, ItemHash};
 use super::layer::{Layer, Rule};
 use super::params::{
-    ChainParams, LayerSize, MAX_LAYERS, RbLayerSize, TIGHTENING, bits_per_entry, info_size,
-    layer_size, rb_layer_size,
+    ChainParams, LayerSize, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING, bits_per_entry,
+    info_size, layer_size, rb_layer_size,
 };
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
@@ -144,6 +144,9 @@ impl Chain {
         guard: &dyn AllocGuard,
     ) -> Result<Self, BloomError> {
         if scheme.is_redisbloom() {
+            // A new filter keeps this module's limits (the error floor, MAX_HASHES) whatever
+            // its scheme: the same parameters are refused with the same error as native ones.
+            layer_size(params.capacity, params.first_layer_error())?;
             // As RedisBloom 2.x creates filters: options NOROUND | FORCE64 (| NONSCALING).
             let first = rb_layer_size(params.capacity, params.first_layer_error(), true)?;
             guard.admit(info_size(1, first.bits / 8), first.bits / 8)?;
@@ -197,7 +200,7 @@ impl Chain {
     ) -> Result<Self, BloomError> {
         if !scheme.is_redisbloom()
             || layers.is_empty()
-            || layers.len() > MAX_LAYERS
+            || layers.len() > MAX_RB_LAYERS
             || (expansion == 0 && layers.len() != 1)
             || layers[0].halvings() != 0
         {
@@ -311,8 +314,9 @@ impl Chain {
         &mut self.layers
     }
 
-    /// Items added (`BF.CARD`): the sum over the layers (at most [`MAX_LAYERS`], and counted
-    /// rather than stored, to keep the chain header small).
+    /// Items added (`BF.CARD`): the sum over the layers (at most [`MAX_LAYERS`], or
+    /// [`MAX_RB_LAYERS`] in RedisBloom's schemes, and counted rather than stored, to keep the
+    /// chain header small).
     pub fn items(&self) -> u64 {
         self.layers.iter().map(Layer::items).sum()
     }
@@ -416,12 +420,16 @@ impl Chain {
         Ok(true)
     }
 
-    /// Appends the next layer, or says why it cannot.
+    /// Appends the next layer, or says why it cannot. A native chain stops at this module's
+    /// limits ([`MAX_LAYERS`], the error floor); a chain in RedisBloom's schemes grows as
+    /// RedisBloom grows it, while the halved error stays above 0 ([`MAX_RB_LAYERS`]): a
+    /// replica of a RedisBloom primary must take every add the primary took.
     pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), BloomError> {
         if !self.params().scaling() {
             return Err(BloomError::NonscalingFull);
         }
-        if self.layers.len() >= MAX_LAYERS {
+        let most = if self.scheme.is_redisbloom() { MAX_RB_LAYERS } else { MAX_LAYERS };
+        if self.layers.len() >= most {
             return Err(BloomError::TooManyLayers);
         }
         let too_many = |e| match e {

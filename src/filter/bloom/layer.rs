@@ -80,7 +80,7 @@ pub struct Layer {
     /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
     /// power `halvings` (RedisBloom stores each layer's error; every error it ever made is one of
     /// these). 0 and unused for native layers, whose error follows from their position.
-    pub(super) halvings: u8,
+    pub(super) halvings: u16,
     pub(super) bits: BitArray,
 }
 
@@ -107,7 +107,7 @@ impl Layer {
     }
 
     /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.
-    pub fn new_redisbloom(size: &RbLayerSize, halvings: u8) -> Result<Self, BloomError> {
+    pub fn new_redisbloom(size: &RbLayerSize, halvings: u16) -> Result<Self, BloomError> {
         let bits = BitArray::new(array_bits(size.bits))?;
         Self::from_redisbloom(size, halvings, 0, bits, Contents::Fresh)
     }
@@ -117,7 +117,7 @@ impl Layer {
     /// modulus must not exceed it, and `items` must not exceed the capacity.
     pub fn from_redisbloom(
         size: &RbLayerSize,
-        halvings: u8,
+        halvings: u16,
         items: u64,
         bits: BitArray,
         contents: Contents,
@@ -147,7 +147,7 @@ impl Layer {
     }
 
     /// See the field: the error is the first layer's × 0.5^halvings (RedisBloom layers).
-    pub fn halvings(&self) -> u8 {
+    pub fn halvings(&self) -> u16 {
         self.halvings
     }
 
@@ -279,10 +279,7 @@ impl Layer {
     #[inline(always)]
     pub fn contains(&self, h: ItemHash) -> bool {
         if self.rule != Rule::Reduce {
-            return match self.rule {
-                Rule::Counting(w) => self.holds_counted(h, w),
-                _ => self.contains_redisbloom(h),
-            };
+            return self.contains_by_rule(h);
         }
         match self.bits.view() {
             View::One(words) => probe::all_set(words, self.hashes, h),
@@ -305,6 +302,16 @@ impl Layer {
             }
         }
         self.items += 1;
+    }
+
+    /// [`Layer::contains`] for the kinds other than native plain layers: counting layers
+    /// (every counter non-zero) and RedisBloom's rules. Out of line, so the plain path that
+    /// inlines `contains` stays small.
+    fn contains_by_rule(&self, h: ItemHash) -> bool {
+        match self.rule {
+            Rule::Counting(w) => self.holds_counted(h, w),
+            _ => self.contains_redisbloom(h),
+        }
     }
 
     /// [`Layer::contains`] for RedisBloom's rules: positions mod the rule's modulus; stops at

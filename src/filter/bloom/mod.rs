@@ -29,8 +29,12 @@
 //! # Sizing and limits
 //! Layers are sized exactly as RedisBloom sizes them ([`params`]), so `BF.INFO` and `BF.DEBUG`
 //! show users the numbers they know. Every size is computed with checked arithmetic and every
-//! allocation is first offered to an [`AllocGuard`](crate::filter::AllocGuard); a chain has at most
-//! [`params::MAX_LAYERS`] layers and no layer's error goes below [`params::MIN_LAYER_ERROR`].
+//! allocation is first offered to an [`AllocGuard`](crate::filter::AllocGuard). A native chain
+//! has at most [`params::MAX_LAYERS`] layers and no layer's error goes below
+//! [`params::MIN_LAYER_ERROR`]; every new chain's first layer keeps that floor too. A chain in
+//! RedisBloom's schemes has RedisBloom's own bounds, so that everything RedisBloom wrote comes
+//! in and grows as there: at most [`params::MAX_RB_LAYERS`] layers, errors down to
+//! [`params::MIN_RB_LAYER_ERROR`].
 //!
 //! # Counting
 //! A counting chain ([`counting`]) has a 4- or 8-bit counter where a plain one has a bit, so

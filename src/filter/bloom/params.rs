@@ -36,7 +36,24 @@ pub const MAX_HASHES: u32 = 64;
 pub const MIN_LAYER_ERROR: f64 = 1e-19;
 /// Most layers in one chain. With tightening 0.5 and the error floor above, no chain can grow
 /// past ~64 layers anyway; the explicit bound keeps every loop and every loaded count small.
+/// Chains in RedisBloom's schemes have RedisBloom's bounds instead ([`MAX_RB_LAYERS`]).
 pub const MAX_LAYERS: usize = 64;
+/// Smallest layer error of a chain in RedisBloom's schemes: the smallest positive double
+/// (2^-1074). RedisBloom's own rule is `error > 0` (`bloom_init` for new layers, and RedisBloom
+/// 8's `bloom_validate_integrity` for loaded ones), so a chain it made, halving the error layer
+/// after layer, can reach any positive error.
+pub const MIN_RB_LAYER_ERROR: f64 = 5e-324;
+/// Most probes per item in a layer of a chain in RedisBloom's schemes: `ceil(ln(2) × bpe)` at
+/// [`MIN_RB_LAYER_ERROR`], where bpe = 1074 / ln(2) (RedisBloom's constants give 1074.0000…).
+pub const MAX_RB_HASHES: u32 = 1075;
+/// Most layers of a chain in RedisBloom's schemes: each layer's error is the previous one's
+/// × 0.5 and stays above 0, so from a first error below 1 (LOADCHUNK headers; below 0.5 from
+/// RedisBloom's commands, which halve the requested rate) there are at most 1,075 of them
+/// (the unit test below counts them from every first error). RedisBloom 8's loaders take
+/// any count of layers whose error is above 0; RedisBloom 2.x's RDB loader asserts fewer
+/// than 1,000 (2.8 crashes reloading more). A chain of 1,075 layers costs 1,075 × 64 bytes of
+/// layer headers here, as its `SBLink`s cost in RedisBloom.
+pub const MAX_RB_LAYERS: usize = 1075;
 /// Largest bit count of one layer (2^43 bits = 1 TiB), far above any memory limit; keeps every
 /// product below 2^64.
 pub const MAX_LAYER_BITS: u64 = 1 << 43;
@@ -125,7 +142,9 @@ pub struct RbLayerSize {
 }
 
 /// RedisBloom's `bloom_init(entries, error, options)`, with the same floating-point steps, or
-/// why the layer cannot be built within this module's limits:
+/// why the layer cannot be built within RedisBloom's bounds (error above 0, so at most
+/// [`MAX_RB_HASHES`] probes) and this module's size limit ([`MAX_LAYER_BITS`]). New filters
+/// are held to this module's own error floor before this is called (`Chain::new`):
 /// ```text
 /// bpe = |ln(error) / ln(2)^2|
 /// NOROUND:  bits = max(1, (u64)(entries × bpe)), n2 = 0
@@ -138,7 +157,7 @@ pub fn rb_layer_size(entries: u64, error: f64, noround: bool) -> Result<RbLayerS
     if entries == 0 || !(error < 1.0) {
         return Err(BloomError::BadParameter);
     }
-    if !(error >= MIN_LAYER_ERROR) {
+    if !(error >= MIN_RB_LAYER_ERROR) {
         return Err(BloomError::ErrorTooSmall);
     }
     let bpe = bits_per_entry(error).abs();
@@ -168,7 +187,7 @@ pub fn rb_layer_size(entries: u64, error: f64, noround: bool) -> Result<RbLayerS
     };
     let bits = bits.div_ceil(64) * 64;
     let hashes = (LN2 * bpe).ceil() as u32;
-    if hashes == 0 || hashes > MAX_HASHES {
+    if hashes == 0 || hashes > MAX_RB_HASHES {
         return Err(BloomError::ErrorTooSmall);
     }
     Ok(RbLayerSize { capacity, error, bpe, bits, hashes, n2 })
@@ -273,6 +292,43 @@ mod tests {
         assert_eq!(rb_layer_size(1, 0.9, false).unwrap_err(), BloomError::BadParameter);
         assert_eq!(rb_layer_size(0, 0.1, true).unwrap_err(), BloomError::BadParameter);
         assert_eq!(rb_layer_size(1 << 40, 0.01, true).unwrap_err(), BloomError::TooLarge);
+    }
+
+    /// The number of positive errors a chain can have when each is the previous × 0.5,
+    /// from `first`.
+    fn halving_chain(first: f64) -> usize {
+        let (mut e, mut n) = (first, 0);
+        while e > 0.0 {
+            e *= TIGHTENING;
+            n += 1;
+        }
+        n
+    }
+
+    /// RedisBloom's bounds: the longest halving chain from any first error below 1 has
+    /// `MAX_RB_LAYERS` layers, its last error is `MIN_RB_LAYER_ERROR`, which needs
+    /// `MAX_RB_HASHES` probes; RedisBloom's commands (first error below 0.5) make one fewer.
+    #[test]
+    fn redisbloom_bounds_are_the_longest_halving_chain() {
+        assert_eq!(MIN_RB_LAYER_ERROR, f64::from_bits(1));
+        let mut longest = 0;
+        let mut x = 1.0f64;
+        // Every first error of the form (1 − 2^-53) × 2^-j and a spread of others.
+        for _ in 0..2000 {
+            x = f64::from_bits(x.to_bits() - 1);
+            longest = longest.max(halving_chain(x));
+        }
+        for i in 1..200_000u64 {
+            longest = longest.max(halving_chain(i as f64 / 200_000.0));
+        }
+        assert_eq!(longest, MAX_RB_LAYERS);
+        assert_eq!(halving_chain(f64::from_bits(0.5f64.to_bits() - 1)), MAX_RB_LAYERS - 1);
+        assert_eq!(halving_chain(0.05), 1071); // BF.RESERVE k 0.1 … EXPANSION 1
+        let s = rb_layer_size(1, MIN_RB_LAYER_ERROR, true).unwrap();
+        assert_eq!(s.hashes, MAX_RB_HASHES);
+        assert_eq!(rb_layer_size(1, 0.0, true).unwrap_err(), BloomError::ErrorTooSmall);
+        // Our own floor is far above: new filters never get near these.
+        assert!(layer_size(1, 1e-20).is_err());
     }
 
     #[test]

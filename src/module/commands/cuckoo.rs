@@ -246,6 +246,7 @@ fn insert_items(
     let guard = ServerGuard::for_command(ctx);
     let existing = key.value_mut::<CuckooValue>()?;
     let mut created: Option<CuckooValue> = None;
+    let mut header: Option<Vec<u8>> = None;
     let value = match existing {
         Some(v) => v,
         None if create.nocreate => return Err(Reply::err(NOT_FOUND)),
@@ -253,6 +254,8 @@ fn insert_items(
             let params = default_params(create.capacity).map_err(|e| create_error(&e))?;
             let filter =
                 CuckooFilter::new(&params, create.width, &guard).map_err(|e| create_error(&e))?;
+            // The empty filter's header, before any item goes in: what replicas create.
+            header = Some(filter.header().encode());
             created.insert(CuckooValue::new(filter))
         }
     };
@@ -268,7 +271,6 @@ fn insert_items(
     if inserted > 0 {
         value.awaiting_chunks = false;
     }
-    let header = created.as_ref().map(|v| v.filter.header().encode());
     if let Some(v) = created {
         key.set_value(v)?;
     }

@@ -20,6 +20,39 @@ pub fn log_warning(msg: &str) {
     }
 }
 
+/// Which value a load is reading, for the log: ` (key "name", db N)`, the key's bytes escaped
+/// as `redis-cli` shows them, or "" when the server does not say. A refused value stops an RDB
+/// load (Redis' rule for a module value), so the refusal must name the key for the operator
+/// to find it.
+pub(super) fn value_name(rdb: *mut raw::RedisModuleIO) -> String {
+    let key = match (api!(RedisModule_GetKeyNameFromIO), api!(RedisModule_StringPtrLen)) {
+        (Some(name_of), Some(ptr_len)) => {
+            // SAFETY: `rdb` is the live I/O handle of this load; the key string it returns (or
+            // null) lives as long as the handle, and StringPtrLen returns that string's buffer
+            // and length, copied out here before the call returns.
+            unsafe {
+                let name = name_of(rdb);
+                if name.is_null() {
+                    None
+                } else {
+                    let mut len = 0;
+                    let ptr = ptr_len(name, &mut len);
+                    let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
+                    Some(bytes.escape_ascii().to_string())
+                }
+            }
+        }
+        _ => None,
+    };
+    // SAFETY: as above; GetDbIdFromIO only reads the handle.
+    let db = api!(RedisModule_GetDbIdFromIO).map(|db_of| unsafe { db_of(rdb) });
+    match (key, db) {
+        (Some(k), Some(db)) if db >= 0 => format!(" (key \"{k}\", db {db})"),
+        (Some(k), _) => format!(" (key \"{k}\")"),
+        _ => String::new(),
+    }
+}
+
 /// Redis' typed RDB calls as a [`FieldReader`].
 pub struct RdbReader(pub(super) *mut raw::RedisModuleIO);
 

@@ -28,7 +28,7 @@ use redis_module::{Context, raw};
 
 pub use self::bloom::BLOOM_TYPE;
 pub use self::cuckoo::CUCKOO_TYPE;
-use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning};
+use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning, value_name};
 use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, Unlimited};
@@ -142,7 +142,7 @@ unsafe extern "C" fn rdb_load<T: NativeType>(
         match T::load(&mut RdbReader(rdb), encver, guard) {
             Ok(value) => Box::into_raw(Box::new(value)).cast(),
             Err(why) => {
-                log_warning(&why);
+                log_warning(&format!("{why}{}", value_name(rdb)));
                 std::ptr::null_mut()
             }
         }
