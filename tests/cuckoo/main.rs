@@ -13,6 +13,7 @@ mod bugs;
 mod hostile;
 mod import;
 mod replication;
+mod server;
 mod vs_redisbloom;
 
 use std::sync::Arc;
