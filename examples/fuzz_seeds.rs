@@ -186,6 +186,25 @@ fn cuckoo_chunk_seed(f: &CuckooFilter) -> Vec<u8> {
     out
 }
 
+/// A `cuckoo_chunks` input whose header describes 65,531 sub-filters of 4 buckets (expansion
+/// 1), then two chunks: it once took the target quadratic time (a linear search of the
+/// sub-filter per chunk), so it stays in the corpus.
+fn many_sub_filters_seed() -> Vec<u8> {
+    let mut out = vec![0u8];
+    for v in [30u64, 4, 2, 65531] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [2u16, 20, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for (it, fill) in [(9u64, 0x11u8), (8 * 65_000 + 9, 0x22)] {
+        out.extend_from_slice(&it.to_le_bytes());
+        out.extend_from_slice(&8u16.to_le_bytes());
+        out.extend_from_slice(&[fill; 8]);
+    }
+    out
+}
+
 /// Every seed file: (target, file name, bytes).
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
@@ -224,6 +243,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             out.push(("cuckoo_rdb", format!("{name}-v4.bin"), rb));
         }
     }
+    out.push(("cuckoo_chunks", "w8-65531-filters.bin".to_string(), many_sub_filters_seed()));
     for (name, bytes) in chunk_seeds() {
         out.push(("chunk_placement", format!("{name}.bin"), bytes));
     }

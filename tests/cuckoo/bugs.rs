@@ -107,3 +107,33 @@ fn chunks_go_only_into_a_filter_being_restored() {
     c.cmd(&["CF.ADD", "copy", "x"]);
     assert!(c.cmd(&[&b"CF.LOADCHUNK"[..], b"copy", it.to_string().as_bytes(), data]).is_err());
 }
+
+/// A CF.LOADCHUNK header with more sub-filters than `cf-max-expansions` (65,531 tiny ones: a
+/// filter that could take no insert, and whose CF.COMPACT would block the server for minutes)
+/// is refused from a client.
+#[test]
+fn headers_with_more_sub_filters_than_max_expansions_are_refused() {
+    let mut s = Server::start();
+    let mut c = s.conn();
+    let header = |filters: u64| {
+        let mut h = Vec::new();
+        for v in [0u64, 4, 0, filters] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [2u16, 20, 1] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h
+    };
+    let r = c.cmd(&[&b"CF.LOADCHUNK"[..], b"many", b"1", &header(65531)]);
+    assert_eq!(
+        r,
+        Value::Error(
+            "ERR the header describes 65531 sub-filters, more than cf-max-expansions (32)".into()
+        )
+    );
+    assert!(!c.exists_key("many"));
+    c.ok(&[&b"CF.LOADCHUNK"[..], b"few", b"1", &header(32)]);
+    assert_eq!(cf_info(&mut c, "few")[2].1, 32);
+    s.assert_alive();
+}

@@ -551,12 +551,29 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     };
     match existing {
         None if it == 1 => {
-            let made = Header::parse(data)
-                .and_then(|h| h.allocate(&ServerGuard::for_command(ctx)))
-                .map_err(|e| match e {
-                    CuckooError::Alloc(_) | CuckooError::OutOfMemory => create_error(&e),
-                    CuckooError::BadHeader => Reply::err(INVALID_HEADER),
-                    _ => Reply::err(BAD_HEADER),
+            let header = match Header::parse(data) {
+                Ok(h) => h,
+                Err(CuckooError::BadHeader) => return Reply::err(INVALID_HEADER),
+                Err(_) => return Reply::err(BAD_HEADER),
+            };
+            // More sub-filters than cf-max-expansions: a filter that could take no insert, and
+            // whose compaction would take time quadratic in their number (65,535 tiny ones).
+            let filters = header.shape.filters;
+            let trusted =
+                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+            if filters > config::cf_max_filters() && !trusted {
+                return Reply::Error(format!(
+                    "ERR the header describes {filters} sub-filters, more than cf-max-expansions ({})",
+                    config::cf_max_filters()
+                ));
+            }
+            let made =
+                Ok(header).and_then(|h| h.allocate(&ServerGuard::for_command(ctx))).map_err(|e| {
+                    match e {
+                        CuckooError::Alloc(_) | CuckooError::OutOfMemory => create_error(&e),
+                        CuckooError::BadHeader => Reply::err(INVALID_HEADER),
+                        _ => Reply::err(BAD_HEADER),
+                    }
                 });
             let filter = match made {
                 Ok(f) => f,
