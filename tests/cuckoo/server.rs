@@ -170,3 +170,62 @@ fn copy_is_equal_and_independent() {
     assert_ne!(c.digest("a"), c.digest("b"));
     assert_eq!(c.cmd(&["CF.EXISTS", "a", "a:1"]).as_bit(), 1);
 }
+
+/// Active defragmentation (Redis 8 built with its own jemalloc; `SCALEBLOOM_EXPECT_DEFRAG`
+/// says whether the server can, as for tests/defrag.rs): small cuckoo filters left in sparse
+/// pages are moved (`bf_defrag_moves`) and stay bit for bit the same.
+#[test]
+fn active_defrag_moves_cuckoo_filters_and_changes_nothing() {
+    let expected = match std::env::var("SCALEBLOOM_EXPECT_DEFRAG").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        other => {
+            panic!("SCALEBLOOM_EXPECT_DEFRAG must be 1 or 0 (make test-* sets it), got {other:?}")
+        }
+    };
+    let s = Server::start();
+    let mut c = s.conn();
+    let on = c.cmd(&["CONFIG", "SET", "activedefrag", "yes"]);
+    assert_eq!(on.is_ok(), expected, "activedefrag -> {on:?}");
+    if !expected {
+        return;
+    }
+    c.ok(&["CONFIG", "SET", "activedefrag", "no"]);
+    let info = |c: &mut Conn, section: &str, field: &str| -> u64 {
+        c.info_field(section, field).expect(field).parse().unwrap()
+    };
+    let before = info(&mut c, "bf", "bf_defrag_moves");
+    const N: usize = 16_000;
+    let mut fill = Vec::new();
+    for i in 0..N {
+        fill.push(vec!["CF.RESERVE".to_string(), format!("f{i}"), "64".into()]);
+        fill.push(vec!["CF.ADD".to_string(), format!("f{i}"), format!("item-{i}")]);
+        fill.push(vec!["SET".to_string(), format!("s{i}"), "x".repeat(100)]);
+    }
+    for batch in fill.chunks(1000) {
+        assert!(c.pipeline(batch).iter().all(|r| !r.is_err()));
+    }
+    let mut delete = Vec::new();
+    for i in 0..N {
+        if i % 8 != 0 {
+            delete.push(vec!["DEL".to_string(), format!("f{i}")]);
+        }
+        delete.push(vec!["DEL".to_string(), format!("s{i}")]);
+    }
+    for batch in delete.chunks(1000) {
+        assert!(c.pipeline(batch).iter().all(|r| *r == Value::Int(1)));
+    }
+    let survivors: Vec<usize> = (0..N).step_by(8).collect();
+    let digests: Vec<String> = survivors.iter().map(|i| c.digest(&format!("f{i}"))).collect();
+    c.ok(&["CONFIG", "SET", "active-defrag-ignore-bytes", "1"]);
+    c.ok(&["CONFIG", "SET", "active-defrag-threshold-lower", "0"]);
+    c.ok(&["CONFIG", "SET", "activedefrag", "yes"]);
+    poll_until("active defrag to move cuckoo filter memory", || {
+        let moves = info(&mut c, "bf", "bf_defrag_moves") - before;
+        if moves > 0 { Ok(moves) } else { Err(format!("moves {moves}")) }
+    });
+    for (i, digest) in survivors.iter().zip(&digests) {
+        assert_eq!(&c.digest(&format!("f{i}")), digest, "f{i} changed");
+        assert_eq!(c.cmd(&["CF.EXISTS", &format!("f{i}"), &format!("item-{i}")]).as_bit(), 1);
+    }
+}
