@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use scalebloom::filter::codec::{dump_header, write_chain};
+use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
 use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
@@ -145,6 +146,66 @@ fn chunk_seeds() -> Vec<(&'static str, Vec<u8>)> {
     vec![("three-layers", walk), ("nonscaling", nonscaling)]
 }
 
+/// Small cuckoo filters of every width, bucket size and expansion the cuckoo targets read:
+/// `adds` items inserted (growing the filter), then the first `deletes` deleted.
+fn cuckoo_filters() -> Vec<(&'static str, CuckooFilter)> {
+    let make = |width, capacity, bucket_size, expansion, adds: u32, deletes: u32| {
+        let p = CuckooParams::new(capacity, bucket_size, 20, expansion).expect("valid params");
+        let mut f = CuckooFilter::new(&p, width, &Unlimited).expect("allocates");
+        for i in 0..adds {
+            f.add(format!("item:{i}").as_bytes(), false, 32, &Unlimited).expect("inserts");
+        }
+        for i in 0..deletes {
+            f.delete(format!("item:{i}").as_bytes());
+        }
+        f
+    };
+    use FingerprintWidth::{W8, W16, W32};
+    vec![
+        ("w8-bs2-exp1", make(W8, 8, 2, 1, 32, 2)),
+        ("w8-bs3-exp2", make(W8, 12, 3, 2, 32, 2)),
+        ("w8-exp0", make(W8, 8, 4, 0, 8, 8)),
+        ("w16-bs2-exp2", make(W16, 8, 2, 2, 32, 2)),
+        ("w32-bs1-exp4", make(W32, 4, 1, 4, 32, 2)),
+    ]
+}
+
+/// Seeds of `cuckoo_chunks`, in the layout of `fuzz/fuzz_targets/cuckoo_chunks.rs`: a pick
+/// byte (even: RedisBloom's 38-byte header, odd: this module's 54), the header, then every
+/// chunk of the filter's SCANDUMP as `u64 iterator, u16 length, bytes`.
+fn cuckoo_chunk_seed(f: &CuckooFilter) -> Vec<u8> {
+    let header = f.header().encode();
+    let mut out = vec![u8::from(header.len() != 38)];
+    out.extend_from_slice(&header);
+    let mut it = 1;
+    while let Some((next, bytes)) = f.chunk(it) {
+        out.extend_from_slice(&next.to_le_bytes());
+        out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+        out.extend_from_slice(&bytes);
+        it = next;
+    }
+    out
+}
+
+/// A `cuckoo_chunks` input whose header describes 65,531 sub-filters of 4 buckets (expansion
+/// 1), then two chunks: it once took the target quadratic time (a linear search of the
+/// sub-filter per chunk), so it stays in the corpus.
+fn many_sub_filters_seed() -> Vec<u8> {
+    let mut out = vec![0u8];
+    for v in [30u64, 4, 2, 65531] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [2u16, 20, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for (it, fill) in [(9u64, 0x11u8), (8 * 65_000 + 9, 0x22)] {
+        out.extend_from_slice(&it.to_le_bytes());
+        out.extend_from_slice(&8u16.to_le_bytes());
+        out.extend_from_slice(&[fill; 8]);
+    }
+    out
+}
+
 /// Every seed file: (target, file name, bytes).
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
@@ -171,6 +232,19 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         // A native header fed to the either-format parser.
         out.push(("redisbloom_header", format!("native-{name}.bin"), dump_header(&chain)));
     }
+    for (name, f) in cuckoo_filters() {
+        out.push(("cuckoo_chunks", format!("{name}.bin"), cuckoo_chunk_seed(&f)));
+        // `cuckoo_rdb`: a pick byte (even: RedisBloom's version 4, odd: this module's 512),
+        // then the typed fields.
+        let mut ours = vec![1u8];
+        f.write_rdb(&mut ours);
+        out.push(("cuckoo_rdb", format!("{name}-512.bin"), ours));
+        let mut rb = vec![0u8];
+        if f.write_rdb_redisbloom(&mut rb).is_ok() {
+            out.push(("cuckoo_rdb", format!("{name}-v4.bin"), rb));
+        }
+    }
+    out.push(("cuckoo_chunks", "w8-65531-filters.bin".to_string(), many_sub_filters_seed()));
     for (name, bytes) in chunk_seeds() {
         out.push(("chunk_placement", format!("{name}.bin"), bytes));
     }

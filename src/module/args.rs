@@ -11,6 +11,7 @@ use redis_module::{RedisString, raw};
 /// One argument in argv. Its bytes are read through `AsRef<[u8]>`, so a slice of them is a
 /// batch of items for the core ([`Args::items`]).
 #[repr(transparent)]
+#[derive(Clone, Copy)]
 pub struct Arg(*mut raw::RedisModuleString);
 
 impl AsRef<[u8]> for Arg {

@@ -16,6 +16,7 @@ use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
 use super::options::capped_error;
+use crate::filter::cuckoo::params as cf;
 use crate::filter::mem::HUGE_PAGES;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{BloomError, ChainParams};
@@ -28,7 +29,25 @@ pub static INITIAL_SIZE: Bounded =
 /// Default expansion of auto-created filters (0 = nonscaling).
 pub static EXPANSION: Bounded =
     Bounded::new("bf-expansion-factor", DEFAULT_EXPANSION, 0, MAX_EXPANSION as i64);
-/// Largest size (as `BF.INFO Size` counts) one filter may reach.
+/// Cuckoo filters (`CF.*`): RedisBloom 8's settings, bounds and defaults. A filter made by
+/// `CF.ADD`/`CF.INSERT` gets `cf-initial-size` capacity and the other three; `CF.RESERVE`
+/// takes its unspecified options from them too. `cf-max-expansions` is read on every insert.
+pub static CF_BUCKET_SIZE: Bounded =
+    Bounded::new("cf-bucket-size", cf::DEFAULT_BUCKET_SIZE as i64, 1, cf::MAX_BUCKET_SIZE as i64);
+/// Capacity of a cuckoo filter made by `CF.ADD`/`CF.INSERT` without `CAPACITY`.
+pub static CF_INITIAL_SIZE: Bounded =
+    Bounded::new("cf-initial-size", cf::DEFAULT_CAPACITY as i64, 4, cf::MAX_CAPACITY_8X as i64);
+/// Kick-outs an insert tries before growing the filter.
+pub static CF_MAX_ITERATIONS: Bounded =
+    Bounded::new("cf-max-iterations", cf::DEFAULT_MAX_ITERATIONS as i64, 1, 65535);
+/// Growth factor of new cuckoo filters (0: never grow).
+pub static CF_EXPANSION: Bounded =
+    Bounded::new("cf-expansion-factor", cf::DEFAULT_EXPANSION as i64, 0, cf::MAX_EXPANSION as i64);
+/// Sub-filters a cuckoo filter may reach; a filter that has them takes no more inserts.
+pub static CF_MAX_EXPANSIONS: Bounded =
+    Bounded::new("cf-max-expansions", cf::DEFAULT_MAX_EXPANSIONS as i64, 1, 65536);
+
+/// Largest size (as `BF.INFO Size` / `CF.INFO Size` count) one filter may reach.
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
 
 /// Whether new filters are made in RedisBloom's hashing and layout (`bf.redisbloom-scheme`, off
@@ -125,6 +144,11 @@ pub fn defaults() -> Result<ChainParams, BloomError> {
     ChainParams::new(ERROR_RATE.get(), INITIAL_SIZE.get() as u64, EXPANSION.get() as u64)
 }
 
+/// `cf-max-expansions` as the core takes it (65536 allows as many as a filter can have).
+pub fn cf_max_filters() -> u16 {
+    u16::try_from(CF_MAX_EXPANSIONS.get()).unwrap_or(u16::MAX)
+}
+
 /// The per-filter byte limit right now.
 pub fn max_filter_bytes() -> u64 {
     MAX_FILTER_BYTES.load(Ordering::Relaxed) as u64
@@ -139,7 +163,18 @@ struct Start {
     random_seeds: bool,
     huge_pages: bool,
     redisbloom_scheme: bool,
+    /// `cf-*` starting values, in the order of [`CF_SETTINGS`].
+    cf: [i64; 5],
 }
+
+/// The `cf-*` settings: module-argument and config name, and the setting.
+static CF_SETTINGS: [(&str, &Bounded); 5] = [
+    ("cf-bucket-size", &CF_BUCKET_SIZE),
+    ("cf-initial-size", &CF_INITIAL_SIZE),
+    ("cf-max-iterations", &CF_MAX_ITERATIONS),
+    ("cf-expansion-factor", &CF_EXPANSION),
+    ("cf-max-expansions", &CF_MAX_EXPANSIONS),
+];
 
 /// Reads `name value` pairs; refuses unknown names and out-of-range values with a message the
 /// server log shows when the module fails to load.
@@ -152,6 +187,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         random_seeds: true,
         huge_pages: true,
         redisbloom_scheme: false,
+        cf: CF_SETTINGS.map(|(_, s)| s.get()),
     };
     if args.len() % 2 != 0 {
         return Err("module arguments must be name/value pairs".into());
@@ -190,6 +226,14 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
                     .ok_or_else(|| {
                         format!("max-filter-bytes must be a size of at least {MIN_MAX_FILTER_BYTES} bytes (e.g. 4gb), got '{value}'")
                     })?
+            }
+            // RedisBloom 2.x spelled them `CF_MAX_EXPANSIONS` etc. (`_` becomes `-` above).
+            cf_name if cf_name.starts_with("cf-") => {
+                let Some(i) = CF_SETTINGS.iter().position(|(n, _)| *n == cf_name) else {
+                    return Err(format!("unknown module argument '{name}'"));
+                };
+                let s = CF_SETTINGS[i].1;
+                start.cf[i] = int(s.min, s.max)?;
             }
             "random-seeds" => start.random_seeds = yes_no()?,
             "huge-pages" => start.huge_pages = yes_no()?,
@@ -254,6 +298,29 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
         (expansion, &EXPANSION, start.expansion),
     ] {
         register_i64_configuration(ctx, name, setting, start, i64::MIN, i64::MAX, flags(), None);
+    }
+    // The cf-* settings: `cf-bucket-size|bf.cf-bucket-size` on Redis 8, `bf.cf-bucket-size`
+    // elsewhere.
+    const CF_NAMES: [[&str; 2]; 5] = [
+        ["cf-bucket-size|bf.cf-bucket-size", "cf-bucket-size"],
+        ["cf-initial-size|bf.cf-initial-size", "cf-initial-size"],
+        ["cf-max-iterations|bf.cf-max-iterations", "cf-max-iterations"],
+        ["cf-expansion-factor|bf.cf-expansion-factor", "cf-expansion-factor"],
+        ["cf-max-expansions|bf.cf-max-expansions", "cf-max-expansions"],
+    ];
+    let unprefixed = usize::from(!flags().contains(ConfigurationFlags::UNPREFIXED));
+    for (i, (_, setting)) in CF_SETTINGS.iter().enumerate() {
+        let name = CF_NAMES[i][unprefixed];
+        register_i64_configuration(
+            ctx,
+            name,
+            *setting,
+            start.cf[i],
+            i64::MIN,
+            i64::MAX,
+            flags(),
+            None,
+        );
     }
     register_i64_configuration(
         ctx,

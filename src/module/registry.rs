@@ -10,7 +10,7 @@ use redis_module::{Context, RedisString, Status, raw};
 use std::sync::atomic::Ordering;
 
 use super::args::Args;
-use super::commands::{Handler, bloom, dump, replconf};
+use super::commands::{Handler, bloom, cuckoo, dump, replconf};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -63,6 +63,8 @@ enum KeyUse {
     Update,
     /// Removes content from the key (never allocates, so not refused under `maxmemory`).
     Delete,
+    /// Rearranges the key's content without allocating (CF.COMPACT).
+    Rearrange,
     /// No key: the internal BF.REPLCONF, which only the replication link and AOF replay may
     /// run, hidden from MONITOR and the slow log and in no ACL category (it carries the seed
     /// secret; see `creation`).
@@ -88,7 +90,7 @@ impl Command {
     fn flags(&self) -> &'static str {
         match self.key {
             KeyUse::Read => "readonly fast",
-            KeyUse::Delete => "write fast",
+            KeyUse::Delete | KeyUse::Rearrange => "write fast",
             KeyUse::Insert | KeyUse::Update => "write deny-oom",
             // `may-replicate`, not `write`: `write` would put it in `@write`. It changes no
             // key, and the replication link and AOF replay run it whatever its flags.
@@ -97,12 +99,17 @@ impl Command {
     }
 
     /// ACL categories (Redis 7.2+ / Valkey 8); none for BF.REPLCONF, which no client may run,
-    /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it.
+    /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it. `CF.*`
+    /// commands are in `@cuckoo`, as RedisBloom 8 registers them (not in `@bloom`).
     fn acl(&self) -> Option<&'static str> {
-        match self.key {
-            KeyUse::None => None,
-            KeyUse::Read => Some("bloom read fast"),
-            _ => Some("bloom write"),
+        let cuckoo = self.name.starts_with("cf.");
+        match (self.key, cuckoo) {
+            (KeyUse::None, _) => None,
+            (KeyUse::Read, false) => Some("bloom read fast"),
+            (_, false) => Some("bloom write"),
+            (KeyUse::Read, true) => Some("cuckoo read fast"),
+            (KeyUse::Delete | KeyUse::Rearrange, true) => Some("cuckoo write fast"),
+            (_, true) => Some("cuckoo write"),
         }
     }
 }
@@ -144,6 +151,8 @@ const EXPANSION: Arg = Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer)
 const NONSCALING: Arg = Arg::flag(c"nonscaling", c"NONSCALING");
 const COUNTING: Arg = Arg::option(c"counting", c"COUNTING", ArgKind::Integer);
 const ITERATOR: Arg = Arg::new(c"iterator", ArgKind::Integer);
+const FINGERPRINT: Arg = Arg::option(c"fingerprint", c"FINGERPRINT", ArgKind::Integer);
+const CF_CAPACITY: Arg = Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer);
 
 commands! {
     cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
@@ -207,6 +216,57 @@ commands! {
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers",
         [KEY];
+    cmd_cf_reserve: "cf.reserve" => cuckoo::reserve, -3, Insert,
+        "Creates an empty cuckoo filter with an initial capacity", "O(1)",
+        [KEY, Arg::new(c"capacity", ArgKind::Integer),
+         Arg::option(c"bucketsize", c"BUCKETSIZE", ArgKind::Integer),
+         Arg::option(c"maxiterations", c"MAXITERATIONS", ArgKind::Integer),
+         Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer),
+         FINGERPRINT];
+    cmd_cf_add: "cf.add" => cuckoo::add, 3, Insert,
+        "Adds an item to a cuckoo filter, creating the filter if needed", "O(k + i)",
+        [KEY, ITEM];
+    cmd_cf_addnx: "cf.addnx" => cuckoo::addnx, 3, Insert,
+        "Adds an item to a cuckoo filter if it is not present yet", "O(k + i)",
+        [KEY, ITEM];
+    cmd_cf_insert: "cf.insert" => cuckoo::insert, -4, Insert,
+        "Adds items to a cuckoo filter, creating it with the given options if needed",
+        "O(n * (k + i))",
+        [KEY, CF_CAPACITY, Arg::flag(c"nocreate", c"NOCREATE"), FINGERPRINT,
+         Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
+    cmd_cf_insertnx: "cf.insertnx" => cuckoo::insertnx, -4, Insert,
+        "Adds the items not present yet to a cuckoo filter, creating it if needed",
+        "O(n * (k + i))",
+        [KEY, CF_CAPACITY, Arg::flag(c"nocreate", c"NOCREATE"), FINGERPRINT,
+         Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
+    cmd_cf_exists: "cf.exists" => cuckoo::exists, 3, Read,
+        "Tells whether an item may be in a cuckoo filter", "O(k), k sub-filters",
+        [KEY, ITEM];
+    cmd_cf_mexists: "cf.mexists" => cuckoo::mexists, -3, Read,
+        "Tells for each item whether it may be in a cuckoo filter", "O(n * k)",
+        [KEY, ITEMS];
+    cmd_cf_count: "cf.count" => cuckoo::count, 3, Read,
+        "Counts the copies of an item's fingerprint in a cuckoo filter", "O(k)",
+        [KEY, ITEM];
+    cmd_cf_del: "cf.del" => cuckoo::del, 3, Delete,
+        "Deletes one copy of an item from a cuckoo filter", "O(k)",
+        [KEY, ITEM];
+    cmd_cf_compact: "cf.compact" => cuckoo::compact, 2, Rearrange,
+        "Moves fingerprints to older sub-filters and frees emptied ones", "O(n), n slots",
+        [KEY];
+    cmd_cf_info: "cf.info" => cuckoo::info, 2, Read,
+        "Returns a cuckoo filter's size, buckets, sub-filters, items and parameters", "O(1)",
+        [KEY];
+    cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read,
+        "Describes a cuckoo filter in one line", "O(1)",
+        [KEY];
+    cmd_cf_scandump: "cf.scandump" => cuckoo::scandump, 3, Read,
+        "Returns a cuckoo filter's header or its next chunk of slots", "O(n), n bytes",
+        [KEY, ITERATOR];
+    cmd_cf_loadchunk: "cf.loadchunk" => cuckoo::loadchunk, 4, Update,
+        "Restores a cuckoo filter from a header or chunk produced by CF.SCANDUMP",
+        "O(n), n bytes",
+        [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];
 }
 
 /// Turns a status code of the module API into a `Result`.
@@ -246,6 +306,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         KeyUse::Insert => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::INSERT),
         KeyUse::Update => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE),
         KeyUse::Delete => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE),
+        KeyUse::Rearrange => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE),
         KeyUse::None => None,
     };
     let spec = flags.map(|flags| {
@@ -305,7 +366,10 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         // SAFETY: OnLoad's live context and a static NUL-terminated string.
         let rc = unsafe { add_category(raw_ctx, c"bloom".as_ptr()) };
         check(rc, || "could not add the bloom ACL category".into())?;
-        "in ACL categories @bloom, @read/@write"
+        // SAFETY: as above.
+        let rc = unsafe { add_category(raw_ctx, c"cuckoo".as_ptr()) };
+        check(rc, || "could not add the cuckoo ACL category".into())?;
+        "in ACL categories @bloom or @cuckoo, @read/@write"
     } else {
         "in no ACL category (this server has no module ACL categories: grant them by name)"
     };
@@ -342,7 +406,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     }
     events::init(ctx)?;
     ctx.log_notice(&format!(
-        "scalebloom: {} BF.* commands {acl}; configs {config_names}",
+        "scalebloom: {} BF.* and CF.* commands {acl}; configs {config_names}",
         COMMANDS.len()
     ));
     Ok(())

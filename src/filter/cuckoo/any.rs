@@ -159,6 +159,20 @@ impl CuckooFilter {
         each!(self, c => c.write_rdb(w))
     }
 
+    /// Lets `mv` move every slot array (active defragmentation). The filter is unchanged: the
+    /// same slots at new addresses.
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
+        each!(self, c => {
+            for f in c.filters_mut() {
+                // SAFETY: the caller's contract on `mv`, which `Slots::relocate` requires.
+                unsafe { f.slots_mut().relocate(mv) }
+            }
+        })
+    }
+
     /// Writes RedisBloom's RDB fields (encoding version 4); 8-bit fingerprints only.
     pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), CuckooError> {
         each!(self, c => c.write_rdb_redisbloom(w))

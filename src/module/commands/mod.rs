@@ -3,6 +3,7 @@
 //! sends the reply.
 
 pub mod bloom;
+pub mod cuckoo;
 pub mod dump;
 pub mod key;
 pub mod replconf;

@@ -1,0 +1,605 @@
+//! CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS, CF.MEXISTS, CF.COUNT,
+//! CF.DEL, CF.COMPACT, CF.INFO, CF.DEBUG, CF.SCANDUMP, CF.LOADCHUNK: RedisBloom's grammar and
+//! replies (RESP2 and RESP3) over the core in `crate::filter::cuckoo`, with RedisBloom 8's
+//! error texts.
+//!
+//! # Replication
+//! The core is deterministic (no random kick-outs), so a command that ran whole on the
+//! primary gives the same slots on a replica. What a replica could work out differently is
+//! replaced by what the primary did:
+//! - a created filter is replicated as `CF.LOADCHUNK key 1 <header>` (its exact shape), not as
+//!   the command, whose defaults come from the replica's own `cf-*` settings;
+//! - an insert command in which an item was refused by a limit a replica does not apply
+//!   (`bf.max-filter-bytes`, `maxmemory`) is replicated as `CF.INSERT key ITEMS <the items
+//!   that went in>`; items refused as full or present changed nothing and are left out.
+//!
+//! `cf-max-expansions` is read by replicas too: give replicas the same value as the primary.
+
+use std::ffi::{CStr, c_char, c_longlong};
+
+use redis_module::{Context, ContextFlags, raw};
+
+use super::{Key, notify, with_value};
+use crate::filter::cuckoo::{
+    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, ScanStep,
+};
+use crate::filter::{BloomError, cuckoo::params::MAX_CAPACITY_8X};
+use crate::module::args::{Arg, Args, parse_i64};
+use crate::module::config;
+use crate::module::errors;
+use crate::module::limits::ServerGuard;
+use crate::module::reply::Reply;
+use crate::module::types::cuckoo::CuckooValue;
+
+const BAD_CAPACITY: &str = "Bad capacity";
+const CAPACITY_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
+const INSERT_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+const BUCKET_SIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [1, 255]";
+const MAX_ITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
+const EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
+const FINGERPRINT_RANGE: &str = "FINGERPRINT: value must be 8, 16 or 32";
+const ITEM_EXISTS: &str = "ERR item exists";
+const NOT_FOUND: &str = "ERR not found";
+const DEL_NOT_FOUND: &str = "Not found";
+const COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
+const MAX_EXPANSIONS: &str = "Maximum expansions reached";
+const FULL: &str = "Filter is full";
+const INSERT_NO_MEMORY: &str = "ERR Insufficient memory";
+const CREATE_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
+const CANNOT_CREATE: &str = "ERR Could not create filter";
+const INVALID_POSITION: &str = "Invalid position";
+const INVALID_HEADER: &str = "Invalid header";
+const BAD_HEADER: &str = "Couldn't create filter!";
+const BAD_CHUNK: &str = "Couldn't load chunk!";
+const NOT_RESTORING: &str = "ERR CF.LOADCHUNK data chunks go only into a filter that its CF.LOADCHUNK header created and that has taken no other write since; this key holds another filter";
+
+/// The reply text of a core error.
+pub fn error_text(e: &CuckooError) -> String {
+    let s = match e {
+        CuckooError::CapacityTooSmall => CAPACITY_RANGE,
+        CuckooError::BucketSizeRange => BUCKET_SIZE_RANGE,
+        CuckooError::MaxIterationsRange => MAX_ITERATIONS_RANGE,
+        CuckooError::ExpansionRange => EXPANSION_RANGE,
+        CuckooError::TooLarge => CANNOT_CREATE,
+        CuckooError::MaxExpansions => MAX_EXPANSIONS,
+        CuckooError::Alloc(BloomError::OutOfMemory) | CuckooError::OutOfMemory => INSERT_NO_MEMORY,
+        CuckooError::Alloc(e) => return errors::text(e),
+        CuckooError::BadData => BAD_HEADER,
+        CuckooError::BadHeader => INVALID_HEADER,
+        CuckooError::ChunkOffset | CuckooError::ChunkTooBig => BAD_CHUNK,
+        CuckooError::UnsupportedEncoding(_) | CuckooError::Unsupported => BAD_HEADER,
+    };
+    s.to_string()
+}
+
+/// The reply when making a filter failed.
+fn create_error(e: &CuckooError) -> Reply {
+    Reply::Error(match e {
+        CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
+            CREATE_NO_MEMORY.to_string()
+        }
+        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => error_text(e),
+        _ => CANNOT_CREATE.to_string(),
+    })
+}
+
+fn resp3(ctx: &Context) -> bool {
+    ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
+}
+
+/// Replicates `CF.LOADCHUNK <key> 1 <header>`: a created filter, its exact shape.
+fn replicate_header(ctx: &Context, args: &Args, header: &[u8]) {
+    if let Some(replicate) = api!(RedisModule_Replicate) {
+        // SAFETY: `ctx` is the running command's context; the format "slb" is matched by a
+        // RedisModuleString (argv[1], alive for the command), a long long, and a (pointer,
+        // length) buffer alive for the call, which Redis copies.
+        unsafe {
+            replicate(
+                ctx.ctx,
+                c"CF.LOADCHUNK".as_ptr(),
+                c"slb".as_ptr(),
+                args.key().inner,
+                1 as c_longlong,
+                header.as_ptr().cast::<c_char>(),
+                header.len(),
+            );
+        }
+    }
+}
+
+/// Replicates `CF.INSERT <key> ITEMS <items…>`, the items being argv strings.
+fn replicate_insert(ctx: &Context, args: &Args, items: &[Arg]) {
+    if let Some(replicate) = api!(RedisModule_Replicate) {
+        // SAFETY: `ctx` is the running command's context; the format "scv" is matched by a
+        // RedisModuleString (argv[1]), a NUL-terminated C string and a (RedisModuleString**,
+        // count) vector: `Arg` is `repr(transparent)` over argv pointers, all alive for the
+        // command; Redis only takes references to them.
+        unsafe {
+            replicate(
+                ctx.ctx,
+                c"CF.INSERT".as_ptr(),
+                c"scv".as_ptr(),
+                args.key().inner,
+                c"ITEMS".as_ptr(),
+                items.as_ptr().cast::<*mut raw::RedisModuleString>(),
+                items.len(),
+            );
+        }
+    }
+}
+
+/// Parses a RESERVE option value: `Couldn't parse NAME` if not an integer, the range error if
+/// outside `lo..=hi`.
+fn option_value(b: &[u8], name: &str, lo: i64, hi: i64, range: &str) -> Result<i64, Reply> {
+    let v = parse_i64(b).ok_or_else(|| Reply::Error(format!("Couldn't parse {name}")))?;
+    if !(lo..=hi).contains(&v) {
+        return Err(Reply::err(range));
+    }
+    Ok(v)
+}
+
+fn parse_fingerprint(b: &[u8]) -> Result<FingerprintWidth, Reply> {
+    parse_i64(b)
+        .and_then(|v| u64::try_from(v).ok())
+        .and_then(FingerprintWidth::from_bits)
+        .ok_or_else(|| Reply::err(FINGERPRINT_RANGE))
+}
+
+/// The parameters of a filter made from the `cf-*` settings, with `capacity`.
+fn default_params(capacity: u64) -> Result<CuckooParams, CuckooError> {
+    CuckooParams::new(
+        capacity,
+        config::CF_BUCKET_SIZE.get() as u16,
+        config::CF_MAX_ITERATIONS.get() as u16,
+        config::CF_EXPANSION.get() as u16,
+    )
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [FINGERPRINT w]`.
+/// As in RedisBloom, options are name/value pairs found by name, the first occurrence counts,
+/// and unknown names are ignored; checks run in RedisBloom's order.
+pub fn reserve(ctx: &Context, args: &Args) -> Reply {
+    if args.len() % 2 == 0 {
+        return Reply::WrongArity;
+    }
+    let parsed = (|| {
+        let capacity = parse_i64(args.bytes(2)).ok_or_else(|| Reply::err(BAD_CAPACITY))?;
+        let find = |name: &str| (3..args.len()).step_by(2).find(|&i| args.is(i, name));
+        let mut max_iterations = config::CF_MAX_ITERATIONS.get();
+        if let Some(i) = find("MAXITERATIONS") {
+            max_iterations =
+                option_value(args.bytes(i + 1), "MAXITERATIONS", 1, 65535, MAX_ITERATIONS_RANGE)?;
+        }
+        let mut bucket_size = config::CF_BUCKET_SIZE.get();
+        if let Some(i) = find("BUCKETSIZE") {
+            bucket_size = option_value(args.bytes(i + 1), "BUCKETSIZE", 1, 255, BUCKET_SIZE_RANGE)?;
+        }
+        let mut expansion = config::CF_EXPANSION.get();
+        if let Some(i) = find("EXPANSION") {
+            expansion = option_value(args.bytes(i + 1), "EXPANSION", 0, 32768, EXPANSION_RANGE)?;
+        }
+        let width = match find("FINGERPRINT") {
+            Some(i) => parse_fingerprint(args.bytes(i + 1))?,
+            None => FingerprintWidth::W8,
+        };
+        if capacity < 2 * bucket_size || capacity > MAX_CAPACITY_8X as i64 {
+            return Err(Reply::err(CAPACITY_RANGE));
+        }
+        let params = CuckooParams::new(
+            capacity as u64,
+            bucket_size as u16,
+            max_iterations as u16,
+            expansion as u16,
+        )
+        .map_err(|e| create_error(&e))?;
+        Ok((params, width))
+    })();
+    let (params, width) = match parsed {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let key_name = args.key();
+    let key = Key::writable(ctx, &key_name);
+    match key.value::<CuckooValue>() {
+        Err(r) => return r,
+        Ok(Some(_)) => return Reply::err(ITEM_EXISTS),
+        Ok(None) => {}
+    }
+    let guard = ServerGuard::for_command(ctx);
+    let filter = match CuckooFilter::new(&params, width, &guard) {
+        Ok(f) => f,
+        Err(e) => return create_error(&e),
+    };
+    let header = filter.header().encode();
+    if let Err(r) = key.set_value(CuckooValue::new(filter)) {
+        return r;
+    }
+    replicate_header(ctx, args, &header);
+    notify(ctx, c"cf.reserve", &key_name);
+    Reply::Ok
+}
+
+/// How an insert command makes a missing filter.
+struct Create {
+    capacity: u64,
+    width: FingerprintWidth,
+    nocreate: bool,
+}
+
+/// The outcome of each item of an insert command.
+type Outcomes = Vec<Result<Insert, CuckooError>>;
+
+/// Shared body of ADD, ADDNX, INSERT and INSERTNX: creates the filter if needed, inserts the
+/// items in order, replicates what happened (see the module header). `Err`: the reply of the
+/// whole command.
+fn insert_items(
+    ctx: &Context,
+    args: &Args,
+    first_item: usize,
+    nx: bool,
+    create: Create,
+    event: &CStr,
+) -> Result<Outcomes, Reply> {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    let guard = ServerGuard::for_command(ctx);
+    let existing = key.value_mut::<CuckooValue>()?;
+    let mut created: Option<CuckooValue> = None;
+    let mut header: Option<Vec<u8>> = None;
+    let value = match existing {
+        Some(v) => v,
+        None if create.nocreate => return Err(Reply::err(NOT_FOUND)),
+        None => {
+            let params = default_params(create.capacity).map_err(|e| create_error(&e))?;
+            let filter =
+                CuckooFilter::new(&params, create.width, &guard).map_err(|e| create_error(&e))?;
+            // The empty filter's header, before any item goes in: what replicas create.
+            header = Some(filter.header().encode());
+            created.insert(CuckooValue::new(filter))
+        }
+    };
+    let items = args.items(first_item);
+    let max_filters = config::cf_max_filters();
+    let mut out = Vec::with_capacity(items.len());
+    let refused = if items.len() == 1 {
+        value.filter.add(items[0].as_ref(), nx, max_filters, &guard).map(|r| out.push(Ok(r)))
+    } else {
+        value.filter.insert_many(items, nx, max_filters, &guard, &mut out)
+    };
+    let inserted = out.iter().filter(|r| matches!(r, Ok(Insert::Inserted))).count();
+    if inserted > 0 {
+        value.awaiting_chunks = false;
+    }
+    if let Some(v) = created {
+        key.set_value(v)?;
+    }
+    if let Some(header) = &header {
+        replicate_header(ctx, args, header);
+    }
+    let limited = out.iter().any(|r| r.is_err());
+    if inserted > 0 {
+        if header.is_none() && !limited {
+            ctx.replicate_verbatim();
+        } else {
+            let went_in: Vec<Arg> = items
+                .iter()
+                .zip(&out)
+                .filter(|(_, r)| matches!(r, Ok(Insert::Inserted)))
+                .map(|(a, _)| *a)
+                .collect();
+            replicate_insert(ctx, args, &went_in);
+        }
+    }
+    if inserted > 0 || header.is_some() {
+        notify(ctx, event, &key_name);
+    }
+    match refused {
+        Err(e) => Err(Reply::Error(error_text(&e))),
+        Ok(()) => Ok(out),
+    }
+}
+
+/// `CF.ADD key item` / `CF.ADDNX key item`.
+fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
+    let create = Create {
+        capacity: config::CF_INITIAL_SIZE.get() as u64,
+        width: FingerprintWidth::W8,
+        nocreate: false,
+    };
+    let event = if nx { c"cf.addnx" } else { c"cf.add" };
+    match insert_items(ctx, args, 2, nx, create, event) {
+        Err(r) => r,
+        Ok(out) => match out.into_iter().next() {
+            Some(Ok(Insert::Inserted)) => Reply::Bool(true),
+            Some(Ok(Insert::Exists)) => Reply::Bool(false),
+            Some(Ok(Insert::Full)) => Reply::err(FULL),
+            Some(Err(e)) => Reply::Error(error_text(&e)),
+            None => Reply::err(errors::INTERNAL),
+        },
+    }
+}
+
+/// `CF.ADD key item`: 1 (true), or `Filter is full`.
+pub fn add(ctx: &Context, args: &Args) -> Reply {
+    add_one(ctx, args, false)
+}
+
+/// `CF.ADDNX key item`: 1 (true) if added, 0 (false) if present.
+pub fn addnx(ctx: &Context, args: &Args) -> Reply {
+    add_one(ctx, args, true)
+}
+
+/// `CF.INSERT` / `CF.INSERTNX key [CAPACITY n] [NOCREATE] [FINGERPRINT w] ITEMS item…`.
+fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
+    let mut create = Create {
+        capacity: config::CF_INITIAL_SIZE.get() as u64,
+        width: FingerprintWidth::W8,
+        nocreate: false,
+    };
+    let mut i = 2;
+    let first_item = loop {
+        if i >= args.len() {
+            return Reply::WrongArity;
+        }
+        if args.is(i, "ITEMS") {
+            break i + 1;
+        } else if args.is(i, "NOCREATE") {
+            create.nocreate = true;
+            i += 1;
+        } else if args.is(i, "CAPACITY") || args.is(i, "FINGERPRINT") {
+            if i + 1 >= args.len() {
+                return Reply::WrongArity;
+            }
+            let value = args.bytes(i + 1);
+            if args.is(i, "FINGERPRINT") {
+                match parse_fingerprint(value) {
+                    Ok(w) => create.width = w,
+                    Err(r) => return r,
+                }
+            } else {
+                let Some(c) = parse_i64(value) else {
+                    return Reply::err(BAD_CAPACITY);
+                };
+                if c < 2 * config::CF_BUCKET_SIZE.get() || c > MAX_CAPACITY_8X as i64 {
+                    return Reply::err(INSERT_CAPACITY_RANGE);
+                }
+                create.capacity = c as u64;
+            }
+            i += 2;
+        } else {
+            return Reply::err(errors::UNKNOWN_ARGUMENT);
+        }
+    };
+    if first_item >= args.len() {
+        return Reply::WrongArity;
+    }
+    let event = if nx { c"cf.insertnx" } else { c"cf.insert" };
+    let out = match insert_items(ctx, args, first_item, nx, create, event) {
+        Ok(out) => out,
+        Err(r) => return r,
+    };
+    // RedisBloom: INSERT answers booleans in RESP3; INSERTNX integers 1 / 0 / -1 always.
+    let booleans = resp3(ctx) && !nx;
+    let replies = out
+        .into_iter()
+        .map(|r| match r {
+            Ok(Insert::Inserted) if booleans => Reply::Bool(true),
+            Ok(Insert::Inserted) => Reply::Int(1),
+            Ok(Insert::Exists) => Reply::Int(0),
+            Ok(Insert::Full) if booleans => Reply::Bool(false),
+            Ok(Insert::Full) => Reply::Int(-1),
+            Err(e) => Reply::Error(error_text(&e)),
+        })
+        .collect();
+    Reply::Array(replies)
+}
+
+/// `CF.INSERT`.
+pub fn insert(ctx: &Context, args: &Args) -> Reply {
+    insert_common(ctx, args, false)
+}
+
+/// `CF.INSERTNX`.
+pub fn insertnx(ctx: &Context, args: &Args) -> Reply {
+    insert_common(ctx, args, true)
+}
+
+/// `CF.EXISTS key item`: a missing key answers false.
+pub fn exists(ctx: &Context, args: &Args) -> Reply {
+    with_value(
+        ctx,
+        args,
+        || Reply::Bool(false),
+        |v: &CuckooValue| Reply::Bool(v.filter.contains(args.bytes(2))),
+    )
+}
+
+/// `CF.MEXISTS key item…`.
+pub fn mexists(ctx: &Context, args: &Args) -> Reply {
+    let items = args.items(2);
+    with_value(
+        ctx,
+        args,
+        || Reply::Bools(vec![false; items.len()], None),
+        |v: &CuckooValue| {
+            let mut out = Vec::with_capacity(items.len());
+            v.filter.contains_many(items, &mut out);
+            Reply::Bools(out, None)
+        },
+    )
+}
+
+/// `CF.COUNT key item`: an integer in RESP2 and RESP3; 0 for a missing key.
+pub fn count(ctx: &Context, args: &Args) -> Reply {
+    with_value(
+        ctx,
+        args,
+        || Reply::Int(0),
+        |v: &CuckooValue| {
+            Reply::Int(i64::try_from(v.filter.count(args.bytes(2))).unwrap_or(i64::MAX))
+        },
+    )
+}
+
+/// `CF.DEL key item`: whether a copy was removed; `Not found` for a missing key.
+pub fn del(ctx: &Context, args: &Args) -> Reply {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    let value = match key.value_mut::<CuckooValue>() {
+        Err(r) => return r,
+        Ok(None) => return Reply::err(DEL_NOT_FOUND),
+        Ok(Some(v)) => v,
+    };
+    let deleted = value.filter.delete(args.bytes(2));
+    if deleted {
+        value.awaiting_chunks = false;
+        ctx.replicate_verbatim();
+        notify(ctx, c"cf.del", &key_name);
+    }
+    Reply::Bool(deleted)
+}
+
+/// `CF.COMPACT key`: moves fingerprints to older sub-filters, freeing emptied newest ones.
+pub fn compact(ctx: &Context, args: &Args) -> Reply {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    let value = match key.value_mut::<CuckooValue>() {
+        Err(r) => return r,
+        Ok(None) => return Reply::err(COMPACT_NOT_FOUND),
+        Ok(Some(v)) => v,
+    };
+    value.filter.compact(true);
+    value.awaiting_chunks = false;
+    ctx.replicate_verbatim();
+    notify(ctx, c"cf.compact", &key_name);
+    Reply::Ok
+}
+
+/// `CF.INFO key`.
+pub fn info(ctx: &Context, args: &Args) -> Reply {
+    with_value(
+        ctx,
+        args,
+        || Reply::err(NOT_FOUND),
+        |v: &CuckooValue| {
+            let i = v.filter.info();
+            let n = |x: u64| Reply::Int(i64::try_from(x).unwrap_or(i64::MAX));
+            let mut fields = vec![
+                ("Size", n(i.size)),
+                ("Number of buckets", n(i.buckets)),
+                ("Number of filters", n(i.filters)),
+                ("Number of items inserted", n(i.items)),
+                ("Number of items deleted", n(i.deletes)),
+                ("Bucket size", n(i.bucket_size)),
+                ("Expansion rate", n(i.expansion)),
+                ("Max iterations", n(i.max_iterations)),
+            ];
+            if i.fingerprint_bits != 8 {
+                fields.push(("Fingerprint bits", n(u64::from(i.fingerprint_bits))));
+            }
+            Reply::Map(fields)
+        },
+    )
+}
+
+/// `CF.DEBUG key`.
+pub fn debug(ctx: &Context, args: &Args) -> Reply {
+    with_value(
+        ctx,
+        args,
+        || Reply::err(NOT_FOUND),
+        |v: &CuckooValue| Reply::Bulk(v.filter.debug_string().into_bytes()),
+    )
+}
+
+/// `CF.SCANDUMP key iterator` → `[next, data]`; `[0, nil]` at the end (and at once for a
+/// filter with no items, as RedisBloom). The iterator is checked before the key.
+pub fn scandump(ctx: &Context, args: &Args) -> Reply {
+    let Some(it) = parse_i64(args.bytes(2)).and_then(|i| u64::try_from(i).ok()) else {
+        return Reply::err(INVALID_POSITION);
+    };
+    with_value(
+        ctx,
+        args,
+        || Reply::err(NOT_FOUND),
+        |v: &CuckooValue| match v.filter.scandump(it) {
+            ScanStep::Header(h) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(h)]),
+            ScanStep::Chunk { next, data } => Reply::Array(vec![
+                Reply::Int(i64::try_from(next).unwrap_or(i64::MAX)),
+                Reply::Bulk(data.into_owned()),
+            ]),
+            ScanStep::End => Reply::Array(vec![Reply::Int(0), Reply::Null]),
+        },
+    )
+}
+
+/// `CF.LOADCHUNK key iterator data`: iterator 1 creates the filter a header describes (on a
+/// missing key); later iterators write a chunk, into a filter a header created and that has
+/// taken no other write since. Replicated commands and AOF replay are not checked (the primary
+/// was), and every chunk is replicated (RedisBloom #1014 lost them on failover).
+pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
+    let Some(it) = parse_i64(args.bytes(2)).filter(|&i| i != 0) else {
+        return Reply::err(INVALID_POSITION);
+    };
+    let data = args.bytes(3);
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    let existing = match key.value_mut::<CuckooValue>() {
+        Err(r) => return r,
+        Ok(v) => v,
+    };
+    match existing {
+        None if it == 1 => {
+            let header = match Header::parse(data) {
+                Ok(h) => h,
+                Err(CuckooError::BadHeader) => return Reply::err(INVALID_HEADER),
+                Err(_) => return Reply::err(BAD_HEADER),
+            };
+            // More sub-filters than cf-max-expansions: a filter that could take no insert, and
+            // whose compaction would take time quadratic in their number (65,535 tiny ones).
+            let filters = header.shape.filters;
+            let trusted =
+                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+            if filters > config::cf_max_filters() && !trusted {
+                return Reply::Error(format!(
+                    "ERR the header describes {filters} sub-filters, more than cf-max-expansions ({})",
+                    config::cf_max_filters()
+                ));
+            }
+            let made =
+                Ok(header).and_then(|h| h.allocate(&ServerGuard::for_command(ctx))).map_err(|e| {
+                    match e {
+                        CuckooError::Alloc(_) | CuckooError::OutOfMemory => create_error(&e),
+                        CuckooError::BadHeader => Reply::err(INVALID_HEADER),
+                        _ => Reply::err(BAD_HEADER),
+                    }
+                });
+            let filter = match made {
+                Ok(f) => f,
+                Err(r) => return r,
+            };
+            if let Err(r) = key.set_value(CuckooValue { filter, awaiting_chunks: true }) {
+                return r;
+            }
+        }
+        None => return Reply::err(NOT_FOUND),
+        Some(_) if it == 1 => return Reply::err(ITEM_EXISTS),
+        Some(value) => {
+            let trusted =
+                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+            if !value.awaiting_chunks && !trusted {
+                return Reply::err(NOT_RESTORING);
+            }
+            let Ok(it) = u64::try_from(it) else {
+                return Reply::err(BAD_CHUNK);
+            };
+            if value.filter.load_chunk(it, data).is_err() {
+                return Reply::err(BAD_CHUNK);
+            }
+        }
+    }
+    ctx.replicate_verbatim();
+    notify(ctx, c"cf.loadchunk", &key_name);
+    Reply::Ok
+}
