@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use scalebloom::filter::codec::{SliceReader, dump_header, write_chain};
+use scalebloom::filter::codec::{dump_header, write_chain};
 use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
+use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
@@ -96,7 +97,7 @@ fn redisbloom_filters() -> Vec<(&'static str, Chain)> {
 /// layout of `fuzz/fuzz_targets/redisbloom_rdb.rs`: versions below 4 drop the growth field,
 /// below 2 the options field too.
 fn rb_rdb_seed(chain: &Chain, encver: u8) -> Vec<u8> {
-    use scalebloom::filter::codec::FieldReader;
+    use scalebloom::filter::fields::FieldReader;
     let mut v4 = Vec::new();
     write_rdb(chain, &mut v4);
     let mut r = SliceReader::new(&v4);

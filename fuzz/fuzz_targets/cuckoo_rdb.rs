@@ -12,9 +12,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::MaxFilterBytes;
-use scalebloom::filter::codec::SliceReader;
 use scalebloom::filter::cuckoo::CuckooFilter;
 use scalebloom::filter::cuckoo::codec::{RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION};
+use scalebloom::filter::fields::SliceReader;
 
 /// Largest filter (as `CF.INFO Size` counts) a value may allocate here.
 const LIMIT: u64 = 64 << 20;

@@ -13,7 +13,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::Unlimited;
-use scalebloom::filter::codec::{SliceReader, read_chain, write_chain};
+use scalebloom::filter::codec::{read_chain, write_chain};
+use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::redisbloom::{read_rdb, write_rdb};
 
 fuzz_target!(|data: &[u8]| {

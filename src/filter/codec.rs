@@ -59,65 +59,17 @@
 //! A chain in one of RedisBloom's schemes gets RedisBloom's header instead (below), so that a
 //! RedisBloom server can `BF.LOADCHUNK` it; `BF.LOADCHUNK` here reads both ([`AnyHeader`]).
 //!
-//! # RedisBloom's formats (importing its data; code in [`redisbloom`])
-//! Facts from RedisBloom's history (`src/rebloom.c`, `src/sb.c`, `deps/bloom/bloom.c`, formerly
-//! `contrib/bloom.c`), by the commit that changed them; releases named where they first appear.
-//!
-//! A chain (`SBChain`) is `size` (items), `nfilters`, `options`, `growth` and its layers. A layer
-//! (`SBLink` + `struct bloom`) is `entries` (capacity), `error`, `hashes`, `bpe` (bits per entry),
-//! `bits`, `n2`, `bytes` (array length) and `size` (its items). Bit `p` of a layer is in byte
-//! `p >> 3` at mask `1 << (p & 7)`: the same order as ours, so arrays are copied as they are.
-//!
-//! Options (`BLOOM_OPT_*`, bloom.h):
-//! - `NOROUND` = 1: `bits = (u64)(entries × bpe)` (at least 1), `n2 = 0`, positions mod `bits`.
-//!   Without it: `n2 = logb(entries × bpe) + 1`, `bits = 2^n2`, positions mod `2^n2` (a mask),
-//!   and `entries` grows by the items the extra bits hold: `+= (u64)((u64)(2^n2 − entries×bpe)
-//!   / bpe)` — the stored capacity is that grown value, and the next layer builds on it.
-//! - `ENTS_IS_BITS` = 2: never set by RedisBloom's commands (refused here).
-//! - `FORCE64` = 4 (since 2018-02-14, release 1.1.1): `a = MurmurHash64A(item,
-//!   0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`. Without it: `a = MurmurHash2(item,
-//!   0x9747b28c)`, `b = MurmurHash2(item, a)` (32-bit). (From 2018-02-14 to 04-05, in no
-//!   release, the first seed was 0.) Probe `i` = `(a + i·b) mod M` in 64-bit arithmetic since
-//!   1.1.1; 1.0's 32-bit arithmetic gives the same positions because 1.0 layers are powers of two.
-//! - `NO_SCALING` = 8 (2019-12-03, release 2.2): the chain never grows; its growth field keeps
-//!   the default expansion, 2.
-//!
-//! What releases wrote: 1.0–1.1.0 options 0 (32-bit hash, powers of two); 1.1.1–2.0 options 4
-//! (64-bit, powers of two); 2.2 on 5 (`NOROUND | FORCE64`), 13 when nonscaling. `BF.LOADCHUNK`
-//! of RedisBloom 2.8 accepts any of 0, 1, 4, 5, 8, 9, 12, 13 (and 2): all but 2 are read here.
-//!
-//! Sizing (`bloom_init`): `bpe = |ln(error) / 0.480453013918201|`, `hashes = ceil(0.693147180559945
-//! × bpe)`, then bits as above; since 2.2 (2019-12-03) `bytes` is rounded up to whole 64-bit
-//! words and `bits = bytes × 8` is stored; before, `bits` was stored as 0 for power-of-two
-//! layers and `bytes = 2^n2 / 8` (at least 1). Growth (`SBChain_Add`): a new layer when the
-//! last holds `entries` items, with `entries × growth` items (the last layer's stored entries)
-//! at `error × 0.5` since 2.2; before (2019-11-25), `growth` was always 2, the first layer got
-//! the full requested error (now half, or all of it when nonscaling), and layer `n` got the
-//! previous layer's error × 0.5^(n+1). Every error is therefore the first layer's halved a
-//! whole number of times, which is how it is held here. New layers of an imported chain are
-//! sized and tightened as current RedisBloom does.
-//!
-//! RDB value, by encoding version (typed fields; `BFRdbLoad`):
-//! - 0 (before 2017-07-31, no release): `size`, `nfilters`; per layer `entries`, `error`,
-//!   `hashes`, `bpe`, array, `size` — `bits = entries × bpe` unrounded, 32-bit arithmetic mod
-//!   `bits`. Refused here (RedisBloom 2.8 loads them unchecked but probes them in 64-bit
-//!   arithmetic, unlike the builds that wrote them; RedisBloom 8 refuses nearly all of them: it
-//!   requires `bits = bytes × 8`).
-//! - 1 (1.0, 2017): adds `bits` and `n2` after `bpe` (from 2017-08-01; one day without `bits`,
-//!   no release). Options are 0.
-//! - 2 (2018-02-14, no release): adds `options` after `nfilters`.
-//! - 3 (2018-04-05, 1.1.1): the same fields (marks the 64-bit hash's seed change).
-//! - 4 (2019-11-26, 2.2 to today): adds `growth` after `options`; below 4 growth is 2.
-//!
-//! Dump header (`SBChain_GetEncodedHeader`, packed little-endian, `20 + 53 × nfilters` bytes):
-//! `u64 size, u32 nfilters, u32 options, u32 growth`; per layer `u64 bytes, u64 bits, u64 size,
-//! f64 error, f64 bpe, u32 hashes, u64 entries, u8 n2`. Chunks as ours (iterator = 1 + offset).
+//! # RedisBloom's formats
+//! Its RDB value and dump header, and the history of every option and version it wrote, are in
+//! [`redisbloom`]; a chain in one of its schemes is written here only through that module.
 
 use super::BloomError;
 use super::bits::BitArray;
 use super::chain::Chain;
+use super::chunks;
 use super::claims::{LayerClaim, check_layers};
 use super::counting;
+use super::fields::{FieldReader, FieldWriter, SliceReader};
 use super::guard::AllocGuard;
 use super::hash::HashScheme;
 use super::layer::{Contents, Layer};
@@ -137,14 +89,8 @@ pub const DUMP_VERSION: u32 = 1;
 pub const DUMP_VERSION_COUNTING: u32 = 2;
 /// The field sequence version RDB values of this build use.
 pub const FIELDS_VERSION: u32 = 2;
-/// Largest chunk `BF.SCANDUMP` returns.
-pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
 /// Bytes of a dump header before the field sequence.
 const DUMP_PREFIX: usize = 16;
-
-// The field traits live in `fields.rs` (shared with RedisBloom's formats, without a circle);
-// their old paths here stay valid.
-pub use super::fields::{FieldReader, FieldWriter, SliceReader};
 
 /// A chain's description without its bits: what the field sequence holds, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,7 +204,7 @@ impl ChainMeta {
             .iter()
             .map(|(size, _)| counting::array_bits(size.bits, self.width))
             .collect::<Result<Vec<_>, _>>()?;
-        allocate_for_chunks(guard, self.bit_bytes(), &array_bits, |arrays| {
+        chunks::allocate_for_chunks(guard, self.bit_bytes(), &array_bits, |arrays| {
             self.into_chain(arrays, Contents::Fresh)
         })
     }
@@ -276,23 +222,6 @@ impl ChainMeta {
             .collect::<Result<Vec<_>, _>>()?;
         Chain::from_parts(self.params, self.scheme, self.seed, layers, self.items)
     }
-}
-
-/// The one way a chunked restore (`BF.LOADCHUNK key 1 <header>`, either header format) gets
-/// its chain: `guard` admits the filter's size (`bit_bytes` of bits, one layer per entry of
-/// `array_bits`), zeroed arrays of `array_bits` are allocated, `build` assembles them, and the
-/// chain is marked [`Chain::awaiting_chunks`].
-pub fn allocate_for_chunks(
-    guard: &dyn AllocGuard,
-    bit_bytes: u64,
-    array_bits: &[u64],
-    build: impl FnOnce(Vec<BitArray>) -> Result<Chain, BloomError>,
-) -> Result<Chain, BloomError> {
-    guard.admit(info_size(array_bits.len() as u64, bit_bytes), bit_bytes)?;
-    let arrays = array_bits.iter().map(|&bits| BitArray::new(bits)).collect::<Result<_, _>>()?;
-    let mut chain = build(arrays)?;
-    chain.await_chunks();
-    Ok(chain)
 }
 
 /// Writes a whole chain in the RDB layout: fields, then each layer's segments.
@@ -470,52 +399,11 @@ pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, BloomError> {
     Ok(AnyHeader::RedisBloom(redisbloom::parse_header(data)?))
 }
 
-/// Where byte `offset` of all layers' arrays laid end to end lies: `(layer index, offset in
-/// that layer, bytes from there to the layer's end)`; `None` past the end. The one walk that
-/// both reading and writing chunks use.
-fn locate(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
-    let mut start = 0u64;
-    for (i, layer) in chain.layers().iter().enumerate() {
-        let len = layer.bytes();
-        if offset < start + len {
-            let inner = offset - start;
-            return Some((i, inner, len - inner));
-        }
-        start += len;
-    }
-    None
-}
-
-/// Where the dump chunk starting at byte `offset` lies: `(layer index, offset in that layer,
-/// length)`, at most [`MAX_CHUNK_BYTES`] and never past the layer's end; `None` past the end.
-pub fn chunk_at(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
-    locate(chain, offset).map(|(layer, inner, rest)| (layer, inner, rest.min(MAX_CHUNK_BYTES)))
-}
-
-/// The bytes of the dump chunk starting at byte `offset` ([`chunk_at`]); `None` past the end.
-/// What `BF.SCANDUMP` sends and the AOF rewrite emits.
-pub fn read_chunk(chain: &Chain, offset: u64) -> Option<Vec<u8>> {
-    let (layer, inner, len) = chunk_at(chain, offset)?;
-    let mut data = Vec::with_capacity(usize::try_from(len).ok()?);
-    // chunk_at keeps [inner, inner + len) inside the layer, so the read cannot fail.
-    chain.layers()[layer].bits().read_bytes(inner, len, |b| data.extend_from_slice(b)).ok()?;
-    Some(data)
-}
-
-/// Writes a chunk received by `BF.LOADCHUNK` at byte `offset`; refuses one that starts past the
-/// end or does not fit inside the layer it starts in.
-pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), BloomError> {
-    let (layer, inner, rest) = locate(chain, offset).ok_or(BloomError::ChunkOffset)?;
-    if data.len() as u64 > rest {
-        return Err(BloomError::ChunkTooBig);
-    }
-    chain.layers_mut()[layer].write_bytes(inner, data)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::filter::Unlimited;
+    use crate::filter::chunks::{read_chunk, write_chunk};
 
     fn sample(items: u32, nonscaling: bool) -> Chain {
         let exp = if nonscaling { 0 } else { 2 };

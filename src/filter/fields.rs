@@ -1,6 +1,6 @@
 //! Typed fields: the one vocabulary every byte format is read and written in. An RDB file
 //! (Redis' typed calls, `module/types/io.rs`) and a byte buffer (little-endian, this file) are
-//! both a [`FieldWriter`] and a [`FieldReader`], so each format (`codec.rs`, `redisbloom.rs`) is
+//! both a [`FieldWriter`] and a [`FieldReader`], so each format (`codec.rs`, `redisbloom/`) is
 //! written once for both. Depends on nothing but the core's error and word types.
 
 use super::BloomError;

@@ -5,15 +5,20 @@
 //! - [`guard`]: the allocation guard every filter asks before it grows.
 //! - [`mem`]: the memory of bit arrays (zeroed allocation, huge pages, prefetch, defrag moves).
 //! - [`fields`]: typed fields, the vocabulary of every byte format; [`codec`] (scalebloom's
-//!   formats) and [`redisbloom`] (RedisBloom's) are written in it.
+//!   formats of a Bloom chain) and [`redisbloom`] (RedisBloom's) are written in it.
+//! - [`chunks`]: the chunks of SCANDUMP/LOADCHUNK after either header, and the allocation of a
+//!   chain that awaits them.
 //!
 //! # Encoding
-//! Every byte format (RDB fields, the dump header of SCANDUMP/LOADCHUNK) lives in [`codec`],
-//! with one strict validator shared by all of them.
+//! A Bloom chain's byte formats (RDB fields, the dump header of SCANDUMP/LOADCHUNK) live in
+//! [`codec`], which hands a chain in one of RedisBloom's schemes to [`redisbloom`] (its RDB
+//! value, its dump header, their one strict validator and its format history); [`redisbloom`]
+//! never calls back into [`codec`]. The cuckoo filter's formats are in `cuckoo/codec.rs`.
 //!
 //! Nothing below this folder uses the Redis module API: the Redis glue lives in `crate::module`.
 
 pub mod bloom;
+pub mod chunks;
 pub mod codec;
 pub mod cuckoo;
 pub mod fields;

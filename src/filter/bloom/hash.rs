@@ -15,7 +15,7 @@
 //! `bf.new-filter-scheme redisbloom` is set); the chain's seed is unused, RedisBloom's seeds are
 //! fixed. Both hash the item twice into `a` and `b`, and probe `i` of a layer is
 //! `(a + i·b) mod 2^64 mod M`, where `M` is the layer's bit count or, for layers sized to a
-//! power of two, `2^n2` (see [`layer::Rule`](super::layer::Rule) and `codec.rs`):
+//! power of two, `2^n2` (see [`layer::Rule`](super::layer::Rule) and `filter/redisbloom/mod.rs`):
 //! - scheme 2, [`HashScheme::Murmur64`] (RedisBloom's `FORCE64` option, every filter RedisBloom
 //!   made since 1.1.1): `a = MurmurHash64A(item, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`;
 //! - scheme 3, [`HashScheme::Murmur32`] (filters without `FORCE64`, RedisBloom 1.0–1.1.0):

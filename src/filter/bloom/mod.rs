@@ -24,7 +24,7 @@
 //! id and the seed are stored with the chain, so the same bits always mean the same items.
 //! Filters imported from RedisBloom keep RedisBloom's schemes (MurmurHash64A or its legacy
 //! 32-bit hash, `(a + i·b) mod bits` or `mod 2^n2` positions) and its layer sizing for good
-//! (`filter/redisbloom.rs`, `filter/codec.rs`), so they answer exactly as RedisBloom would.
+//! (`filter/redisbloom/`, `filter/codec.rs`), so they answer exactly as RedisBloom would.
 //!
 //! # Sizing and limits
 //! Layers are sized exactly as RedisBloom sizes them ([`params`]), so `BF.INFO` and `BF.DEBUG`

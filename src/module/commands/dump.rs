@@ -1,10 +1,12 @@
 //! BF.SCANDUMP and BF.LOADCHUNK: moving a filter in pieces, with RedisBloom's iterator protocol.
-//! The byte formats and their validation are in `crate::filter::codec`.
+//! The byte formats and their validation are in `crate::filter::codec` (and `filter::redisbloom`),
+//! the chunks in `crate::filter::chunks`.
 
 use redis_module::{Context, ContextFlags};
 
 use super::{Key, core_err, notify, with_value};
-use crate::filter::codec::{dump_header, parse_any_header, read_chunk, write_chunk};
+use crate::filter::chunks::{read_chunk, write_chunk};
+use crate::filter::codec::{dump_header, parse_any_header};
 use crate::filter::{BloomError, Chain};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;

@@ -8,7 +8,8 @@ use redis_module::raw;
 
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, aux, methods};
-use crate::filter::codec::{self, RDB_ENCODING_V1, RDB_ENCODING_VERSION, dump_header, read_chunk};
+use crate::filter::chunks::read_chunk;
+use crate::filter::codec::{self, RDB_ENCODING_V1, RDB_ENCODING_VERSION, dump_header};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError, Chain, redisbloom};
 use crate::module::errors;
