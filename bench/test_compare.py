@@ -128,18 +128,20 @@ def recorded(name):
 class Report(unittest.TestCase):
     """testdata/quick-results.json is the --json output of a `--quick` run of every part but
     import and counting, testdata/quick-import.json of a later `--quick --only import` run,
-    testdata/quick-counting.json of a `--quick --only counting` run: each part's report renders
+    testdata/quick-counting.json of a `--quick --only counting` run, testdata/quick-cuckoo.json of
+    a `--quick --only cuckoo` run: each part's report renders
     from them, with the headings and targets the README explains."""
 
     def test_every_part_renders_from_a_recorded_run(self):
         results = dict(recorded("quick-results.json"), **recorded("quick-import.json"),
-                       **recorded("quick-counting.json"))
+                       **recorded("quick-counting.json"), **recorded("quick-cuckoo.json"))
         self.assertEqual(set(results), set(compare.PARTS))
         text = compare.report(results)
         for heading in ("### Instructions per item", "### Bits per item", "### ns per item",
                         "### Pipelined throughput", "### Many small filters",
                         "### Loading an RDB with one large filter", "### An imported RedisBloom filter",
-                        "### Counting filters against RedisBloom's cuckoo filter"):
+                        "### Counting filters against RedisBloom's cuckoo filter",
+                        "### Cuckoo filters: scalebloom's CF.* against RedisBloom's"):
             self.assertEqual(text.count(heading), 1, heading)
         self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
 
