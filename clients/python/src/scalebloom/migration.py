@@ -7,8 +7,8 @@ size, layers, items, expansion: an imported filter keeps RedisBloom's layout, so
 match); the same ``BF.MEXISTS`` answer for every one of ``--sample`` random items that were
 never added (an imported filter answers exactly as RedisBloom did, false positives included);
 and, with ``--items FILE`` (lines ``key<TAB>item``), that every item known to be in a filter is
-present on both. Cuckoo keys (``MBbloomCF``) are compared by type only, since scalebloom has no
-cuckoo filter yet: on a target without one they show as a difference.
+present on both. Cuckoo keys (``MBbloomCF``) get the same checks with ``CF.INFO`` (every field:
+an imported cuckoo filter keeps RedisBloom's layout) and ``CF.MEXISTS``.
 
 It prints one line per key and exits 0 when nothing differs, 1 when something does, 2 when a
 server cannot be reached.
@@ -72,20 +72,27 @@ def check_key(
     if dtype != type_:
         rep.problems.append(f"type {dtype!r} on the target" if dtype != "none" else "missing")
         return rep
-    if type_ != BLOOM_TYPE:
-        return rep  # cuckoo: the type is all there is to compare for now
-    si = p.parse_info(src.execute_command("BF.INFO", key))
-    di = p.parse_info(dst.execute_command("BF.INFO", key))
-    for name in ("capacity", "size", "filters", "items", "expansion"):
-        a, b = getattr(si, name), getattr(di, name)
-        if a != b:
-            rep.problems.append(f"BF.INFO {name} {a} -> {b}")
+    prefix = "BF" if type_ == BLOOM_TYPE else "CF"
+    mexists = f"{prefix}.MEXISTS"
+    if type_ == BLOOM_TYPE:
+        si = p.parse_info(src.execute_command("BF.INFO", key))
+        di = p.parse_info(dst.execute_command("BF.INFO", key))
+        for name in ("capacity", "size", "filters", "items", "expansion"):
+            a, b = getattr(si, name), getattr(di, name)
+            if a != b:
+                rep.problems.append(f"BF.INFO {name} {a} -> {b}")
+    else:
+        sc = p.pairs(src.execute_command("CF.INFO", key))
+        dc = p.pairs(dst.execute_command("CF.INFO", key))
+        for name, a in sc.items():
+            if dc.get(name) != a:
+                rep.problems.append(f"CF.INFO {name} {a} -> {dc.get(name)}")
     salt = secrets.token_hex(8)
     absent = [f"scalebloom-check:{salt}:{i}".encode() for i in range(sample)]
     for s in range(0, len(absent), 1000):
         chunk = absent[s : s + 1000]
-        a = p.to_bools(src.execute_command("BF.MEXISTS", key, *chunk))
-        b = p.to_bools(dst.execute_command("BF.MEXISTS", key, *chunk))
+        a = p.to_bools(src.execute_command(mexists, key, *chunk))
+        b = p.to_bools(dst.execute_command(mexists, key, *chunk))
         rep.absent_checked += len(chunk)
         rep.absent_differ += sum(x != y for x, y in zip(a, b))
     if rep.absent_differ:
@@ -94,8 +101,8 @@ def check_key(
         )
     for s in range(0, len(present), 1000):
         chunk = list(present[s : s + 1000])
-        a = p.to_bools(src.execute_command("BF.MEXISTS", key, *chunk))
-        b = p.to_bools(dst.execute_command("BF.MEXISTS", key, *chunk))
+        a = p.to_bools(src.execute_command(mexists, key, *chunk))
+        b = p.to_bools(dst.execute_command(mexists, key, *chunk))
         rep.present_checked += len(chunk)
         rep.present_missing += sum(not y for y in b)
         if not all(a):
