@@ -5,7 +5,7 @@
 //!
 //! # Layout
 //! - [`meta`]: a chain's fields as RedisBloom stores them, and their validation.
-//! - [`header`]: its dump header (the 53-byte link layout).
+//! - [`header`](mod@header): its dump header (the 53-byte link layout).
 //! - [`rdb`]: its RDB value, and this module's RDB fields of a chain in its schemes.
 //!
 //! # History
@@ -60,7 +60,7 @@
 //!
 //! Dump header (`SBChain_GetEncodedHeader`, packed little-endian, `20 + 53 × nfilters` bytes):
 //! the chain's `size`, `nfilters`, `options` and `growth`, then per layer its `bytes`, `bits`,
-//! `size`, `error`, `bpe`, `hashes`, `entries` and `n2` (byte layout in [`header`]). Chunks as
+//! `size`, `error`, `bpe`, `hashes`, `entries` and `n2` (byte layout in [`header`](mod@header)). Chunks as
 //! ours (iterator = 1 + offset).
 
 pub mod header;
