@@ -16,7 +16,7 @@
 //! thread (commands, type callbacks, events, the allocator inside Redis, Redis' background
 //! threads freeing values); nothing writes them again. So reading one by value races with
 //! nothing, and reading it before Init (the allocator, in a test binary) sees `None`.
-//! [`api!`] is the one place that reads them, under this premise.
+//! `api!` (below) is the one place that reads them, under this premise.
 
 /// The module API function `raw::$name`, read by value: `Option<unsafe extern "C" fn …>`.
 macro_rules! api {

@@ -32,7 +32,7 @@ impl LayerClaim {
 }
 
 /// The one rule every stored chain obeys, checked before a loaded chain's bits are allocated
-/// (by the decoders in `codec`) and again when its layers are assembled ([`Chain::from_parts`]):
+/// (by the decoders in `codec`) and again when its layers are assembled ([`Chain::from_parts`](super::Chain::from_parts)):
 /// 1 to [`MAX_LAYERS`] layers (exactly 1 when nonscaling); each layer exactly the one `params`
 /// build at its position ([`expected_layer`]); no layer holds more than its capacity, and every
 /// layer but the last is full (a layer is added only when the last is full); the items add up

@@ -22,7 +22,7 @@ pub struct Stats {
     pub items: u64,
     /// Whether the estimated error is above the target.
     pub saturated: bool,
-    /// Counting chains: counters stuck at their maximum ([`counting`]); `None` for plain ones.
+    /// Counting chains: counters stuck at their maximum ([`counting`](super::counting)); `None` for plain ones.
     pub saturated_counters: Option<u64>,
 }
 

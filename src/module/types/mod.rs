@@ -3,7 +3,7 @@
 //!
 //! A type stored in Redis implements [`NativeType`] (load, save, AOF rewrite, sizes, digest,
 //! defrag) in terms of the small handles of `io.rs`; [`methods`] builds its callback table, and
-//! its registration is one `static RedisType` (`bloom.rs`: `MBbloom--`) and a row in [`TYPES`].
+//! its registration is one `static RedisType` (`bloom.rs`: `MBbloom--`) and a row in `TYPES`.
 //! Adding a type — a cuckoo filter's `MBbloomCF`, a windowed filter — is a file like `bloom.rs`,
 //! not a copy of the callbacks. Commands reach a type's values through
 //! `commands::Key::value::<T>()`.
