@@ -233,6 +233,19 @@ def server_cpu(client):
     return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
+def settle_filter_runs(res, part):
+    """After the rounds of a part that measures several filters: each filter's `Size` must be the
+    same in every round (it is then kept once), and its false-positive count comes from round 0,
+    the one that probed the absent items."""
+    for f in res["filters"].values():
+        sizes = {x["size"] for x in f["runs"]}
+        if len(sizes) != 1:
+            raise BenchError(f"{part}: {f['label']}: Size differs between rounds: {sorted(sizes)}")
+        f["size"] = sizes.pop()
+        f["absent_ones"] = f["runs"][0].pop("absent_ones")
+    return res
+
+
 def median_index(values):
     """Index of the median of `values` (the lower middle one for an even count)."""
     order = sorted(range(len(values)), key=values.__getitem__)

@@ -93,13 +93,7 @@ def part_cuckoo(cfg):
     finally:
         for srv in servers.values():
             srv.cleanup()
-    for f in res["filters"].values():
-        sizes = {x["size"] for x in f["runs"]}
-        if len(sizes) != 1:
-            raise BenchError(f"cuckoo: {f['label']}: Size differs between rounds: {sorted(sizes)}")
-        f["size"] = sizes.pop()
-        f["absent_ones"] = f["runs"][0].pop("absent_ones")
-    return res
+    return settle_filter_runs(res, "cuckoo")
 
 
 def report_cuckoo(r):
