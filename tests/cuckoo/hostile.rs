@@ -29,6 +29,11 @@ fn mutated_dump_payloads_never_crash() {
         // The body: everything before the 2-byte RDB version and the 8-byte CRC.
         let mut body = src[..src.len() - 10].to_vec();
         let what = mutate_bytes(&mut rng, &mut body, other);
+        // Keep the value type a module type (RDB_TYPE_MODULE_2): a mutation of that byte makes
+        // Redis load a list or a string of its own, which is not this module's loader at work.
+        if let Some(t) = body.first_mut() {
+            *t = 7;
+        }
         body.extend_from_slice(&src[src.len() - 10..src.len() - 8]);
         body.extend_from_slice(&[0; 8]);
         fix_dump_crc(&mut body);
