@@ -25,6 +25,7 @@ pub mod fields;
 pub mod guard;
 pub mod mem;
 pub mod redisbloom;
+pub mod window;
 
 // The Bloom chain's modules under their old paths (`filter::chain`, …), which the byte
 // formats, the glue, benches and fuzz targets name.

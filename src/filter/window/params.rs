@@ -1,0 +1,271 @@
+//! Sizing an age-partitioned Bloom filter: which `(k, l)` for an error rate, how many bits per
+//! slice, how long a generation lasts.
+//!
+//! An APBF (Shtul, Baquero, Almeida, arXiv 2001.03147) has `k + l` slices. An item sets one
+//! bit in each of the `k` newest slices; a query answers "present" when `k` consecutive slices
+//! hold its bits. Each generation holds `g` items; a slice receives inserts for `k` generations
+//! (while it is one of the `k` newest), so it is sized for `k·g` items at fill ½:
+//! `m = k·g / ln 2` bits. Bits per window item (`l·g` items are always remembered):
+//! `(k + l)·m / (l·g) = k(k + l) / (l·ln 2) ≈ 1.4427·k(k + l)/l` (the paper writes `l + 1`
+//! because it counts the generation being filled as part of the window).
+//!
+//! The false-positive rate is the probability of a run of `k` set bits among the `k + l`
+//! slices, each bit set with its slice's fill. [`false_positive`] computes it exactly for
+//! independent slices by a small dynamic program over the run length, at the worst moment (the
+//! end of a generation: the newest slices hold `1, 2, …, k` generations, the older ones `k`).
+//! [`choose`] then takes, among all `(k, l)` with that rate at or under the target and
+//! `l ≥ 4k`, the one with the fewest bits per item; ties go to fewer slices.
+//!
+//! Why `l ≥ 4k`: an item is found for `l` turns of the ring after its generation, but its bits
+//! leave one slice per turn, so for `k − 1` more turns its leftover bits plus one newer slice
+//! can still make a run (just after expiry it answers "present" about half the time, then a
+//! quarter, …). Only after `k` turns past the window does it answer exactly as a never-added
+//! item. That is the slack: `k` generations, `k/l` of the window, at most a quarter.
+
+use super::super::BloomError;
+use super::super::params::{MAX_CAPACITY, MIN_CAPACITY, error_in_range};
+
+/// Largest `k` (bits per item, probes per insert).
+pub const MAX_K: u32 = 40;
+/// Largest `l` (generations remembered besides the current one).
+pub const MAX_L: u32 = 160;
+/// Smallest `l / k`: the slack (`k` generations) is at most `window / SLACK_RATIO`.
+pub const SLACK_RATIO: u32 = 4;
+/// Longest time window: about 34 years in milliseconds.
+pub const MAX_WINDOW_MS: u64 = 1 << 40;
+/// Largest slice, in bits (2^36 bits = 8 GiB; any real limit is `bf.max-filter-bytes`).
+pub const MAX_SLICE_BITS: u64 = 1 << 36;
+
+/// What moves a window forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    /// Time: every item is remembered for at least `window_ms` milliseconds.
+    Time {
+        /// The window, in milliseconds.
+        window_ms: u64,
+    },
+    /// Count: the last `capacity` items are remembered.
+    Items,
+}
+
+/// A windowed filter's parameters, all derived from (kind, error, capacity) by [`choose`] or
+/// read back (and validated) from stored data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowParams {
+    /// Time or count window.
+    pub kind: WindowKind,
+    /// Target false-positive rate.
+    pub error: f64,
+    /// Items per window (a time window) or items remembered (a count window).
+    pub capacity: u64,
+    /// Slices an item sets (and a query needs in a row).
+    pub k: u32,
+    /// Generations remembered besides the current one.
+    pub l: u32,
+    /// Items a generation holds: `ceil(capacity / l)`.
+    pub gen_items: u64,
+    /// Length of a generation in ms (`ceil(window / l)`; 0 for a count window).
+    pub gen_ms: u64,
+    /// Bits per slice, a multiple of 64.
+    pub slice_bits: u64,
+}
+
+impl WindowParams {
+    /// Slices in the ring: `k + l`.
+    pub fn slices(&self) -> usize {
+        (self.k + self.l) as usize
+    }
+
+    /// Words (u64) per slice.
+    pub fn slice_words(&self) -> u64 {
+        self.slice_bits / 64
+    }
+
+    /// Bytes of all slices.
+    pub fn bytes(&self) -> u64 {
+        // Bounded by validation: slice_bits ≤ 2^36, slices ≤ 104.
+        self.slice_bits / 8 * self.slices() as u64
+    }
+
+    /// The slack: how long after the window an item may still answer "present" more often
+    /// than a never-added item (`k` generations; ms for a time window, items for a count
+    /// window). The window itself is covered by `l` generations.
+    pub fn slack(&self) -> u64 {
+        let k = u64::from(self.k);
+        match self.kind {
+            WindowKind::Time { .. } => k * self.gen_ms,
+            WindowKind::Items => k * self.gen_items,
+        }
+    }
+
+    /// Checks every derived field against the others (what a decoder calls on stored data).
+    pub fn validate(&self) -> Result<(), BloomError> {
+        let ok = error_in_range(self.error)
+            && self.error <= 0.25
+            && (MIN_CAPACITY..=MAX_CAPACITY).contains(&self.capacity)
+            && (1..=MAX_K).contains(&self.k)
+            && (1..=MAX_L).contains(&self.l)
+            && self.l >= SLACK_RATIO * self.k
+            && self.gen_items == self.capacity.div_ceil(u64::from(self.l))
+            && self.slice_bits >= 64
+            && self.slice_bits % 64 == 0
+            && self.slice_bits <= MAX_SLICE_BITS
+            && match self.kind {
+                WindowKind::Time { window_ms } => {
+                    (1..=MAX_WINDOW_MS).contains(&window_ms)
+                        && self.gen_ms == window_ms.div_ceil(u64::from(self.l))
+                }
+                WindowKind::Items => self.gen_ms == 0,
+            }
+            // The slices hold their `k·g` items at fill ½ or less, and `(k, l)` meet the
+            // error rate: an error rate that `(k, l)` cannot give is not this filter's.
+            && self.slice_bits as f64 * std::f64::consts::LN_2
+                >= f64::from(self.k) * self.gen_items as f64
+            && {
+                let fills = worst_fills(self.k, self.l, std::f64::consts::LN_2, f64::from(self.k));
+                false_positive(&fills, self.k as usize) <= self.error
+            };
+        if ok { Ok(()) } else { Err(BloomError::BadData) }
+    }
+}
+
+/// The probability that `k` consecutive slices all hold a bit, slice `i` holding it with
+/// probability `fills[i]` independently: a dynamic program over the current run length.
+pub fn false_positive(fills: &[f64], k: usize) -> f64 {
+    if k == 0 || fills.len() < k {
+        return 0.0;
+    }
+    // run[j]: probability of no run of k yet and a current run of exactly j.
+    let mut run = vec![0.0f64; k];
+    run[0] = 1.0;
+    let mut hit = 0.0;
+    for &p in fills {
+        let mut next = vec![0.0f64; k];
+        for j in 0..k {
+            let q = run[j];
+            if q == 0.0 {
+                continue;
+            }
+            next[0] += q * (1.0 - p);
+            if j + 1 == k {
+                hit += q * p;
+            } else {
+                next[j + 1] += q * p;
+            }
+        }
+        run = next;
+    }
+    hit
+}
+
+/// Fill of each slice, newest first, at the end of a generation when every generation held
+/// `gen_items` items and slices have `slice_bits` bits.
+pub fn worst_fills(k: u32, l: u32, gen_items: f64, slice_bits: f64) -> Vec<f64> {
+    (0..k + l)
+        .map(|age| {
+            let gens = f64::from((age + 1).min(k));
+            1.0 - (-gens * gen_items / slice_bits).exp()
+        })
+        .collect()
+}
+
+/// Bits per item of `(k, l)` at fill ½: `k(k + l) / (l·ln 2)`.
+pub fn bits_per_item(k: u32, l: u32) -> f64 {
+    f64::from(k) * f64::from(k + l) / (f64::from(l) * std::f64::consts::LN_2)
+}
+
+/// The `(k, l)` with the fewest bits per item whose worst-moment false-positive rate is at most
+/// `error` (with fill ½ per slice, which the rate does not depend on `g` for), or `None` when
+/// no pair within the bounds reaches it.
+pub fn choose_kl(error: f64) -> Option<(u32, u32)> {
+    let mut best: Option<(f64, u32, u32)> = None;
+    for k in 1..=MAX_K {
+        for l in (SLACK_RATIO * k).max(1)..=MAX_L {
+            let bits = bits_per_item(k, l);
+            if best.is_some_and(|(b, bk, bl)| bits > b || (bits == b && k + l >= bk + bl)) {
+                continue;
+            }
+            // Fill ½ in a full slice: m = k·g/ln 2, so g/m = ln 2 / k.
+            let fills = worst_fills(k, l, std::f64::consts::LN_2, f64::from(k));
+            if false_positive(&fills, k as usize) <= error {
+                best = Some((bits, k, l));
+            }
+        }
+    }
+    best.map(|(_, k, l)| (k, l))
+}
+
+/// The parameters of a new windowed filter.
+pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, BloomError> {
+    if !error_in_range(error) {
+        return Err(BloomError::ErrorRange);
+    }
+    if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
+        return Err(BloomError::CapacityRange);
+    }
+    let (k, l) = choose_kl(error).ok_or(BloomError::ErrorTooSmall)?;
+    let gen_items = capacity.div_ceil(u64::from(l));
+    let gen_ms = match kind {
+        WindowKind::Time { window_ms } if (1..=MAX_WINDOW_MS).contains(&window_ms) => {
+            window_ms.div_ceil(u64::from(l))
+        }
+        WindowKind::Time { .. } => return Err(BloomError::BadParameter),
+        WindowKind::Items => 0,
+    };
+    let bits = (f64::from(k) * gen_items as f64 / std::f64::consts::LN_2).ceil();
+    if !(bits <= MAX_SLICE_BITS as f64) {
+        return Err(BloomError::TooLarge);
+    }
+    let slice_bits = (bits as u64).max(64).div_ceil(64) * 64;
+    let p = WindowParams { kind, error, capacity, k, l, gen_items, gen_ms, slice_bits };
+    p.validate()?;
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_probability_matches_small_cases() {
+        // One slice, k = 1: the fill itself.
+        assert!((false_positive(&[0.3], 1) - 0.3).abs() < 1e-12);
+        // Two slices, k = 2: both.
+        assert!((false_positive(&[0.5, 0.5], 2) - 0.25).abs() < 1e-12);
+        // Three slices at ½, k = 2: 1 − P(no "11") = 1 − 5/8.
+        assert!((false_positive(&[0.5; 3], 2) - 3.0 / 8.0).abs() < 1e-12);
+        assert_eq!(false_positive(&[0.5], 2), 0.0);
+    }
+
+    #[test]
+    fn chosen_pairs_meet_the_target_and_print_the_table() {
+        for error in [0.1, 0.05, 0.01, 0.001, 0.0001, 1e-6] {
+            let (k, l) = choose_kl(error).unwrap();
+            let fills = worst_fills(k, l, std::f64::consts::LN_2, f64::from(k));
+            let fp = false_positive(&fills, k as usize);
+            assert!(fp <= error, "{error}: ({k},{l}) gives {fp}");
+            // About the paper's figure: ~20 bits per window item at 1%.
+            assert!(l >= SLACK_RATIO * k);
+            eprintln!(
+                "error {error}: k={k} l={l} bits/item {:.1} fp {fp:.3e}",
+                bits_per_item(k, l)
+            );
+        }
+        let (k, l) = choose_kl(0.01).unwrap();
+        assert!(bits_per_item(k, l) < 22.0);
+    }
+
+    #[test]
+    fn choose_sizes_and_validates() {
+        let p = choose(WindowKind::Time { window_ms: 60_000 }, 0.01, 1000).unwrap();
+        assert_eq!(p.gen_ms * u64::from(p.l) >= 60_000, true);
+        assert_eq!(p.slice_bits % 64, 0);
+        p.validate().unwrap();
+        assert!(choose(WindowKind::Time { window_ms: 0 }, 0.01, 10).is_err());
+        assert!(choose(WindowKind::Items, 0.0, 10).is_err());
+        assert!(choose(WindowKind::Items, 0.01, 0).is_err());
+        let mut bad = p;
+        bad.gen_ms += 1;
+        assert!(bad.validate().is_err());
+    }
+}
