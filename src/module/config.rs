@@ -163,6 +163,7 @@ struct Start {
     random_seeds: bool,
     huge_pages: bool,
     redisbloom_scheme: bool,
+    window_debug_clock: bool,
     /// `cf-*` starting values, in the order of [`CF_SETTINGS`].
     cf: [i64; 5],
 }
@@ -187,6 +188,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         random_seeds: true,
         huge_pages: true,
         redisbloom_scheme: false,
+        window_debug_clock: false,
         cf: CF_SETTINGS.map(|(_, s)| s.get()),
     };
     if args.len() % 2 != 0 {
@@ -238,6 +240,8 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
             "random-seeds" => start.random_seeds = yes_no()?,
             "huge-pages" => start.huge_pages = yes_no()?,
             "redisbloom-scheme" => start.redisbloom_scheme = yes_no()?,
+            // Tests only: windowed filters follow BF.DEBUGCLOCK instead of the wall clock.
+            "window-debug-clock" => start.window_debug_clock = yes_no()?,
             _ => return Err(format!("unknown module argument '{name}'")),
         }
     }
@@ -283,6 +287,9 @@ fn redisbloom_config_names(ctx: &Context) -> ([&'static str; 3], ConfigurationFl
 /// start-up log line.
 pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, String> {
     let start = parse_module_args(args)?;
+    if start.window_debug_clock {
+        super::clock::enable_debug_clock();
+    }
     let ([error_rate, initial_size, expansion], flags) = redisbloom_config_names(ctx);
     let names = if flags.contains(ConfigurationFlags::UNPREFIXED) {
         "bf.*, and RedisBloom 8's bf-error-rate, bf-initial-size, bf-expansion-factor"

@@ -36,6 +36,13 @@ pub const NOT_RESTORING: &str = "ERR BF.LOADCHUNK data chunks go only into a fil
 pub const REPLCONF_INTERNAL: &str =
     "ERR BF.REPLCONF is internal: only a primary's replication stream or the AOF may send it";
 pub const NOT_COUNTING: &str = "ERR not a counting filter: items can be deleted only from a filter created with COUNTING 4 or COUNTING 8";
+pub const BAD_WINDOW: &str =
+    "ERR WINDOW takes a duration (<n>ms, <n>s, <n>m, <n>h or <n>d, at most 2^40 ms) or ITEMS";
+pub const WINDOW_OPTIONS: &str = "ERR a WINDOW filter never grows and has no counters: EXPANSION and COUNTING cannot go with WINDOW";
+pub const WINDOWADD_INTERNAL: &str =
+    "ERR BF.WINDOWADD is internal: only the replication stream and AOF replay may run it";
+pub const WINDOW_SCANDUMP_INTO: &str =
+    "ERR received bad data: a windowed filter's chunks go only into a windowed filter";
 pub const BAD_COUNTING: &str = "ERR COUNTING must be 4 or 8 (bits per counter)";
 pub const COUNTING_REDISBLOOM_SCHEME: &str = "ERR COUNTING filters use scalebloom's own hash scheme: not available while bf.redisbloom-scheme is yes";
 pub const ERROR_TOO_SMALL: &str =

@@ -29,6 +29,7 @@ macro_rules! api {
 
 pub mod alloc;
 pub mod args;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod creation;

@@ -12,6 +12,8 @@ use super::reply::Reply;
 use crate::filter::ChainParams;
 use crate::filter::counting::valid_width;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
+use crate::filter::window::params::MAX_WINDOW_MS;
+use crate::filter::window::{WindowKind, WindowParams};
 
 /// The largest error rate a filter is made with: RedisBloom 8 caps larger requests (from
 /// BF.RESERVE, BF.INSERT's `ERROR` and the `bf-error-rate` config) at 0.25 without an error,
@@ -40,10 +42,12 @@ pub enum Keyword {
     Items,
     /// `COUNTING 4|8`: a counting filter, counters of that many bits (items can be deleted).
     Counting,
+    /// `WINDOW <duration>|ITEMS`: a windowed filter whose items expire.
+    Window,
 }
 
 impl Keyword {
-    const ALL: [(Keyword, &'static str); 7] = [
+    const ALL: [(Keyword, &'static str); 8] = [
         (Keyword::Capacity, "CAPACITY"),
         (Keyword::Error, "ERROR"),
         (Keyword::Expansion, "EXPANSION"),
@@ -51,6 +55,7 @@ impl Keyword {
         (Keyword::Nocreate, "NOCREATE"),
         (Keyword::Items, "ITEMS"),
         (Keyword::Counting, "COUNTING"),
+        (Keyword::Window, "WINDOW"),
     ];
 
     /// The keyword `word` spells, ignoring ASCII case.
@@ -95,7 +100,7 @@ pub struct Grammar {
 
 /// BF.RESERVE: `key error_rate capacity [EXPANSION n] [NONSCALING]`.
 pub const RESERVE: Grammar = Grammar {
-    keywords: &[Keyword::Expansion, Keyword::Nonscaling, Keyword::Counting],
+    keywords: &[Keyword::Expansion, Keyword::Nonscaling, Keyword::Counting, Keyword::Window],
     missing_value: Missing::Error(errors::NO_EXPANSION),
     bad_error: errors::BAD_ERROR_RATE,
     error_range: errors::ERROR_RATE_RANGE,
@@ -117,6 +122,7 @@ pub const INSERT: Grammar = Grammar {
         Keyword::Nocreate,
         Keyword::Items,
         Keyword::Counting,
+        Keyword::Window,
     ],
     missing_value: Missing::WrongArity,
     bad_error: errors::INSERT_BAD_ERROR_RATE,
@@ -143,6 +149,32 @@ pub struct Creation {
     pub items_at: Option<usize>,
     /// `COUNTING w`: bits per counter (4 or 8); `None` for a plain filter.
     pub counting: Option<u8>,
+    /// `WINDOW <duration>|ITEMS`: a windowed filter.
+    pub window: Option<WindowKind>,
+}
+
+/// Reads `WINDOW`'s value: `ITEMS`, or `<n>ms|s|m|h|d` (a positive integer and a unit).
+pub fn parse_window(b: &[u8]) -> Result<WindowKind, Reply> {
+    if b.eq_ignore_ascii_case(b"ITEMS") {
+        return Ok(WindowKind::Items);
+    }
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let (number, unit) = b.split_at(digits);
+    let unit_ms: u64 = match unit.to_ascii_lowercase().as_slice() {
+        b"ms" => 1,
+        b"s" => 1000,
+        b"m" => 60_000,
+        b"h" => 3_600_000,
+        b"d" => 86_400_000,
+        _ => return Err(Reply::err(errors::BAD_WINDOW)),
+    };
+    std::str::from_utf8(number)
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok())
+        .and_then(|n| n.checked_mul(unit_ms))
+        .filter(|&ms| (1..=MAX_WINDOW_MS).contains(&ms))
+        .map(|window_ms| WindowKind::Time { window_ms })
+        .ok_or_else(|| Reply::err(errors::BAD_WINDOW))
 }
 
 impl Grammar {
@@ -178,13 +210,20 @@ impl Grammar {
                 .ok_or_else(|| Reply::err(self.unknown))?;
             let takes_value = matches!(
                 keyword,
-                Keyword::Capacity | Keyword::Error | Keyword::Expansion | Keyword::Counting
+                Keyword::Capacity
+                    | Keyword::Error
+                    | Keyword::Expansion
+                    | Keyword::Counting
+                    | Keyword::Window
             );
             let value = if takes_value {
                 i += 1;
                 if i >= args.len() {
                     if keyword == Keyword::Counting {
                         return Err(Reply::err(errors::BAD_COUNTING));
+                    }
+                    if keyword == Keyword::Window {
+                        return Err(Reply::err(errors::BAD_WINDOW));
                     }
                     return Err(match self.missing_value {
                         Missing::WrongArity => Reply::WrongArity,
@@ -213,6 +252,7 @@ impl Grammar {
                         .ok_or_else(|| Reply::err(errors::BAD_COUNTING))?;
                     c.counting = Some(width as u8); // 4 or 8
                 }
+                Keyword::Window => c.window = Some(parse_window(value)?),
                 Keyword::Nocreate => c.nocreate = true,
                 Keyword::Items => {
                     c.items_at = Some(i + 1);
@@ -237,5 +277,24 @@ impl Grammar {
         let error = c.error.unwrap_or(defaults.error);
         let capacity = c.capacity.unwrap_or(defaults.capacity);
         ChainParams::new(error, capacity, expansion).map_err(|e| Reply::Error(errors::text(&e)))
+    }
+
+    /// The parameters of a windowed filter (`WINDOW` given): the error rate and capacity over
+    /// `defaults`. A windowed filter never grows (a burst raises its error rate, which
+    /// `BF.STATS` reports), so `EXPANSION` and `COUNTING` are refused beside `WINDOW`;
+    /// `NONSCALING` is accepted and changes nothing.
+    pub fn window_params(
+        &self,
+        c: &Creation,
+        kind: WindowKind,
+        defaults: ChainParams,
+    ) -> Result<WindowParams, Reply> {
+        if c.expansion.is_some() || c.counting.is_some() {
+            return Err(Reply::err(errors::WINDOW_OPTIONS));
+        }
+        let error = c.error.unwrap_or(defaults.error);
+        let capacity = c.capacity.unwrap_or(defaults.capacity);
+        crate::filter::window::params::choose(kind, error, capacity)
+            .map_err(|e| Reply::Error(errors::text(&e)))
     }
 }

@@ -10,7 +10,8 @@ use redis_module::{Context, RedisString, Status, raw};
 use std::sync::atomic::Ordering;
 
 use super::args::Args;
-use super::commands::{Handler, bloom, cuckoo, dump, replconf};
+use super::clock;
+use super::commands::{Handler, bloom, cuckoo, dump, replconf, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -65,6 +66,9 @@ enum KeyUse {
     Delete,
     /// Rearranges the key's content without allocating (CF.COMPACT).
     Rearrange,
+    /// No key, no data: BF.DEBUGCLOCK (refused unless the module was loaded with the debug
+    /// clock on).
+    Admin,
     /// No key: the internal BF.REPLCONF, which only the replication link and AOF replay may
     /// run, hidden from MONITOR and the slow log and in no ACL category (it carries the seed
     /// secret; see `creation`).
@@ -95,6 +99,7 @@ impl Command {
             // `may-replicate`, not `write`: `write` would put it in `@write`. It changes no
             // key, and the replication link and AOF replay run it whatever its flags.
             KeyUse::None => "may-replicate deny-script no-monitor no-slowlog fast",
+            KeyUse::Admin => "fast",
         }
     }
 
@@ -105,6 +110,7 @@ impl Command {
         let cuckoo = self.name.starts_with("cf.");
         match (self.key, cuckoo) {
             (KeyUse::None, _) => None,
+            (KeyUse::Admin, _) => Some("bloom fast"),
             (KeyUse::Read, false) => Some("bloom read fast"),
             (_, false) => Some("bloom write"),
             (KeyUse::Read, true) => Some("cuckoo read fast"),
@@ -152,13 +158,14 @@ const NONSCALING: Arg = Arg::flag(c"nonscaling", c"NONSCALING");
 const COUNTING: Arg = Arg::option(c"counting", c"COUNTING", ArgKind::Integer);
 const ITERATOR: Arg = Arg::new(c"iterator", ArgKind::Integer);
 const FINGERPRINT: Arg = Arg::option(c"fingerprint", c"FINGERPRINT", ArgKind::Integer);
+const WINDOW: Arg = Arg::option(c"window", c"WINDOW", ArgKind::String);
 const CF_CAPACITY: Arg = Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer);
 
 commands! {
     cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
         "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
         [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
-         EXPANSION, NONSCALING, COUNTING];
+         EXPANSION, NONSCALING, COUNTING, WINDOW];
     cmd_add: "bf.add" => bloom::add, 3, Insert,
         "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
         [KEY, ITEM];
@@ -174,6 +181,7 @@ commands! {
          Arg::flag(c"nocreate", c"NOCREATE"),
          NONSCALING,
          COUNTING,
+         WINDOW,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
     cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update,
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
@@ -216,6 +224,12 @@ commands! {
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers",
         [KEY];
+    cmd_windowadd: "bf.windowadd" => window::windowadd, -4, Insert,
+        "Internal: adds items to a windowed filter at the primary's time", "O(n * k)",
+        [KEY, Arg::new(c"ms", ArgKind::Integer), ITEMS];
+    cmd_debugclock: "bf.debugclock" => clock::debugclock, -2, Admin,
+        "Tests only: reads or moves the debug clock of windowed filters", "O(1)",
+        [Arg::new(c"subcommand", ArgKind::String), Arg::new(c"ms", ArgKind::Integer).optional()];
     cmd_cf_reserve: "cf.reserve" => cuckoo::reserve, -3, Insert,
         "Creates an empty cuckoo filter with an initial capacity", "O(1)",
         [KEY, Arg::new(c"capacity", ArgKind::Integer),
@@ -307,7 +321,7 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         KeyUse::Update => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE),
         KeyUse::Delete => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE),
         KeyUse::Rearrange => Some(KeySpecFlags::READ_WRITE | KeySpecFlags::UPDATE),
-        KeyUse::None => None,
+        KeyUse::None | KeyUse::Admin => None,
     };
     let spec = flags.map(|flags| {
         KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0))
@@ -377,7 +391,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     for c in COMMANDS {
         let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
         // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF.
-        let key = c_int::from(!matches!(c.key, KeyUse::None));
+        let key = c_int::from(!matches!(c.key, KeyUse::None | KeyUse::Admin));
         let entry: raw::RedisModuleCmdFunc = Some(c.entry);
         let register = |flags: &CString| {
             // SAFETY: OnLoad's live context, strings alive for the call; `entry` is an `extern "C"` function with the command signature.

@@ -294,10 +294,16 @@ impl WindowFilter {
         let l = self.params.l as usize;
         let oldest_age = match self.params.kind {
             WindowKind::Time { .. } if due <= l => {
-                // The oldest remembered generation began (l − due) generations before the
-                // current one.
-                let began = self.gen_start_ms.saturating_sub((l - due) as u64 * self.params.gen_ms);
-                now_ms.max(self.last_ms).saturating_sub(began)
+                // The oldest remembered generation that holds items; the generation of real
+                // age a began a·gen_ms before the current one.
+                (0..=l - due)
+                    .rev()
+                    .find(|&a| self.counts[self.at_age(a)] > 0)
+                    .map(|a| {
+                        let began = self.gen_start_ms.saturating_sub(a as u64 * self.params.gen_ms);
+                        now_ms.max(self.last_ms).saturating_sub(began)
+                    })
+                    .unwrap_or(0)
             }
             WindowKind::Time { .. } => 0,
             WindowKind::Items => self.items(now_ms),

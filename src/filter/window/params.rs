@@ -196,6 +196,7 @@ pub fn choose_kl(error: f64) -> Option<(u32, u32)> {
 }
 
 /// The parameters of a new windowed filter.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is how NaN is refused
 pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, BloomError> {
     if !error_in_range(error) {
         return Err(BloomError::ErrorRange);
@@ -258,7 +259,7 @@ mod tests {
     #[test]
     fn choose_sizes_and_validates() {
         let p = choose(WindowKind::Time { window_ms: 60_000 }, 0.01, 1000).unwrap();
-        assert_eq!(p.gen_ms * u64::from(p.l) >= 60_000, true);
+        assert!(p.gen_ms * u64::from(p.l) >= 60_000);
         assert_eq!(p.slice_bits % 64, 0);
         p.validate().unwrap();
         assert!(choose(WindowKind::Time { window_ms: 0 }, 0.01, 10).is_err());

@@ -5,15 +5,20 @@ use std::ffi::CStr;
 
 use redis_module::{Context, ContextFlags};
 
-use super::{Key, core_err, notify, replicate_header, replicate_madd, with_value};
+use super::{
+    Key, core_err, notify, replicate_header, replicate_madd, window, with_either, with_value,
+};
 use crate::filter::codec;
+use crate::filter::window::WindowParams;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
+use crate::module::clock;
 use crate::module::creation::{self, Settings};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::options::{self, Creation};
 use crate::module::reply::Reply;
+use crate::module::types::window::WindowValue;
 
 /// Builds a new chain at `key` for `params` with `settings` (scheme and seed) under the
 /// server's allocation policy: a counting chain with counters of `counting` bits when given
@@ -52,18 +57,33 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         let given = grammar.options(args, 4)?;
         // RESERVE's own default expansion is RedisBloom's 2, not the auto-create setting.
         let defaults = ChainParams { error, capacity, expansion: 2 };
-        Ok((grammar.params(&given, defaults)?, given.counting))
+        let window = match given.window {
+            Some(kind) => Some(grammar.window_params(&given, kind, defaults)?),
+            None => None,
+        };
+        let params = if window.is_some() { defaults } else { grammar.params(&given, defaults)? };
+        Ok((params, given.counting, window))
     });
-    let (params, counting) = match parsed {
+    let (params, counting, window) = match parsed {
         Ok(p) => p,
         Err(r) => return r,
     };
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
+    if key.holds::<WindowValue>() {
+        return Reply::err(errors::ITEM_EXISTS);
+    }
     match key.value_mut::<Chain>() {
         Err(r) => return r,
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
+    }
+    if let Some(window) = window {
+        if let Err(r) = window::create(ctx, args, &key, window) {
+            return r;
+        }
+        notify(ctx, c"bf.reserve", &key_name);
+        return Reply::Ok;
     }
     let guard = ServerGuard::for_command(ctx);
     let settings = creation::for_command(|| guard.flags());
@@ -87,6 +107,8 @@ struct Create {
     nocreate: bool,
     /// `COUNTING w` (BF.INSERT).
     counting: Option<u8>,
+    /// `WINDOW …` (BF.INSERT): a missing key gets a windowed filter with these parameters.
+    window: Option<WindowParams>,
 }
 
 /// The per-item answers of an add-family command: one for BF.ADD (no allocation), or one per
@@ -126,6 +148,17 @@ fn add_items(
 ) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
+    let windowed = key.holds::<WindowValue>()
+        || (create.window.is_some() && !create.nocreate && !key.holds::<Chain>());
+    if windowed {
+        let results = window::add_items(ctx, args, first_item, &mut key, create.window, event)?;
+        let answers = if args.len() - first_item == 1 {
+            Answers::One(results.first().copied())
+        } else {
+            Answers::Many(results)
+        };
+        return Ok((answers, None));
+    }
     let existing = key.value_mut::<Chain>()?;
     let guard = ServerGuard::for_command(ctx);
     let mut created: Option<Chain> = None;
@@ -201,7 +234,7 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 
 /// `BF.ADD key item`
 pub fn add(ctx: &Context, args: &Args) -> Reply {
-    let create = Create { params: None, nocreate: false, counting: None };
+    let create = Create { params: None, nocreate: false, counting: None, window: None };
     match add_items(ctx, args, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
@@ -212,7 +245,7 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Context, args: &Args) -> Reply {
-    let create = Create { params: None, nocreate: false, counting: None };
+    let create = Create { params: None, nocreate: false, counting: None, window: None };
     many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
 }
 
@@ -224,13 +257,18 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
         let settings = creation::for_command(|| ctx.get_flags());
         let defaults = settings.defaults().map_err(|e| core_err(&e))?;
-        let params = grammar.params(&given, defaults)?;
+        let window = match given.window {
+            Some(kind) => Some(grammar.window_params(&given, kind, defaults)?),
+            None => None,
+        };
+        let params = if window.is_some() { defaults } else { grammar.params(&given, defaults)? };
         Ok((
             first_item,
             Create {
                 params: Some((params, settings)),
                 nocreate: given.nocreate,
                 counting: given.counting,
+                window,
             },
         ))
     });
@@ -279,18 +317,19 @@ pub fn mdel(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.EXISTS key item`
 pub fn exists(ctx: &Context, args: &Args) -> Reply {
-    with_value(
+    with_either(
         ctx,
         args,
         || Reply::Bool(false),
         |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
+        |w: &WindowValue| Reply::Bool(w.filter.contains(args.bytes(2), clock::now_ms())),
     )
 }
 
 /// `BF.MEXISTS key item [item ...]`
 pub fn mexists(ctx: &Context, args: &Args) -> Reply {
     let items = args.items(2);
-    with_value(
+    with_either(
         ctx,
         args,
         || Reply::Bools(vec![false; items.len()], None),
@@ -299,12 +338,19 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
             chain.contains_many(items, &mut results);
             Reply::Bools(results, None)
         },
+        |w: &WindowValue| {
+            let now = clock::now_ms();
+            Reply::Bools(
+                (2..args.len()).map(|i| w.filter.contains(args.bytes(i), now)).collect(),
+                None,
+            )
+        },
     )
 }
 
 /// `BF.CARD key`
 pub fn card(ctx: &Context, args: &Args) -> Reply {
-    with_value(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.items()))
+    with_either(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.items()), window::card)
 }
 
 /// Converts a count for an integer reply (counts never approach i64::MAX).
@@ -317,24 +363,30 @@ pub fn info(ctx: &Context, args: &Args) -> Reply {
     if args.len() > 3 {
         return Reply::WrongArity;
     }
-    with_value(
+    with_either(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
         |chain: &Chain| info_of(ctx, args, chain),
+        |w: &WindowValue| info_reply(ctx, args, window::info_fields(w)),
     )
 }
 
 fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
     let params = chain.params();
     let expansion = if params.scaling() { int(u64::from(params.expansion)) } else { Reply::Null };
-    let mut fields = vec![
+    let fields = vec![
         ("Capacity", int(chain.capacity())),
         ("Size", int(chain.info_size())),
         ("Number of filters", int(chain.layers().len() as u64)),
         ("Number of items inserted", int(chain.items())),
         ("Expansion rate", expansion),
     ];
+    info_reply(ctx, args, fields)
+}
+
+/// The whole `BF.INFO` map, or the one field its argument names.
+fn info_reply(ctx: &Context, args: &Args, mut fields: Vec<(&'static str, Reply)>) -> Reply {
     if args.len() == 2 {
         return Reply::Map(fields);
     }
@@ -354,7 +406,7 @@ fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
 /// `BF.STATS key`: how full the filter is and the error rate it has now, from the bits each
 /// layer keeps count of (see `Chain::stats`); O(layers), no scan.
 pub fn stats(ctx: &Context, args: &Args) -> Reply {
-    with_value(
+    with_either(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
@@ -374,6 +426,7 @@ pub fn stats(ctx: &Context, args: &Args) -> Reply {
             }
             Reply::Map(fields)
         },
+        window::stats,
     )
 }
 

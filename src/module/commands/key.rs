@@ -85,6 +85,11 @@ impl Key {
         }
     }
 
+    /// Whether the key holds a `T`.
+    pub fn holds<T: NativeType>(&self) -> bool {
+        matches!(self.value_ptr::<T>(), Ok(Some(_)))
+    }
+
     /// Stores a new value at this key, which must be empty (never overwrites) and open for
     /// writing.
     pub fn set_value<T: NativeType>(&self, value: T) -> Result<(), Reply> {
@@ -120,6 +125,25 @@ impl Drop for Key {
             // SAFETY: the key is open and closed once, here.
             unsafe { close(self.0) };
         }
+    }
+}
+
+/// The read path of a command that takes either of two types: `f` for a `T`, `g` for a `U`.
+pub fn with_either<T: NativeType, U: NativeType>(
+    ctx: &Context,
+    args: &Args,
+    missing: impl FnOnce() -> Reply,
+    f: impl FnOnce(&T) -> Reply,
+    g: impl FnOnce(&U) -> Reply,
+) -> Reply {
+    let key = Key::open(ctx, &args.key(), false);
+    match key.value::<T>() {
+        Ok(None) => missing(),
+        Ok(Some(value)) => f(value),
+        Err(r) => match key.value::<U>() {
+            Ok(Some(value)) => g(value),
+            _ => r,
+        },
     }
 }
 

@@ -7,6 +7,7 @@ pub mod cuckoo;
 pub mod dump;
 pub mod key;
 pub mod replconf;
+pub mod window;
 
 use std::ffi::{CStr, c_char, c_longlong};
 
@@ -17,7 +18,7 @@ use super::errors;
 use super::reply::Reply;
 use crate::filter::BloomError;
 
-pub use self::key::{Key, with_value};
+pub use self::key::{Key, with_either, with_value};
 
 /// A command handler.
 pub type Handler = fn(&Context, &Args) -> Reply;

@@ -14,6 +14,7 @@ pub mod aux;
 pub mod bloom;
 pub mod cuckoo;
 pub mod io;
+pub mod window;
 
 use std::alloc::Layout;
 use std::cell::Cell;
@@ -29,12 +30,13 @@ use redis_module::{Context, raw};
 pub use self::bloom::BLOOM_TYPE;
 pub use self::cuckoo::CUCKOO_TYPE;
 use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning, value_name};
+pub use self::window::WINDOW_TYPE;
 use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, Unlimited};
 
 /// Every native type of the module, one row each; `RedisModule_OnLoad` creates them all.
-const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE];
+const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE, &WINDOW_TYPE];
 
 /// Creates every native type with the server (at load, before the commands).
 pub fn create_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
