@@ -81,7 +81,8 @@ pub struct WindowStats {
     /// Age of the oldest remembered generation: ms since it began (time), or items added
     /// since it began (count).
     pub oldest_age: u64,
-    /// Whether a generation received more than it was sized for, or the error is above target.
+    /// Whether the estimated error rate now is above the target (generations received more
+    /// than the slices were sized for).
     pub saturated: bool,
 }
 
@@ -308,13 +309,12 @@ impl WindowFilter {
             WindowKind::Time { .. } => 0,
             WindowKind::Items => self.items(now_ms),
         };
-        let burst = (0..n).any(|p| self.counts[p] > self.params.gen_items);
         WindowStats {
             target_error: self.params.error,
             estimated_error,
             items: self.items(now_ms),
             oldest_age,
-            saturated: burst || estimated_error > self.params.error,
+            saturated: estimated_error > self.params.error,
         }
     }
 
