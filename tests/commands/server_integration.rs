@@ -145,6 +145,7 @@ fn command_docs_list_every_argument() {
             "expansion:integer:EXPANSION:optional",
             "nonscaling:pure-token:NONSCALING:optional",
             "counting:integer:COUNTING:optional",
+            "window:string:WINDOW:optional",
         ]
     );
     assert_eq!(
@@ -157,6 +158,7 @@ fn command_docs_list_every_argument() {
             "nocreate:pure-token:NOCREATE:optional",
             "nonscaling:pure-token:NONSCALING:optional",
             "counting:integer:COUNTING:optional",
+            "window:string:WINDOW:optional",
             "items:block:ITEMS",
             "  item:string:multiple",
         ]
