@@ -16,7 +16,7 @@ fn main() {
         p.k,
         p.l,
         p.slices(),
-        p.slice_bits / 8 >> 20,
+        (p.slice_bits / 8) >> 20,
         p.bytes() >> 20
     );
     let mut f = WindowFilter::new(p, 1, 0, &Unlimited).expect("filter");
