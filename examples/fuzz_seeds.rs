@@ -12,6 +12,9 @@ use scalebloom::filter::codec::{dump_header, write_chain};
 use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
 use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
+use scalebloom::filter::window::codec as window_codec;
+use scalebloom::filter::window::params as window_params;
+use scalebloom::filter::window::{WindowFilter, WindowKind};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 /// A small filter: `items` distinct items added to a chain with these parameters.
@@ -247,6 +250,30 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("cuckoo_chunks", "w8-65531-filters.bin".to_string(), many_sub_filters_seed()));
     for (name, bytes) in chunk_seeds() {
         out.push(("chunk_placement", format!("{name}.bin"), bytes));
+    }
+    for (name, f) in window_filters() {
+        let mut rdb = vec![0u8];
+        window_codec::write_rdb(&f, &mut rdb);
+        out.push(("window_codec", format!("{name}-rdb.bin"), rdb));
+        let mut header = vec![1u8];
+        header.extend_from_slice(&window_codec::dump_header(&f));
+        out.push(("window_codec", format!("{name}-header.bin"), header));
+    }
+    out
+}
+
+/// Small windowed filters (a time and a count window), with items.
+fn window_filters() -> Vec<(&'static str, WindowFilter)> {
+    let mut out = Vec::new();
+    for (name, kind) in
+        [("time-1s", WindowKind::Time { window_ms: 1000 }), ("items", WindowKind::Items)]
+    {
+        let p = window_params::choose(kind, 0.05, 40).expect("params");
+        let mut f = WindowFilter::new(p, 9, 1000, &Unlimited).expect("filter");
+        for i in 0..60u64 {
+            f.add(format!("w{i}").as_bytes(), 1000 + i * 37);
+        }
+        out.push((name, f));
     }
     out
 }
