@@ -1,0 +1,54 @@
+//! ns per item of adds and queries: a windowed filter against a plain nonscaling Bloom filter
+//! at the same error rate and capacity (the core only, no server). Run with
+//! `cargo run --release --example window_speed`.
+
+use std::time::Instant;
+
+use scalebloom::filter::window::WindowFilter;
+use scalebloom::filter::window::params::{WindowKind, choose};
+use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
+
+fn main() {
+    let n = 1_000_000u64;
+    for error in [0.01, 0.001] {
+        let items: Vec<String> = (0..n).map(|i| format!("item:{i}")).collect();
+        let absent: Vec<String> = (0..n).map(|i| format!("absent:{i}")).collect();
+        let p = choose(WindowKind::Time { window_ms: 60_000 }, error, n).expect("params");
+        let mut w = WindowFilter::new(p, 1, 0, &Unlimited).expect("window");
+        let t = Instant::now();
+        for (i, x) in items.iter().enumerate() {
+            w.add(x.as_bytes(), i as u64 * 60_000 / n);
+        }
+        let w_add = t.elapsed().as_nanos() as f64 / n as f64;
+        let now = 60_000 - 1;
+        let t = Instant::now();
+        let w_fp = absent.iter().filter(|x| w.contains(x.as_bytes(), now)).count();
+        let w_q = t.elapsed().as_nanos() as f64 / n as f64;
+        let t = Instant::now();
+        let w_hits = items.iter().filter(|x| w.contains(x.as_bytes(), now)).count();
+        let w_qp = t.elapsed().as_nanos() as f64 / n as f64;
+        assert_eq!(w_hits as u64, n);
+
+        let cp = ChainParams::new(error, n, 0).expect("chain params");
+        let mut c = Chain::new(cp, HashScheme::Xxh3Enhanced, 1, &Unlimited).expect("chain");
+        let t = Instant::now();
+        for x in &items {
+            let _ = c.add(x.as_bytes(), &Unlimited);
+        }
+        let c_add = t.elapsed().as_nanos() as f64 / n as f64;
+        let t = Instant::now();
+        let c_fp = absent.iter().filter(|x| c.contains(x.as_bytes())).count();
+        let c_q = t.elapsed().as_nanos() as f64 / n as f64;
+        println!(
+            "error {error}: window (k={} l={}, {} MiB): add {w_add:.0} ns, absent query \
+             {w_q:.0} ns, present query {w_qp:.0} ns, fp {:.4}; plain ({} MiB): add {c_add:.0} \
+             ns, absent query {c_q:.0} ns, fp {:.4}",
+            p.k,
+            p.l,
+            p.bytes() >> 20,
+            w_fp as f64 / n as f64,
+            c.info_size() >> 20,
+            c_fp as f64 / n as f64
+        );
+    }
+}
