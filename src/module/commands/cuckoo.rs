@@ -300,14 +300,39 @@ fn insert_items(
     }
 }
 
-/// `CF.ADD key item` / `CF.ADDNX key item`.
+/// `CF.ADD key item` / `CF.ADDNX key item`. Into an existing filter directly (no outcome
+/// vector: the command's hot path); a missing key goes through [`insert_items`], which creates
+/// the filter and replicates its header.
 fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
+    let event = if nx { c"cf.addnx" } else { c"cf.add" };
+    {
+        let key_name = args.key();
+        let mut key = Key::writable(ctx, &key_name);
+        if let Some(value) = match key.value_mut::<CuckooValue>() {
+            Err(r) => return r,
+            Ok(v) => v,
+        } {
+            let guard = ServerGuard::for_command(ctx);
+            // What insert_items does for one item: an error or `Full` changed nothing and is
+            // not replicated; an insert is replicated verbatim (no limit refused an item).
+            return match value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard) {
+                Ok(Insert::Inserted) => {
+                    value.awaiting_chunks = false;
+                    ctx.replicate_verbatim();
+                    notify(ctx, event, &key_name);
+                    Reply::Bool(true)
+                }
+                Ok(Insert::Exists) => Reply::Bool(false),
+                Ok(Insert::Full) => Reply::err(FULL),
+                Err(e) => Reply::Error(error_text(&e)),
+            };
+        }
+    }
     let create = Create {
         capacity: config::CF_INITIAL_SIZE.get() as u64,
         width: FingerprintWidth::W8,
         nocreate: false,
     };
-    let event = if nx { c"cf.addnx" } else { c"cf.add" };
     match insert_items(ctx, args, 2, nx, create, event) {
         Err(r) => r,
         Ok(out) => match out.into_iter().next() {
@@ -381,6 +406,18 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
     };
     // RedisBloom: INSERT answers booleans in RESP3; INSERTNX integers 1 / 0 / -1 always.
     let booleans = resp3(ctx) && !nx;
+    // The usual case, no item refused by a limit: one flat array, no `Reply` per item.
+    if booleans && out.iter().all(|r| matches!(r, Ok(Insert::Inserted | Insert::Full))) {
+        return Reply::Bools(out.iter().map(|r| matches!(r, Ok(Insert::Inserted))).collect(), None);
+    }
+    if !booleans && out.iter().all(|r| r.is_ok()) {
+        let int = |r: &Result<Insert, CuckooError>| match r {
+            Ok(Insert::Inserted) => 1,
+            Ok(Insert::Exists) => 0,
+            _ => -1,
+        };
+        return Reply::Ints(out.iter().map(int).collect());
+    }
     let replies = out
         .into_iter()
         .map(|r| match r {
