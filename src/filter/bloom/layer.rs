@@ -314,11 +314,20 @@ impl Layer {
         }
     }
 
+    /// The modulus of the positions under a RedisBloom rule (checked against the array when
+    /// the layer was built).
+    fn modulus(&self) -> Modulus {
+        self.rule.modulus(self.len_bits())
+    }
+
     /// [`Layer::contains`] for RedisBloom's rules: positions mod the rule's modulus; stops at
     /// the first clear bit, as RedisBloom's `bloom_check` does.
     fn contains_redisbloom(&self, h: ItemHash) -> bool {
-        let modulus = self.rule.modulus(self.len_bits());
-        h.modular_probes(modulus, self.hashes).all(|p| self.bits.get(p))
+        let (k, modulus) = (self.hashes, self.modulus());
+        match self.bits.view() {
+            View::One(words) => all_set_modular(words, k, modulus, h),
+            View::Many(table) => all_set_modular(table, k, modulus, h),
+        }
     }
 
     /// Tests and sets in one pass: sets the probes of `h` that are clear and, if any was, counts
@@ -350,25 +359,29 @@ impl Layer {
     /// Sets the probes of `h` under a RedisBloom rule (positions mod the rule's modulus), adds
     /// the bits it set to the layer's count and returns how many that was.
     fn set_modular(&mut self, h: ItemHash) -> u64 {
-        let modulus = self.rule.modulus(self.len_bits());
-        let mut flipped = 0;
-        for p in h.modular_probes(modulus, self.hashes) {
-            flipped += u64::from(!self.bits.set(p));
-        }
+        let (k, modulus) = (self.hashes, self.modulus());
+        let flipped = match self.bits.view_mut() {
+            ViewMut::One(words) => set_modular_in(words, k, modulus, h),
+            ViewMut::Many(table) => set_modular_in(table, k, modulus, h),
+        };
         self.ones += flipped;
         flipped
     }
 
     /// [`Layer::insert_if_new`] for each of `hashes` in order, appending the results to `out`,
-    /// when the layer is one segment with room for all of them (so it cannot fill up part-way);
-    /// returns how many were new. `None`, changing nothing, when that does not hold.
+    /// when the layer has room for all of them (so it cannot fill up part-way) and is not a
+    /// counting layer (a native plain layer must also be one segment); returns how many were
+    /// new. `None`, changing nothing, when that does not hold.
     #[inline]
     pub fn insert_block(&mut self, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
-        if self.rule != Rule::Reduce {
+        if let Rule::Counting(_) = self.rule {
             return None;
         }
         if self.items.checked_add(hashes.len() as u64)? > self.capacity {
             return None;
+        }
+        if self.rule != Rule::Reduce {
+            return Some(self.insert_block_modular(hashes, out));
         }
         let k = self.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
@@ -387,12 +400,46 @@ impl Layer {
         Some(new)
     }
 
-    /// [`Layer::contains`] for each of `hashes`, appended to `out`; `false`, doing nothing, when
-    /// the layer is not one segment.
+    /// [`Layer::insert_block`] under RedisBloom's rules (either view of the array).
+    fn insert_block_modular(&mut self, hashes: &[ItemHash], out: &mut Vec<bool>) -> u64 {
+        let (k, modulus) = (self.hashes, self.modulus());
+        let (mut new, mut flipped) = (0, 0);
+        let mut each = |n: u64| {
+            flipped += n;
+            new += u64::from(n > 0);
+            out.push(n > 0);
+        };
+        match self.bits.view_mut() {
+            ViewMut::One(words) => {
+                hashes.iter().for_each(|&h| each(set_modular_in(words, k, modulus, h)));
+            }
+            ViewMut::Many(table) => {
+                hashes.iter().for_each(|&h| each(set_modular_in(table, k, modulus, h)));
+            }
+        }
+        self.items += new;
+        self.ones += flipped;
+        new
+    }
+
+    /// [`Layer::contains`] for each of `hashes`, appended to `out`; `false`, doing nothing, for
+    /// a counting layer, or a native plain layer of more than one segment.
     #[inline]
     pub fn contains_block(&self, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
-        if self.rule != Rule::Reduce {
+        if let Rule::Counting(_) = self.rule {
             return false;
+        }
+        if self.rule != Rule::Reduce {
+            let (k, modulus) = (self.hashes, self.modulus());
+            match self.bits.view() {
+                View::One(words) => {
+                    out.extend(hashes.iter().map(|&h| all_set_modular(words, k, modulus, h)));
+                }
+                View::Many(table) => {
+                    out.extend(hashes.iter().map(|&h| all_set_modular(table, k, modulus, h)));
+                }
+            }
+            return true;
         }
         let k = self.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
@@ -430,7 +477,7 @@ impl Layer {
             return;
         }
         if self.rule != Rule::Reduce {
-            let (k, modulus) = (self.hashes, self.rule.modulus(self.len_bits()));
+            let (k, modulus) = (self.hashes, self.modulus());
             return match self.bits.view() {
                 View::One(words) => prefetch_modular(words, k, modulus, hashes, candidates_only),
                 View::Many(table) => prefetch_modular(table, k, modulus, hashes, candidates_only),
@@ -470,13 +517,63 @@ pub fn array_bits(bits: u64) -> u64 {
     bits.div_ceil(64) * 64
 }
 
+/// The modulus of a RedisBloom rule's positions (never 0: a layer has at least one bit).
+type Modulus = u64;
+
+/// Whether every probe of `h` under a RedisBloom rule is set: positions `(h1 + i·h2) mod
+/// modulus` in 64-bit wrapping arithmetic (as [`ItemHash::modular_probes`]), stopping at the
+/// first clear one as RedisBloom's `bloom_check` does. `modulus ≤ words.bits()` (checked when
+/// the layer was built), as in [`prefetch_modular`].
+#[inline(always)]
+fn all_set_modular<A: WordArray + ?Sized>(
+    words: &A,
+    k: u32,
+    modulus: Modulus,
+    h: ItemHash,
+) -> bool {
+    debug_assert!(modulus <= words.bits());
+    let mut x = h.h1;
+    for _ in 0..k {
+        let p = x % modulus;
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
+        if (unsafe { *words.word(p >> 6) } >> (p & 63)) & 1 == 0 {
+            return false;
+        }
+        x = x.wrapping_add(h.h2);
+    }
+    true
+}
+
+/// Sets every probe of `h` under a RedisBloom rule (positions as in [`all_set_modular`]);
+/// how many were clear.
+#[inline(always)]
+fn set_modular_in<A: WordArray + ?Sized>(
+    words: &mut A,
+    k: u32,
+    modulus: Modulus,
+    h: ItemHash,
+) -> u64 {
+    debug_assert!(modulus <= words.bits());
+    let (mut x, mut flipped) = (h.h1, 0);
+    for _ in 0..k {
+        let p = x % modulus;
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
+        let w = unsafe { words.word_mut(p >> 6) };
+        let mask = 1u64 << (p & 63);
+        flipped += u64::from(*w & mask == 0);
+        *w |= mask;
+        x = x.wrapping_add(h.h2);
+    }
+    flipped
+}
+
 /// [`Layer::prefetch_block`] for RedisBloom's rules, over one kind of word array.
 /// `modulus ≤ words.bits()` (checked when the layer was built), so every position `p` below it
 /// has its word `p / 64` below `bits / 64`: the precondition of [`WordArray::word`].
 fn prefetch_modular<A: WordArray + ?Sized>(
     words: &A,
     k: u32,
-    modulus: u64,
+    modulus: Modulus,
     hashes: &[ItemHash],
     candidates_only: bool,
 ) {
@@ -493,6 +590,10 @@ fn prefetch_modular<A: WordArray + ?Sized>(
         if candidates_only && (*word(first) >> (first & 63)) & 1 == 0 {
             continue;
         }
-        h.modular_probes(modulus, k).for_each(|p| crate::filter::mem::prefetch(word(p)));
+        let mut x = h.h1;
+        for _ in 0..k {
+            crate::filter::mem::prefetch(word(x % modulus));
+            x = x.wrapping_add(h.h2);
+        }
     }
 }
