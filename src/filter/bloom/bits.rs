@@ -273,7 +273,7 @@ impl BitArray {
 
     /// Number of set bits.
     pub fn count_ones(&self) -> u64 {
-        self.segs().iter().flat_map(|s| s.iter()).map(|w| u64::from(w.count_ones())).sum()
+        self.segs().iter().map(|s| crate::filter::mem::count_ones_bytes(&le_bytes(s))).sum()
     }
 
     /// The segments' sizes in bytes, in order; they add up to `len_bytes()`.
@@ -307,6 +307,22 @@ impl BitArray {
             pos += take as u64;
         }
         Ok(())
+    }
+
+    /// Maps the pages under bytes `[offset, offset + len)` writable now, in one call per
+    /// segment ([`populate_for_write`](crate::filter::mem::populate_for_write)): before a
+    /// chunk's old bytes are read and replaced. Whole words around the range; out-of-range
+    /// parts are ignored. Changes no bit.
+    pub fn prefault_bytes(&mut self, offset: u64, len: u64) {
+        let end = offset.saturating_add(len).min(self.len_bytes());
+        let mut pos = offset / 8 * 8;
+        while pos < end {
+            let (seg, word, _) = Self::locate(pos * 8);
+            let words = &mut self.segs_mut()[seg];
+            let n = (end.div_ceil(8) - pos / 8).min((words.len() - word) as u64) as usize;
+            crate::filter::mem::populate_for_write(&mut words[word..word + n]);
+            pos += n as u64 * 8;
+        }
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order):
