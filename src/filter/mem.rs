@@ -380,10 +380,11 @@ impl HugeJob {
     /// One look at the job by the thread: `true` when it is finished with it (moved, given to
     /// khugepaged, given up, or released), `false` to look again later (not yet in use).
     #[cfg(target_os = "linux")]
-    fn step(&self, page: usize) -> bool {
-        // In use: at least 7/8 of its pages resident. Until then the main thread is still
-        // faulting pages in, and a collapse (which holds the process' memory map lock while it
-        // copies) would stall those faults. Counted in bounded pieces, each under the lock.
+    fn step(&self, page: usize, quiet: bool) -> bool {
+        // In use: at least 7/8 of its pages resident, and the process no longer faulting pages
+        // in fast (`quiet`). Until then a collapse (which holds the process' memory map lock
+        // while it copies) would stall those faults. Counted in bounded pieces, each under the
+        // lock.
         const PIECE: usize = 64 << 20;
         let mut resident = 0;
         for off in (0..self.len).step_by(PIECE) {
@@ -397,7 +398,7 @@ impl HugeJob {
             }
         }
         let pages = self.len / page;
-        if resident < pages - pages / 8 {
+        if resident < pages - pages / 8 || !quiet {
             return false;
         }
         for off in (0..self.len).step_by(HUGE_PAGE_BYTES) {
@@ -521,6 +522,7 @@ fn mover(rx: std::sync::mpsc::Receiver<Msg>) {
     }
     let page = page_size();
     let mut queued: Vec<Queued> = Vec::new();
+    let mut last_rss = 0;
     loop {
         let held = COLLAPSE_HELD.load(Ordering::Relaxed);
         let msg = match queued.iter().map(|q| q.due).min() {
@@ -543,11 +545,12 @@ fn mover(rx: std::sync::mpsc::Receiver<Msg>) {
             continue;
         }
         let now = Instant::now();
+        let quiet = rss_quiet(&mut last_rss);
         queued.retain_mut(|q| {
             if q.due > now && !q.job.is_released() {
                 return true;
             }
-            if q.job.step(page) {
+            if q.job.step(page, quiet) {
                 q.job.finish();
                 JOBS_WAITING.fetch_sub(1, Ordering::Relaxed);
                 return false;
@@ -557,6 +560,24 @@ fn mover(rx: std::sync::mpsc::Receiver<Msg>) {
             true
         });
     }
+}
+
+/// Whether the process' resident memory grew by less than 4 MiB since the last look (`statm`):
+/// while it grows fast, something is faulting pages in (a first pass over a new filter, a
+/// `BF.LOADCHUNK` restore), and a collapse would hold the memory map lock those faults need.
+/// The thread waits for that to settle. `true` where it cannot tell.
+#[cfg(target_os = "linux")]
+fn rss_quiet(last: &mut u64) -> bool {
+    let Some(pages) = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|r| r.parse::<u64>().ok()))
+    else {
+        return true;
+    };
+    let bytes = pages.saturating_mul(page_size() as u64);
+    let quiet = bytes < last.saturating_add(4 << 20);
+    *last = bytes;
+    quiet
 }
 
 impl HugeJob {
