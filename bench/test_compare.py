@@ -141,7 +141,9 @@ class Report(unittest.TestCase):
                         "### Pipelined throughput", "### Many small filters",
                         "### Loading an RDB with one large filter", "### An imported RedisBloom filter",
                         "### Counting filters against RedisBloom's cuckoo filter",
-                        "### Cuckoo filters: scalebloom's CF.* against RedisBloom's"):
+                        "### Cuckoo filters: scalebloom's CF.* against RedisBloom's",
+                        "### Cuckoo filters: a 256 MiB filter", "### Cuckoo filters: instructions per item",
+                        "### Many small cuckoo filters"):
             self.assertEqual(text.count(heading), 1, heading)
         self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
 

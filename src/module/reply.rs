@@ -26,6 +26,9 @@ pub enum Reply {
     /// the per-item answers of BF.MADD, BF.INSERT and BF.MEXISTS, one byte per item rather than
     /// one [`Reply`] per item.
     Bools(Vec<bool>, Option<String>),
+    /// An array of integers: the per-item answers of CF.INSERT / CF.INSERTNX, sent without one
+    /// [`Reply`] per item.
+    Ints(Vec<i64>),
     /// A map with simple-string keys; RESP2 clients get a flat array of key, value, ….
     Map(Vec<(&'static str, Reply)>),
     /// An error reply (the text as sent, including its code such as `ERR`).
@@ -81,6 +84,15 @@ pub fn send(context: &Context, reply: Reply) {
             }
             if let Some(text) = error {
                 send(context, Reply::Error(text));
+            }
+        }
+        Reply::Ints(values) => {
+            raw::reply_with_array(ctx, values.len() as _);
+            if let Some(reply_with_long_long) = api!(RedisModule_ReplyWithLongLong) {
+                for v in values {
+                    // SAFETY: `ctx` is the running command's live context (`Context` wraps it).
+                    unsafe { reply_with_long_long(ctx, v) };
+                }
             }
         }
         Reply::Map(fields) => {

@@ -137,3 +137,29 @@ fn headers_with_more_sub_filters_than_max_expansions_are_refused() {
     assert_eq!(cf_info(&mut c, "few")[2].1, 32);
     s.assert_alive();
 }
+
+/// A client's RESTORE of a value with more sub-filters than `cf-max-expansions` is refused
+/// before anything is allocated, as a CF.LOADCHUNK header is; with the setting raised it
+/// loads, and a server loading its own data (DEBUG RELOAD) keeps such a filter whatever the
+/// setting.
+#[test]
+fn restores_with_more_sub_filters_than_max_expansions_are_refused() {
+    let mut s = Server::start_with(ServerOpts::new().module_args(&["cf-max-expansions", "64"]));
+    let mut c = s.conn();
+    c.ok(&["CF.RESERVE", "many", "2", "BUCKETSIZE", "1", "EXPANSION", "1"]);
+    cf_insert(&mut c, "many", &names("many", 100));
+    let filters = cf_info(&mut c, "many")[2].1;
+    assert!(filters > 32, "only {filters} sub-filters");
+    let digest = c.digest("many");
+    let dump = c.cmd(&["DUMP", "many"]).as_bytes().to_vec();
+    c.ok(&["CONFIG", "SET", "bf.cf-max-expansions", "32"]);
+    let r = c.cmd(&[&b"RESTORE"[..], b"copy", b"0", &dump]);
+    assert!(r.is_err(), "{r:?}");
+    assert!(!c.exists_key("copy"));
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert_eq!(c.digest("many"), digest, "DEBUG RELOAD changed the filter");
+    c.ok(&["CONFIG", "SET", "bf.cf-max-expansions", &filters.to_string()]);
+    c.ok(&[&b"RESTORE"[..], b"copy", b"0", &dump]);
+    assert_eq!(c.digest("copy"), digest);
+    s.assert_alive();
+}

@@ -12,6 +12,7 @@ pub(crate) use common::*;
 mod bugs;
 mod hostile;
 mod import;
+mod redisbloom_flow;
 mod replication;
 mod server;
 mod vs_redisbloom;

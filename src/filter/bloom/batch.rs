@@ -1,10 +1,12 @@
 //! The batched paths (`BF.MADD`, `BF.MEXISTS`, `BF.MDEL`): items are taken in blocks of
 //! [`BATCH`], hashed together, and the cache lines they will probe in layers too large for the
 //! CPU caches are prefetched before any is tested, so the memory latency of every probe in the
-//! block overlaps. Same answers and bits as the one-by-one paths.
+//! block overlaps. Same answers and bits as the one-by-one paths. Each call chooses its kind's
+//! code once ([`super::kind`]); the deletes of counting chains are in [`super::counting`].
 
 use super::chain::Chain;
 use super::hash::ItemHash;
+use super::kind::{LayerKind, by_kind};
 use super::layer::Layer;
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
@@ -20,7 +22,7 @@ pub const PREFETCH_MIN_BYTES: u64 = 4 << 20;
 
 /// What a block is loaded for: it decides which cache lines are worth prefetching.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Purpose {
+pub(super) enum Purpose {
     /// Adds read (and, for new items, write) every probe: prefetch them all.
     Add,
     /// Lookups of absent items usually stop at the first probe: prefetch only that one first,
@@ -29,14 +31,14 @@ enum Purpose {
 }
 
 /// One block of hashed items for the batched paths.
-struct Block {
+pub(super) struct Block {
     hashes: [ItemHash; BATCH],
     /// Whether any layer is large enough to prefetch (decided once per call).
     prefetch: bool,
 }
 
 impl Block {
-    fn new(chain: &Chain) -> Self {
+    pub(super) fn new(chain: &Chain) -> Self {
         Self {
             hashes: [ItemHash { h1: 0, h2: 1 }; BATCH],
             prefetch: chain.layers.iter().any(is_large),
@@ -44,8 +46,9 @@ impl Block {
     }
 
     /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every
-    /// layer too large to be in cache, and returns the hashes.
-    fn load<T: AsRef<[u8]>>(
+    /// layer (of kind `K`) too large to be in cache, and returns the hashes.
+    #[inline]
+    pub(super) fn load<K: LayerKind, T: AsRef<[u8]>>(
         &mut self,
         chain: &Chain,
         items: &[T],
@@ -57,7 +60,7 @@ impl Block {
         }
         if self.prefetch {
             for layer in chain.layers.iter().filter(|l| is_large(l)) {
-                layer.prefetch_block(hashes, purpose == Purpose::Lookup);
+                K::prefetch(layer, hashes, purpose == Purpose::Lookup);
             }
         }
         hashes
@@ -78,16 +81,21 @@ impl Chain {
     /// steps (first probes, then the rest for items the first probe does not rule out), so
     /// absent items cost one miss each, not `k`.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
+        by_kind!(self.kind(), K => self.contains_many_as::<K, T>(items, out))
+    }
+
+    /// [`Chain::contains_many`] in a chain of kind `K`.
+    fn contains_many_as<K: LayerKind, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let mut block = Block::new(self);
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load(self, chunk, Purpose::Lookup);
+            let hashes = block.load::<K, T>(self, chunk, Purpose::Lookup);
             // One layer (the common case): its kernel straight over the block.
             if let [only] = &*self.layers {
-                if only.contains_block(hashes, out) {
+                if K::holds_block(only, hashes, out) {
                     continue;
                 }
             }
-            out.extend(hashes.iter().map(|&h| self.contains_hash(h)));
+            out.extend(hashes.iter().map(|&h| self.contains_as::<K>(h)));
         }
     }
 
@@ -103,39 +111,28 @@ impl Chain {
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
         self.awaiting_chunks = false;
+        by_kind!(self.kind(), K => self.add_many_as::<K, T>(items, guard, out))
+    }
+
+    /// [`Chain::add_many`] in a chain of kind `K`.
+    fn add_many_as<K: LayerKind, T: AsRef<[u8]>>(
+        &mut self,
+        items: &[T],
+        guard: &dyn AllocGuard,
+        out: &mut Vec<bool>,
+    ) -> Result<(), BloomError> {
         let mut block = Block::new(self);
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load(self, chunk, Purpose::Add);
+            let hashes = block.load::<K, T>(self, chunk, Purpose::Add);
             // One layer with room for the whole block (the common case): no layer to grow
             // and none to consult first, so its kernel runs straight over the block.
             if let [only] = &mut *self.layers {
-                if only.insert_block(hashes, out).is_some() {
+                if K::insert_block(only, hashes, out).is_some() {
                     continue;
                 }
             }
             for &h in hashes {
-                out.push(self.add_hash(h, guard)?);
-            }
-        }
-        Ok(())
-    }
-
-    /// [`Chain::delete`] of each of `items` in order, appending the results to `out`; hashed and
-    /// prefetched in blocks like [`Chain::add_many`].
-    pub fn delete_many<T: AsRef<[u8]>>(
-        &mut self,
-        items: &[T],
-        out: &mut Vec<bool>,
-    ) -> Result<(), BloomError> {
-        if self.counter_width() == 0 {
-            return Err(BloomError::NotCounting);
-        }
-        self.awaiting_chunks = false;
-        let mut block = Block::new(self);
-        for chunk in items.chunks(BATCH) {
-            let hashes = block.load(self, chunk, Purpose::Add);
-            for &h in hashes {
-                out.push(self.delete_hash(h));
+                out.push(K::add(self, h, guard)?);
             }
         }
         Ok(())

@@ -8,6 +8,7 @@
 use super::claims::{LayerClaim, check_layers, expected_layer, layer_error};
 use super::counting::{self, Width};
 use super::hash::{HashScheme, ItemHash};
+use super::kind::Kind;
 use super::layer::{Layer, Rule};
 use super::params::{
     ChainParams, LayerSize, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING, bits_per_entry,
@@ -44,6 +45,10 @@ pub struct Chain {
     /// Set while the chain is being restored chunk by chunk (made from a dump header and not
     /// written since): see [`Chain::awaiting_chunks`].
     pub(super) awaiting_chunks: bool,
+    /// The kind of every layer ([`Kind::of`] the first layer's rule; constructors and loaders
+    /// refuse chains whose layers differ), kept so that a call into the chain reads one byte
+    /// to choose its kind's code ([`super::kind`]).
+    kind: Kind,
 }
 
 /// A chain's layers: one, inline in the chain, or a table of exactly as many slots as layers
@@ -253,6 +258,7 @@ impl Chain {
 
     fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
         let ChainParams { error, capacity, expansion } = params;
+        let kind = layers.first().map_or(Kind::Plain, |l| Kind::of(l.rule()));
         Self {
             seed,
             layers,
@@ -262,6 +268,7 @@ impl Chain {
             scheme,
             noround: false,
             awaiting_chunks: false,
+            kind,
         }
     }
 
@@ -302,6 +309,12 @@ impl Chain {
     /// The seed every item is hashed with.
     pub fn seed(&self) -> u64 {
         self.seed
+    }
+
+    /// The kind of every layer of the chain: its code is chosen by this ([`super::kind`]).
+    #[inline]
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// The layers, oldest first.
@@ -362,62 +375,11 @@ impl Chain {
         self.contains_hash(self.hash(item))
     }
 
-    /// Whether an item with hash `h` is (probably) present. Newest layers first: they are the
-    /// largest and hold the most recent items.
-    #[inline]
-    pub fn contains_hash(&self, h: ItemHash) -> bool {
-        self.layers.iter().rev().any(|l| l.contains(h))
-    }
-
     /// Adds `item`: `Ok(true)` if it was new, `Ok(false)` if it was (probably) present and
     /// nothing changed. Fails, changing nothing, when a needed layer cannot be built.
     pub fn add(&mut self, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
         self.awaiting_chunks = false;
         self.add_hash(self.hash(item), guard)
-    }
-
-    /// [`Chain::add`] for a precomputed hash.
-    ///
-    /// The item is new if no layer holds it. Older layers are only read; the last layer, when it
-    /// has room, is tested and set in one pass ([`Layer::insert_if_new`]), which gives the same
-    /// answer and bits as "contains, then insert" with each probed word visited once.
-    #[inline]
-    pub fn add_hash(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
-        // `layers` is never empty: constructors make or require at least one layer.
-        let Some((last, older)) = self.layers.split_last_mut() else {
-            return Err(BloomError::BadData);
-        };
-        // A counting chain takes none of the plain shortcuts, but its test costs the plain
-        // path nothing: it is made only where that path leaves its common case (an older
-        // layer holds the item, or the last is full), and the last step, `insert_if_new`,
-        // counts a counting layer's item itself — right there, since no older layer holds it.
-        if older.iter().rev().any(|l| l.contains(h)) {
-            if let Rule::Counting(_) = last.rule() {
-                return self.add_counting(h, guard);
-            }
-            return Ok(false);
-        }
-        if last.is_full() {
-            return self.add_past_full(h, guard);
-        }
-        Ok(last.insert_if_new(h))
-    }
-
-    /// The rare end of [`Chain::add_hash`]: the last layer is full, so a new item needs a new
-    /// layer (or is refused). Kept out of line so the common path stays small.
-    #[cold]
-    #[inline(never)]
-    fn add_past_full(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
-        if self.counter_width() != 0 {
-            return self.add_counting(h, guard);
-        }
-        if self.layers.last().is_some_and(|l| l.contains(h)) {
-            return Ok(false);
-        }
-        self.grow(guard)?;
-        let last = self.layers.len() - 1;
-        self.layers[last].insert(h);
-        Ok(true)
     }
 
     /// Appends the next layer, or says why it cannot. A native chain stops at this module's

@@ -14,16 +14,18 @@
 //! maximum it stays non-zero for good: it costs false positives, never a false negative. Layers
 //! count their saturated counters, so `BF.STATS` shows when that starts to matter.
 //!
-//! Everything counting lives here: the arithmetic on counters (pure), a counting layer's
-//! increments, lookups and decrements (an `impl Layer`, which keeps the counts of non-zero and
-//! saturated counters as it changes them, and recounts them with [`byte_counts`] and
-//! [`array_counts`] when counters arrive from outside), and the chain's counting adds and
-//! deletes (an `impl Chain`: which layer an item's counts go to, and why).
+//! Everything counting lives here: the arithmetic on counters (pure), the counting kind
+//! [`Counting`] — a layer's increments, lookups and decrements (which keep the counts of
+//! non-zero and saturated counters as they change them; [`byte_counts`] and [`array_counts`]
+//! recount them when counters arrive from outside) and the chain's counting add (which layer
+//! an item's counts go to, and why) — and the chain's deletes.
 
+use super::batch::{BATCH, Block, Purpose};
 use super::bits::BitArray;
 use super::chain::Chain;
 use super::hash::ItemHash;
-use super::layer::{Layer, Rule};
+use super::kind::{Kind, LayerKind};
+use super::layer::Layer;
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
 
@@ -84,12 +86,102 @@ pub fn array_bits(positions: u64, width: Width) -> Result<u64, BloomError> {
     positions.checked_mul(u64::from(width.max(1))).ok_or(BloomError::TooLarge)
 }
 
-/// The chain's counting paths: adds that always count, and deletes.
-impl Chain {
-    /// [`Chain::add_hash`] of a counting chain: the item's counters are always incremented (a
-    /// second add counts twice). An item some layer holds already goes to the *oldest* layer
-    /// that holds it: its counters there are all non-zero, so no counter becomes non-zero and
-    /// that layer's fill (its error rate) does not change; `Ok(false)`. A new item goes to the
+/// Counting layers, counters of `W` bits (4 or 8): the positions of [`Plain`](super::kind::Plain)
+/// layers, each a counter in an array `W` times larger. The kind of counting chains
+/// ([`super::kind`]); `W` is a constant in its code.
+pub struct Counting<const W: Width>;
+
+impl<const W: Width> Counting<W> {
+    /// Decrements the counters of `h` that are neither 0 nor saturated, and uncounts the item;
+    /// `false`, changing nothing, when the layer does not hold `h` (a counter is 0).
+    fn remove(layer: &mut Layer, h: ItemHash) -> bool {
+        if !Self::holds(layer, h) {
+            return false;
+        }
+        let max = max(W);
+        for p in h.probes(layer.len_bits(), layer.hashes) {
+            // Two probes of one item can share a counter: the second sees it decremented, and
+            // one that reached 0 there is left at 0.
+            let c = layer.bits.counter(p, W);
+            if c != 0 && c < max {
+                layer.bits.set_counter(p, W, c - 1);
+                layer.ones -= u64::from(c == 1);
+            }
+        }
+        layer.items = layer.items.saturating_sub(1);
+        true
+    }
+
+    /// Increments the counters of `h` that are below their maximum, counts the item, and
+    /// returns whether the layer held it before (every counter was non-zero: one pass tests
+    /// and counts). A counter at its maximum stays there ([`super::counting`]).
+    #[inline]
+    fn increment(layer: &mut Layer, h: ItemHash) -> bool {
+        let max = max(W);
+        // Two probes of the item can share a counter: the second reads it incremented, but
+        // the first already saw the 0, and `held` stays false.
+        let mut held = true;
+        for p in h.probes(layer.len_bits(), layer.hashes) {
+            let c = layer.bits.counter(p, W);
+            held &= c != 0;
+            if c < max {
+                layer.bits.set_counter(p, W, c + 1);
+                layer.ones += u64::from(c == 0);
+                layer.saturated += u64::from(c + 1 == max);
+            }
+        }
+        layer.items += 1;
+        held
+    }
+
+    /// [`Chain::delete_hash`] for this width.
+    fn delete(chain: &mut Chain, h: ItemHash) -> bool {
+        chain.layers.iter_mut().any(|l| Self::remove(l, h))
+    }
+}
+
+impl<const W: Width> LayerKind for Counting<W> {
+    /// Every counter of `h` is non-zero.
+    #[inline]
+    fn holds(layer: &Layer, h: ItemHash) -> bool {
+        h.probes(layer.len_bits(), layer.hashes).all(|p| layer.bits.counter(p, W) != 0)
+    }
+
+    #[inline]
+    fn insert(layer: &mut Layer, h: ItemHash) {
+        Self::increment(layer, h);
+    }
+
+    #[inline]
+    fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
+        !Self::increment(layer, h)
+    }
+
+    /// The two steps of the plain layers' prefetch, over counter positions (bit `p · W` holds
+    /// counter `p`).
+    fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
+        let (k, positions, w) = (layer.hashes, layer.len_bits(), u64::from(W));
+        if candidates_only {
+            hashes.iter().flat_map(|h| h.probes(positions, k).take(1)).for_each(|p| {
+                layer.bits.prefetch(p * w);
+            });
+        }
+        for h in hashes {
+            let mut probes = h.probes(positions, k);
+            if candidates_only {
+                match probes.next() {
+                    Some(first) if layer.bits.counter(first, W) != 0 => {}
+                    _ => continue,
+                }
+            }
+            probes.for_each(|p| layer.bits.prefetch(p * w));
+        }
+    }
+
+    /// A counting chain's add: the item's counters are always incremented (a second add
+    /// counts twice). An item some layer holds already goes to the *oldest* layer that holds
+    /// it: its counters there are all non-zero, so no counter becomes non-zero and that
+    /// layer's fill (its error rate) does not change; `Ok(false)`. A new item goes to the
     /// newest layer, which grows the chain when full (or, nonscaling, is refused); `Ok(true)`.
     ///
     /// Why the oldest: counters become non-zero only in the newest layer, so once a layer has
@@ -101,92 +193,66 @@ impl Chain {
     /// the item as a false positive: measured on a chain grown 20× at 1%, about 15 items lost
     /// per 5,000 deletes.) Only a delete of an item never added can take counts that are not
     /// its own (README: Counting filters).
-    #[inline(never)]
-    pub(super) fn add_counting(
-        &mut self,
-        h: ItemHash,
-        guard: &dyn AllocGuard,
-    ) -> Result<bool, BloomError> {
-        if let Some(home) = self.layers.iter_mut().find(|l| l.contains(h)) {
-            home.insert(h);
+    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        if let Some(home) = chain.layers.iter_mut().find(|l| Self::holds(l, h)) {
+            Self::increment(home, h);
             return Ok(false);
         }
-        if self.layers[self.layers.len() - 1].is_full() {
-            self.grow(guard)?;
+        if chain.layers[chain.layers.len() - 1].is_full() {
+            chain.grow(guard)?;
         }
-        let last = self.layers.len() - 1;
-        self.layers[last].insert(h);
+        let last = chain.layers.len() - 1;
+        Self::increment(&mut chain.layers[last], h);
         Ok(true)
-    }
-
-    /// Deletes one occurrence of `item` from a counting chain: `Ok(true)` if it was present
-    /// and its counters were decremented (in the oldest layer that holds it, which is always
-    /// the layer its adds counted it in: see `Chain::add_counting`), `Ok(false)`, changing
-    /// nothing, if it was not; [`BloomError::NotCounting`] for a plain chain.
-    pub fn delete(&mut self, item: &[u8]) -> Result<bool, BloomError> {
-        if self.counter_width() == 0 {
-            return Err(BloomError::NotCounting);
-        }
-        self.awaiting_chunks = false;
-        Ok(self.delete_hash(self.hash(item)))
-    }
-
-    /// [`Chain::delete`] for a precomputed hash (of a counting chain).
-    pub(super) fn delete_hash(&mut self, h: ItemHash) -> bool {
-        self.layers.iter_mut().any(|l| l.remove(h))
     }
 }
 
-/// A counting layer's operations on its counters.
-impl Layer {
-    /// Whether every counter of `h` (of `w` bits) is non-zero: the counting layer holds `h`.
-    pub(super) fn holds_counted(&self, h: ItemHash, w: Width) -> bool {
-        h.probes(self.len_bits(), self.hashes).all(|p| self.bits.counter(p, w) != 0)
+/// The chain's deletes (counting chains only).
+impl Chain {
+    /// Deletes one occurrence of `item` from a counting chain: `Ok(true)` if it was present
+    /// and its counters were decremented (in the oldest layer that holds it, which is always
+    /// the layer its adds counted it in: see [`Counting::add`](LayerKind::add)), `Ok(false)`,
+    /// changing nothing, if it was not; [`BloomError::NotCounting`] for a plain chain.
+    pub fn delete(&mut self, item: &[u8]) -> Result<bool, BloomError> {
+        let h = self.hash(item);
+        let deleted = self.delete_hash(h)?;
+        self.awaiting_chunks = false;
+        Ok(deleted)
     }
 
-    /// Increments the counters of `h` (of `w` bits) that are below their maximum, counts the
-    /// item, and returns whether the layer held it before (every counter was non-zero: one
-    /// pass tests and counts). A counter at its maximum stays there ([`super::counting`]).
-    pub(super) fn increment(&mut self, h: ItemHash, w: Width) -> bool {
-        let max = max(w);
-        // Two probes of the item can share a counter: the second reads it incremented, but
-        // the first already saw the 0, and `held` stays false.
-        let mut held = true;
-        for p in h.probes(self.len_bits(), self.hashes) {
-            let c = self.bits.counter(p, w);
-            held &= c != 0;
-            if c < max {
-                self.bits.set_counter(p, w, c + 1);
-                self.ones += u64::from(c == 0);
-                self.saturated += u64::from(c + 1 == max);
-            }
+    /// [`Chain::delete`] for a precomputed hash; [`BloomError::NotCounting`] for a plain chain.
+    pub(super) fn delete_hash(&mut self, h: ItemHash) -> Result<bool, BloomError> {
+        match self.kind() {
+            Kind::Counting4 => Ok(Counting::<4>::delete(self, h)),
+            Kind::Counting8 => Ok(Counting::<8>::delete(self, h)),
+            Kind::Plain | Kind::RedisBloom => Err(BloomError::NotCounting),
         }
-        self.items += 1;
-        held
     }
 
-    /// Counting layers: decrements the counters of `h` that are neither 0 nor saturated, and
-    /// uncounts the item; `false`, changing nothing, when the layer does not hold `h` (a counter
-    /// is 0) or is not a counting layer.
-    pub fn remove(&mut self, h: ItemHash) -> bool {
-        let Rule::Counting(w) = self.rule else {
-            return false;
-        };
-        if !self.holds_counted(h, w) {
-            return false;
+    /// [`Chain::delete`] of each of `items` in order, appending the results to `out`; hashed
+    /// and prefetched in blocks as the chain's other batches ([`super::batch`]).
+    pub fn delete_many<T: AsRef<[u8]>>(
+        &mut self,
+        items: &[T],
+        out: &mut Vec<bool>,
+    ) -> Result<(), BloomError> {
+        match self.kind() {
+            Kind::Counting4 => self.delete_many_as::<4, T>(items, out),
+            Kind::Counting8 => self.delete_many_as::<8, T>(items, out),
+            Kind::Plain | Kind::RedisBloom => return Err(BloomError::NotCounting),
         }
-        let max = max(w);
-        for p in h.probes(self.len_bits(), self.hashes) {
-            // Two probes of one item can share a counter: the second sees it decremented, and
-            // one that reached 0 there is left at 0.
-            let c = self.bits.counter(p, w);
-            if c != 0 && c < max {
-                self.bits.set_counter(p, w, c - 1);
-                self.ones -= u64::from(c == 1);
+        Ok(())
+    }
+
+    fn delete_many_as<const W: Width, T: AsRef<[u8]>>(&mut self, items: &[T], out: &mut Vec<bool>) {
+        self.awaiting_chunks = false;
+        let mut block = Block::new(self);
+        for chunk in items.chunks(BATCH) {
+            let hashes = block.load::<Counting<W>, T>(self, chunk, Purpose::Add);
+            for &h in hashes {
+                out.push(Counting::<W>::delete(self, h));
             }
         }
-        self.items = self.items.saturating_sub(1);
-        true
     }
 }
 

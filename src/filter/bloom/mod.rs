@@ -1,5 +1,6 @@
 //! The scalable Bloom chain: parameters and sizing ([`params`]), hashing ([`hash`]), bit arrays
-//! ([`bits`]) and their probe kernels ([`probe`]), layers ([`layer`]), the chain ([`chain`]),
+//! ([`bits`]) and their probe kernels ([`probe`]), layers ([`layer`]) and their kinds as types
+//! ([`kind`]), the chain ([`chain`]),
 //! its batched paths ([`batch`]), counting ([`counting`]), fill statistics ([`stats`]) and the
 //! rule every stored chain obeys ([`claims`]).
 //!
@@ -48,6 +49,7 @@ pub mod chain;
 pub mod claims;
 pub mod counting;
 pub mod hash;
+pub mod kind;
 pub mod layer;
 pub mod params;
 pub mod probe;

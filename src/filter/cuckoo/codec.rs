@@ -278,16 +278,21 @@ impl<F: Fingerprint> Cuckoo<F> {
     }
 
     /// Reads the fields after the width (either encoding), validating each before use.
+    /// More than `max_filters` sub-filters: `MaxExpansions`, before anything is allocated.
     fn read_fields(
         r: &mut impl FieldReader,
         guard: &dyn AllocGuard,
         segmented: bool,
+        max_filters: u16,
     ) -> Result<Self, CuckooError> {
         let mut v = [0u64; 7];
         for x in &mut v {
             *x = r.u64()?;
         }
         let shape = Shape::validate(v[0], v[1], v[2], v[3], v[4], v[5], v[6], F::BYTES as u64)?;
+        if shape.filters > max_filters {
+            return Err(CuckooError::MaxExpansions);
+        }
         let mut c = Self::allocate(&shape, guard)?;
         for i in 0..shape.filters {
             let f = &mut c.filters_mut()[usize::from(i)];
@@ -323,14 +328,28 @@ impl CuckooFilter {
         encver: i32,
         guard: &dyn AllocGuard,
     ) -> Result<Self, CuckooError> {
+        Self::read_rdb_capped(r, encver, guard, super::params::MAX_FILTERS)
+    }
+
+    /// [`read_rdb`](Self::read_rdb), refusing a value of more than `max_filters` sub-filters
+    /// with `MaxExpansions` before anything is allocated (a client's `RESTORE` is capped by
+    /// `cf-max-expansions`, as a `CF.LOADCHUNK` header is: 65,535 tiny sub-filters would make
+    /// every later compaction quadratic in their number).
+    pub fn read_rdb_capped(
+        r: &mut impl FieldReader,
+        encver: i32,
+        guard: &dyn AllocGuard,
+        max_filters: u16,
+    ) -> Result<Self, CuckooError> {
+        let m = max_filters;
         match encver {
-            REDISBLOOM_ENCODING_VERSION => Ok(Self::W8(Cuckoo::read_fields(r, guard, false)?)),
+            REDISBLOOM_ENCODING_VERSION => Ok(Self::W8(Cuckoo::read_fields(r, guard, false, m)?)),
             RDB_ENCODING_VERSION => {
                 let width = FingerprintWidth::from_bits(r.u64()?).ok_or(CuckooError::BadData)?;
                 Ok(match width {
-                    FingerprintWidth::W8 => Self::W8(Cuckoo::read_fields(r, guard, true)?),
-                    FingerprintWidth::W16 => Self::W16(Cuckoo::read_fields(r, guard, true)?),
-                    FingerprintWidth::W32 => Self::W32(Cuckoo::read_fields(r, guard, true)?),
+                    FingerprintWidth::W8 => Self::W8(Cuckoo::read_fields(r, guard, true, m)?),
+                    FingerprintWidth::W16 => Self::W16(Cuckoo::read_fields(r, guard, true, m)?),
+                    FingerprintWidth::W32 => Self::W32(Cuckoo::read_fields(r, guard, true, m)?),
                 })
             }
             _ => Err(CuckooError::UnsupportedEncoding(encver)),

@@ -8,7 +8,8 @@
 //! primary gives the same slots on a replica. What a replica could work out differently is
 //! replaced by what the primary did:
 //! - a created filter is replicated as `CF.LOADCHUNK key 1 <header>` (its exact shape), not as
-//!   the command, whose defaults come from the replica's own `cf-*` settings;
+//!   the command, whose defaults come from the replica's own `cf-*` settings; the insert command
+//!   that created it follows verbatim (the filter then exists on the replica);
 //! - an insert command in which an item was refused by a limit a replica does not apply
 //!   (`bf.max-filter-bytes`, `maxmemory`) is replicated as `CF.INSERT key ITEMS <the items
 //!   that went in>`; items refused as full or present changed nothing and are left out.
@@ -279,7 +280,10 @@ fn insert_items(
     }
     let limited = out.iter().any(|r| r.is_err());
     if inserted > 0 {
-        if header.is_none() && !limited {
+        // After a created filter's header the command itself replays the same on a replica:
+        // the filter exists there, so its creation options are not read again (and a verbatim
+        // replication spares RM_Replicate's command lookup, a few thousand instructions).
+        if !limited {
             ctx.replicate_verbatim();
         } else {
             let went_in: Vec<Arg> = items
@@ -300,14 +304,39 @@ fn insert_items(
     }
 }
 
-/// `CF.ADD key item` / `CF.ADDNX key item`.
+/// `CF.ADD key item` / `CF.ADDNX key item`. Into an existing filter directly (no outcome
+/// vector: the command's hot path); a missing key goes through [`insert_items`], which creates
+/// the filter and replicates its header.
 fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
+    let event = if nx { c"cf.addnx" } else { c"cf.add" };
+    {
+        let key_name = args.key();
+        let mut key = Key::writable(ctx, &key_name);
+        if let Some(value) = match key.value_mut::<CuckooValue>() {
+            Err(r) => return r,
+            Ok(v) => v,
+        } {
+            let guard = ServerGuard::for_command(ctx);
+            // What insert_items does for one item: an error or `Full` changed nothing and is
+            // not replicated; an insert is replicated verbatim (no limit refused an item).
+            return match value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard) {
+                Ok(Insert::Inserted) => {
+                    value.awaiting_chunks = false;
+                    ctx.replicate_verbatim();
+                    notify(ctx, event, &key_name);
+                    Reply::Bool(true)
+                }
+                Ok(Insert::Exists) => Reply::Bool(false),
+                Ok(Insert::Full) => Reply::err(FULL),
+                Err(e) => Reply::Error(error_text(&e)),
+            };
+        }
+    }
     let create = Create {
         capacity: config::CF_INITIAL_SIZE.get() as u64,
         width: FingerprintWidth::W8,
         nocreate: false,
     };
-    let event = if nx { c"cf.addnx" } else { c"cf.add" };
     match insert_items(ctx, args, 2, nx, create, event) {
         Err(r) => r,
         Ok(out) => match out.into_iter().next() {
@@ -381,6 +410,18 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
     };
     // RedisBloom: INSERT answers booleans in RESP3; INSERTNX integers 1 / 0 / -1 always.
     let booleans = resp3(ctx) && !nx;
+    // The usual case, no item refused by a limit: one flat array, no `Reply` per item.
+    if booleans && out.iter().all(|r| matches!(r, Ok(Insert::Inserted | Insert::Full))) {
+        return Reply::Bools(out.iter().map(|r| matches!(r, Ok(Insert::Inserted))).collect(), None);
+    }
+    if !booleans && out.iter().all(|r| r.is_ok()) {
+        let int = |r: &Result<Insert, CuckooError>| match r {
+            Ok(Insert::Inserted) => 1,
+            Ok(Insert::Exists) => 0,
+            _ => -1,
+        };
+        return Reply::Ints(out.iter().map(int).collect());
+    }
     let replies = out
         .into_iter()
         .map(|r| match r {

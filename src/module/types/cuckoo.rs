@@ -10,14 +10,17 @@
 use std::os::raw::c_int;
 
 use redis_module::native_types::RedisType;
+use redis_module::{Context, ContextFlags};
 
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, methods};
 use crate::filter::cuckoo::codec::RDB_ENCODING_VERSION;
+use crate::filter::cuckoo::params::MAX_FILTERS;
 use crate::filter::cuckoo::{CuckooError, CuckooFilter};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError};
 use crate::module::commands::cuckoo::error_text;
+use crate::module::config;
 
 /// The data type. Its name is RedisBloom's, so `TYPE key` answers `MBbloomCF` and RedisBloom's
 /// RDB values and DUMP payloads of the type load here.
@@ -42,13 +45,40 @@ impl CuckooValue {
     }
 }
 
+/// The most sub-filters a loaded value may have: `cf-max-expansions` for a client's `RESTORE`
+/// (as for a `CF.LOADCHUNK` header), no bound for a server loading its own data or a replica
+/// (the same exemptions as the byte limits, `ServerGuard::for_load`).
+fn restore_max_filters(io: &RdbReader) -> u16 {
+    let Some(get_ctx) = api!(RedisModule_GetContextFromIO) else {
+        return MAX_FILTERS;
+    };
+    // SAFETY: `io.0` is the live I/O handle of this load (RdbReader wraps the handle Redis
+    // passed to rdb_load); the context it gives lives as long as the handle.
+    let ctx = unsafe { get_ctx(io.0) };
+    if ctx.is_null() {
+        return MAX_FILTERS;
+    }
+    let flags = Context::new(ctx).get_flags();
+    if flags.intersects(ContextFlags::LOADING | ContextFlags::ASYNC_LOADING | ContextFlags::SLAVE) {
+        MAX_FILTERS
+    } else {
+        config::cf_max_filters()
+    }
+}
+
 impl NativeType for CuckooValue {
     fn redis_type() -> &'static RedisType {
         &CUCKOO_TYPE
     }
 
     fn load(io: &mut RdbReader, encver: c_int, guard: &dyn AllocGuard) -> Result<Self, String> {
-        CuckooFilter::read_rdb(io, encver, guard).map(CuckooValue::new).map_err(|e| match e {
+        let max_filters = restore_max_filters(io);
+        let loaded = CuckooFilter::read_rdb_capped(io, encver, guard, max_filters);
+        loaded.map(CuckooValue::new).map_err(|e| match e {
+            CuckooError::MaxExpansions => format!(
+                "scalebloom: RESTORE refused: the value has more sub-filters than \
+                 cf-max-expansions ({max_filters})"
+            ),
             CuckooError::UnsupportedEncoding(v) => format!(
                 "scalebloom: refused an MBbloomCF value of encoding version {v} (RedisBloom 2.0 \
                  or older, another hash: re-create the filter, or load it into RedisBloom 2.2+ \

@@ -1,0 +1,410 @@
+//! Filter kinds as types: what a chain's layers hold and how an item's positions are found.
+//!
+//! A chain is of one kind for good — every layer follows the same [`Rule`] family, checked
+//! when the chain is built or loaded — so the kind is read once per call into the chain
+//! ([`Chain::kind`]) and the call then runs code made for that kind alone (the `by_kind!` macro): no
+//! per-probe or per-layer test of what the layer is. The kinds:
+//!
+//! - [`Plain`]: native layers, one bit per position, the unrolled probe kernels of
+//!   [`super::probe`];
+//! - [`Counting`] (in [`super::counting`], with everything else about counting): native
+//!   positions, a counter of `W` bits (4 or 8) per position;
+//! - [`RedisBloom`]: layers in RedisBloom's layout, positions `(a + i·b) mod M` with `M` the
+//!   layer's bits or `2^n2` ([`Rule::Modulo`], [`Rule::Pow2`]).
+//!
+//! [`Counting`]: super::counting::Counting
+
+use super::bits::{View, ViewMut};
+use super::chain::Chain;
+use super::hash::ItemHash;
+use super::layer::{Layer, Rule};
+use super::probe::{self, WordArray};
+use crate::filter::BloomError;
+use crate::filter::guard::AllocGuard;
+
+/// The kind of a chain, as read from its layers ([`Chain::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Native bits ([`Plain`]).
+    Plain,
+    /// Native counters of 4 bits.
+    Counting4,
+    /// Native counters of 8 bits.
+    Counting8,
+    /// RedisBloom's layout ([`RedisBloom`]).
+    RedisBloom,
+}
+
+impl Kind {
+    /// The kind a layer of `rule` belongs to.
+    #[inline]
+    pub fn of(rule: Rule) -> Self {
+        match rule {
+            Rule::Reduce => Kind::Plain,
+            Rule::Counting(4) => Kind::Counting4,
+            Rule::Counting(_) => Kind::Counting8,
+            Rule::Modulo(_) | Rule::Pow2(_) => Kind::RedisBloom,
+        }
+    }
+}
+
+/// Runs `$body` with `$K` naming the [`LayerKind`] type of `$kind`: the one place where a
+/// kind is turned into code, once per call into the chain.
+macro_rules! by_kind {
+    ($kind:expr, $K:ident => $body:expr) => {
+        match $kind {
+            $crate::filter::bloom::kind::Kind::Plain => {
+                type $K = $crate::filter::bloom::kind::Plain;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::Counting4 => {
+                type $K = $crate::filter::bloom::counting::Counting<4>;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::Counting8 => {
+                type $K = $crate::filter::bloom::counting::Counting<8>;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::RedisBloom => {
+                type $K = $crate::filter::bloom::kind::RedisBloom;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use by_kind;
+
+/// What one kind of layer does with an item's hash. Every method assumes the layer is of this
+/// kind (the chain's kind, [`Chain::kind`]); none checks it.
+pub trait LayerKind {
+    /// Whether the layer holds `h`: every probe set (every counter non-zero).
+    fn holds(layer: &Layer, h: ItemHash) -> bool;
+
+    /// Counts `h` in the layer whatever it held: sets its probes (increments its counters)
+    /// and counts the item.
+    fn insert(layer: &mut Layer, h: ItemHash);
+
+    /// Tests and inserts in one pass: whether the layer did not hold `h` before. A plain
+    /// layer counts the item only then (an item already present writes nothing); a counting
+    /// layer always counts it.
+    fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool;
+
+    /// Starts loading the cache lines `hashes` probe: every probe of each item, or, with
+    /// `candidates_only`, first every item's first probe and then the other probes of the
+    /// items whose first probe is set (an absent item usually stops at its first probe, so it
+    /// costs one miss, not `k`). Hints only: nothing changes.
+    fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool);
+
+    /// [`LayerKind::holds`] for each of `hashes`, appended to `out`, where this kind has a
+    /// kernel for a whole block; `false`, doing nothing, where not.
+    #[inline]
+    fn holds_block(_layer: &Layer, _hashes: &[ItemHash], _out: &mut Vec<bool>) -> bool {
+        false
+    }
+
+    /// [`LayerKind::insert_if_new`] for each of `hashes` in order, appending the results to
+    /// `out`, where this kind has a kernel for a whole block and the layer has room for all
+    /// of them (so it cannot fill up part-way); returns how many were new. `None`, changing
+    /// nothing, where not.
+    #[inline]
+    fn insert_block(_layer: &mut Layer, _h: &[ItemHash], _out: &mut Vec<bool>) -> Option<u64> {
+        None
+    }
+
+    /// Adds `h` to the chain: `Ok(true)` if no layer held it. The item is new if no layer
+    /// holds it. Older layers are only read; the last layer, when it has room, is tested and
+    /// set in one pass ([`LayerKind::insert_if_new`]). Counting chains add otherwise
+    /// ([`super::counting`]).
+    #[inline(always)]
+    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        // `layers` is never empty: constructors make or require at least one layer.
+        let Some((last, older)) = chain.layers.split_last_mut() else {
+            return Err(BloomError::BadData);
+        };
+        // A plain loop, not `any`: the iterator adapter would be compiled out of line around
+        // the inlined kernel, a call per add even when there is no older layer.
+        for layer in older.iter().rev() {
+            if Self::holds(layer, h) {
+                return Ok(false);
+            }
+        }
+        if last.is_full() {
+            return add_past_full::<Self>(chain, h, guard);
+        }
+        Ok(Self::insert_if_new(last, h))
+    }
+}
+
+/// The rare end of [`LayerKind::add`]: the last layer is full, so a new item needs a new
+/// layer (or is refused). Kept out of line so the common path stays small.
+#[cold]
+#[inline(never)]
+fn add_past_full<K: LayerKind + ?Sized>(
+    chain: &mut Chain,
+    h: ItemHash,
+    guard: &dyn AllocGuard,
+) -> Result<bool, BloomError> {
+    if chain.layers.last().is_some_and(|l| K::holds(l, h)) {
+        return Ok(false);
+    }
+    chain.grow(guard)?;
+    let last = chain.layers.len() - 1;
+    K::insert(&mut chain.layers[last], h);
+    Ok(true)
+}
+
+/// Native layers of bits: enhanced double hashing, multiply-shift into `[0, bits)`
+/// ([`ItemHash::probes`]), through the unrolled kernels of [`super::probe`].
+pub struct Plain;
+
+impl LayerKind for Plain {
+    #[inline(always)]
+    fn holds(layer: &Layer, h: ItemHash) -> bool {
+        match layer.bits.view() {
+            View::One(words) => probe::all_set(words, layer.hashes, h),
+            View::Many(table) => probe::all_set(table, layer.hashes, h),
+        }
+    }
+
+    #[inline]
+    fn insert(layer: &mut Layer, h: ItemHash) {
+        for p in h.probes(layer.bits.len_bits(), layer.hashes) {
+            layer.ones += u64::from(!layer.bits.set(p));
+        }
+        layer.items += 1;
+    }
+
+    #[inline(always)]
+    fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
+        let hashes = layer.hashes;
+        let flipped = match layer.bits.view_mut() {
+            ViewMut::One(words) => probe::set_clear(words, hashes, h),
+            ViewMut::Many(table) => probe::set_clear(table, hashes, h),
+        };
+        layer.ones += u64::from(flipped);
+        layer.items += u64::from(flipped > 0);
+        flipped > 0
+    }
+
+    fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
+        match layer.bits.view() {
+            View::One(words) => prefetch_plain(words, layer.hashes, hashes, candidates_only),
+            View::Many(table) => prefetch_plain(table, layer.hashes, hashes, candidates_only),
+        }
+    }
+
+    #[inline]
+    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+        let k = layer.hashes;
+        let kernels = probe::Kernels::<[u64]>::for_hashes(k);
+        let View::One(words) = layer.bits.view() else {
+            return false;
+        };
+        out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
+        true
+    }
+
+    #[inline]
+    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
+            return None;
+        }
+        let k = layer.hashes;
+        let kernels = probe::Kernels::<[u64]>::for_hashes(k);
+        let ViewMut::One(words) = layer.bits.view_mut() else {
+            return None;
+        };
+        let (mut new, mut flipped) = (0, 0);
+        for &h in hashes {
+            let n = kernels.set_clear(words, k, h);
+            flipped += u64::from(n);
+            new += u64::from(n > 0);
+            out.push(n > 0);
+        }
+        layer.items += new;
+        layer.ones += flipped;
+        Some(new)
+    }
+}
+
+/// [`Plain::prefetch`] over one kind of word array.
+#[inline(always)]
+fn prefetch_plain<A: WordArray + ?Sized>(
+    words: &A,
+    k: u32,
+    hashes: &[ItemHash],
+    candidates_only: bool,
+) {
+    let kernels = probe::Kernels::<A>::for_hashes(k);
+    if !candidates_only {
+        hashes.iter().for_each(|&h| kernels.prefetch(words, k, h));
+        return;
+    }
+    hashes.iter().for_each(|&h| probe::prefetch_first(words, h));
+    for &h in hashes {
+        if probe::first_probe_set(words, h) {
+            kernels.prefetch(words, k, h);
+        }
+    }
+}
+
+/// Layers in RedisBloom's layout: positions `(a + i·b) mod M`, where `M` is the layer's bits
+/// ([`Rule::Modulo`]) or `2^n2` ([`Rule::Pow2`]): [`Layer::positions`].
+pub struct RedisBloom;
+
+impl RedisBloom {
+    /// Sets the probes of `h`, adds the bits it set to the layer's count and returns how many
+    /// that was.
+    #[inline]
+    fn set_probes(layer: &mut Layer, h: ItemHash) -> u64 {
+        let (k, modulus) = (layer.hashes, layer.positions());
+        let flipped = match layer.bits.view_mut() {
+            ViewMut::One(words) => set_modular(words, k, modulus, h),
+            ViewMut::Many(table) => set_modular(table, k, modulus, h),
+        };
+        layer.ones += flipped;
+        flipped
+    }
+}
+
+impl LayerKind for RedisBloom {
+    /// Stops at the first clear bit, as RedisBloom's `bloom_check` does.
+    #[inline]
+    fn holds(layer: &Layer, h: ItemHash) -> bool {
+        let (k, modulus) = (layer.hashes, layer.positions());
+        match layer.bits.view() {
+            View::One(words) => all_set_modular(words, k, modulus, h),
+            View::Many(table) => all_set_modular(table, k, modulus, h),
+        }
+    }
+
+    #[inline]
+    fn insert(layer: &mut Layer, h: ItemHash) {
+        Self::set_probes(layer, h);
+        layer.items += 1;
+    }
+
+    #[inline]
+    fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
+        let flipped = Self::set_probes(layer, h);
+        layer.items += u64::from(flipped > 0);
+        flipped > 0
+    }
+
+    fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
+        let (k, modulus) = (layer.hashes, layer.positions());
+        match layer.bits.view() {
+            View::One(words) => prefetch_modular(words, k, modulus, hashes, candidates_only),
+            View::Many(table) => prefetch_modular(table, k, modulus, hashes, candidates_only),
+        }
+    }
+}
+
+/// [`RedisBloom::prefetch`] over one kind of word array. `modulus ≤ words.bits()` (checked
+/// when the layer was built), so every position `p` below it has its word `p / 64` below
+/// `bits / 64`: the precondition of [`WordArray::word`].
+fn prefetch_modular<A: WordArray + ?Sized>(
+    words: &A,
+    k: u32,
+    modulus: u64,
+    hashes: &[ItemHash],
+    candidates_only: bool,
+) {
+    debug_assert!(modulus <= words.bits());
+    let word = |p: u64| {
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64` (see above).
+        unsafe { words.word(p >> 6) }
+    };
+    if candidates_only {
+        hashes.iter().for_each(|h| crate::filter::mem::prefetch(word(h.h1 % modulus)));
+    }
+    for h in hashes {
+        let first = h.h1 % modulus;
+        if candidates_only && (*word(first) >> (first & 63)) & 1 == 0 {
+            continue;
+        }
+        let mut x = h.h1;
+        for _ in 0..k {
+            crate::filter::mem::prefetch(word(x % modulus));
+            x = x.wrapping_add(h.h2);
+        }
+    }
+}
+
+/// Whether every probe of `h` under a RedisBloom rule is set: positions `(h1 + i·h2) mod
+/// modulus` in 64-bit wrapping arithmetic (as [`ItemHash::modular_probes`]), stopping at the
+/// first clear one as RedisBloom's `bloom_check` does. `modulus ≤ words.bits()`, as in
+/// [`prefetch_modular`]. Unchecked indexing: no bounds checks per probe.
+#[inline(always)]
+fn all_set_modular<A: WordArray + ?Sized>(words: &A, k: u32, modulus: u64, h: ItemHash) -> bool {
+    debug_assert!(modulus <= words.bits());
+    let mut x = h.h1;
+    for _ in 0..k {
+        let p = x % modulus;
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
+        if (unsafe { *words.word(p >> 6) } >> (p & 63)) & 1 == 0 {
+            return false;
+        }
+        x = x.wrapping_add(h.h2);
+    }
+    true
+}
+
+/// Sets every probe of `h` under a RedisBloom rule (positions as in [`all_set_modular`]);
+/// how many were clear.
+#[inline(always)]
+fn set_modular<A: WordArray + ?Sized>(words: &mut A, k: u32, modulus: u64, h: ItemHash) -> u64 {
+    debug_assert!(modulus <= words.bits());
+    let (mut x, mut flipped) = (h.h1, 0);
+    for _ in 0..k {
+        let p = x % modulus;
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
+        let w = unsafe { words.word_mut(p >> 6) };
+        let mask = 1u64 << (p & 63);
+        flipped += u64::from(*w & mask == 0);
+        *w |= mask;
+        x = x.wrapping_add(h.h2);
+    }
+    flipped
+}
+
+/// The chain's one-item paths, each choosing the kind's code once.
+impl Chain {
+    /// Whether an item with hash `h` is (probably) present, in a chain of kind `K`. Newest
+    /// layers first: they are the largest and hold the most recent items.
+    #[inline]
+    pub(super) fn contains_as<K: LayerKind>(&self, h: ItemHash) -> bool {
+        // A plain loop, for the reason given in `LayerKind::add`.
+        for layer in self.layers.iter().rev() {
+            if K::holds(layer, h) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether an item with hash `h` is (probably) present.
+    #[inline]
+    pub fn contains_hash(&self, h: ItemHash) -> bool {
+        by_kind!(self.kind(), K => self.contains_as::<K>(h))
+    }
+
+    /// [`Chain::add`] for a precomputed hash.
+    #[inline(never)]
+    pub fn add_hash(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+        by_kind!(self.kind(), K => K::add(self, h, guard))
+    }
+}
+
+/// Any-kind access to one layer, for the cold paths and tests that hold a layer alone.
+impl Layer {
+    /// Whether the layer holds `h` ([`LayerKind::holds`] of its kind).
+    pub fn contains(&self, h: ItemHash) -> bool {
+        by_kind!(Kind::of(self.rule()), K => K::holds(self, h))
+    }
+
+    /// Counts `h` in the layer ([`LayerKind::insert`] of its kind).
+    pub fn insert(&mut self, h: ItemHash) {
+        by_kind!(Kind::of(self.rule()), K => K::insert(self, h))
+    }
+}
