@@ -140,6 +140,8 @@ def part_import(cfg):
     n = 100_000 if cfg.quick else 2_000_000
     cg_n = 20_000 if cfg.quick else 200_000
     rounds = 3 if cfg.quick else 5
+    # BENCH_IMPORT_ROUNDS=N: fewer (or more) rounds of the timed part, for a shorter run.
+    rounds = int(os.environ.get("BENCH_IMPORT_ROUNDS", rounds))
     batch = 1000
     sample = [b"sample:%d" % i for i in range(IMPORT_SAMPLE)]
     res = {"label": label, "capacity": capacity, "items": n, "batch": batch, "rounds": rounds,
@@ -206,7 +208,8 @@ def report_import(r):
     hp = [statistics.median(x["huge_pages_bytes"] for x in runs) / MIB for runs in (a, b)]
     out.append(f"Loading the dump ({r['dump_bytes'] / MIB:,.0f} MiB of bits in "
                "BF.LOADCHUNK chunks), server time of all its BF.LOADCHUNK: scalebloom "
-               f"{lc[0]:,.0f} ms, RedisBloom {lc[1]:,.0f} ms; memory backed by transparent huge pages "
+               f"{lc[0]:,.0f} ms, RedisBloom {lc[1]:,.0f} ms ({ratio(lc[0], lc[1]):.2f}×; goal ≤ 1.00×: "
+               f"{'meets' if round(ratio(lc[0], lc[1]), 2) <= 1.0 else 'MISSES'}); memory backed by transparent huge pages "
                f"at the end of a run: scalebloom {hp[0]:,.0f} MiB, RedisBloom {hp[1]:,.0f} MiB "
                f"(medians of the {plural(rounds, 'run')}).")
     cg = r["callgrind"]

@@ -30,11 +30,26 @@ def large_sizes(quick):
     bpe = -__import__("math").log(0.01) / LN2_SQUARED
     sizes = [("1 MiB", int(MIB * 8 / bpe)), ("16 MiB", int(16 * MIB * 8 / bpe)),
              ("128 MiB", int(128 * MIB * 8 / bpe)), ("1 GiB", 900_000_000)]
+    # BENCH_LARGE_SIZES="1 GiB" (comma-separated labels): only those, for a shorter run.
+    only = os.environ.get("BENCH_LARGE_SIZES")
+    if only:
+        sizes = [s for s in sizes if s[0] in [x.strip() for x in only.split(",")]]
     return sizes
 
 
 LARGE_PHASES = (("madd_first", "BF.MADD", "present"), ("madd_second", "BF.MADD", "present"),
                 ("mexists_present", "BF.MEXISTS", "present"), ("mexists_absent", "BF.MEXISTS", "absent"))
+
+
+def latency_percentiles(client, cmd):
+    """(p99, max) in µs of `cmd` since the last CONFIG RESETSTAT, from INFO latencystats (Redis
+    7+, with `latency-tracking-info-percentiles "99 100"`); (nan, nan) where unavailable."""
+    raw = client.info("latencystats").get(f"latency_percentiles_usec_{cmd}")
+    if isinstance(raw, str):
+        raw = dict(kv.split("=") for kv in raw.split(","))
+    if not raw:
+        return float("nan"), float("nan")
+    return float(raw.get("p99", "nan")), float(raw.get("p100", "nan"))
 
 
 def large_run(cfg, key, module, capacity, items, module_args=(), fork=False):
@@ -44,6 +59,9 @@ def large_run(cfg, key, module, capacity, items, module_args=(), fork=False):
     row = {}
     with Server(cfg, key, module, module_args=module_args) as srv:
         c = srv.client
+        # Per-command latency percentiles: p99 and p100 (the slowest batch).
+        with contextlib.suppress(Exception):
+            c.config_set("latency-tracking-info-percentiles", "99 100")
         mem0 = used_memory(c)
         c.config_resetstat()
         c.execute_command("BF.RESERVE", "big", "0.01", capacity, "NONSCALING")
@@ -53,6 +71,8 @@ def large_run(cfg, key, module, capacity, items, module_args=(), fork=False):
             c.config_resetstat()
             send_all(srv, cmd, "big", items[which])
             row[phase] = commandstat_usec(c, cmd.lower()) * 1000 / items["n"]
+            if phase == "madd_first":
+                row["first_p99_us"], row["first_max_us"] = latency_percentiles(c, "bf.madd")
         row["used_memory_delta"] = used_memory(c) - mem0
         rss = c.info("memory")["used_memory_rss"]
         row["huge_pages_bytes"] = anon_huge_pages(srv.proc.pid)
@@ -146,7 +166,30 @@ def write_chart(cfg, res, path):
 
 
 def report_large(r):
-    return large_ns_tables(r) + large_memory_table(r) + large_fork_table(r)
+    return large_ns_tables(r) + large_latency_table(r) + large_memory_table(r) + large_fork_table(r)
+
+
+def large_latency_table(r):
+    """The slowest batches of the first pass: where a first-touch page fault is expensive, it
+    shows here before it shows in the mean."""
+    rows = []
+    for i, size in enumerate(r["sizes"]):
+        a, b, c4 = r["modules"][S][i], r["modules"][RB][i], r["modules"][K4][i]
+        if "first_max_us" not in a:
+            continue
+        rows.append((size["label"], f"{a['first_p99_us']:,.0f}", f"{b['first_p99_us']:,.0f}",
+                     f"{ratio(a['first_p99_us'], b['first_p99_us']):.2f}×",
+                     f"{a['first_max_us']:,.0f}", f"{b['first_max_us']:,.0f}",
+                     f"{ratio(a['first_max_us'], b['first_max_us']):.2f}×",
+                     f"{c4['first_p99_us']:,.0f}", f"{c4['first_max_us']:,.0f}"))
+    if not rows:
+        return []
+    return [f"Latency of the first pass: the server-side time of one BF.MADD batch of {r['batch']} "
+            "items, its 99th percentile and its maximum (the slowest batch), µs, from `INFO "
+            "latencystats` (percentiles `99 100`; a histogram, so values are rounded to its "
+            f"buckets; median of {plural(r['rounds'], 'run')}):\n\n" + table(
+                ("filter", "scalebloom p99", "RedisBloom p99", "ratio", "scalebloom max",
+                 "RedisBloom max", "ratio", "huge-pages no p99", "huge-pages no max"), rows)]
 
 
 def large_ns_tables(r):

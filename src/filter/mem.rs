@@ -5,15 +5,21 @@
 //!   allocated with `calloc` (Redis' `RedisModule_Calloc` inside Redis), so a fresh multi-GiB
 //!   filter is lazily zeroed pages from the kernel, not written page by page; and a size the
 //!   allocator refuses is an error, not an abort.
-//! - Large segments ask the kernel for transparent huge pages (`madvise(MADV_HUGEPAGE)`,
-//!   Linux only; the `bf.huge-pages` setting, on by default). Every probe of a large filter
-//!   lands on a random page; with 4 KiB pages each one misses the TLB too, and a page walk
-//!   costs several memory accesses (more under virtualisation). 2 MiB pages let the TLB cover
-//!   a GiB. Measured in bench/README.md ("Huge pages: what they cost and save"): MADD and
-//!   MEXISTS on a 1 GiB filter 1.3–2.8× faster, and the `fork` of a BGSAVE about 10× shorter,
-//!   with no more copy-on-write cost per write during a save. The advice is given back (`MADV_NOHUGEPAGE`, the default of
-//!   the kernel's `madvise` mode) before the memory is freed, so the allocator never reuses
-//!   huge-page-backed memory for small objects — the reason Redis itself avoids THP.
+//! - Large segments are moved into transparent huge pages once they are in use (Linux only; the
+//!   `bf.huge-pages` setting, on by default). Every probe of a large filter lands on a random
+//!   page; with 4 KiB pages each one misses the TLB too, and a page walk costs several memory
+//!   accesses (more under virtualisation). 2 MiB pages let the TLB cover a GiB: MADD and
+//!   MEXISTS on a 1 GiB filter 1.3–2.8× faster, and the `fork` of a BGSAVE about 10× shorter
+//!   (bench/README.md, "Huge pages"). But a segment is *not* advised `MADV_HUGEPAGE` when it is
+//!   allocated: a 2 MiB first-touch fault is cheap on some hosts and costs milliseconds on
+//!   others (a VM whose host backs large free blocks lazily: measured 1.75× RedisBloom's time
+//!   for a first pass over a fresh 1 GiB filter), and it stalls the command that takes it. So
+//!   the first touch takes 4 KiB pages, as RedisBloom's memory does, and a background thread
+//!   ([`HugeJob`]) moves the segment into huge pages with `MADV_COLLAPSE` (Linux 6.1+), 2 MiB
+//!   at a time, once nearly all of its pages are in use (`mincore`) — so it does not compete
+//!   with the first pass's page faults, and never makes a barely used filter resident. Where
+//!   the kernel has no `MADV_COLLAPSE`, the segment is advised `MADV_HUGEPAGE` then instead
+//!   (khugepaged moves it, slowly), and the advice is withdrawn before the memory is freed.
 //! - [`prefetch`]: the cache hint of the batched paths.
 //! - [`Mover`] and [`relocate_boxed_slice`]: moving allocations when the server defragments
 //!   its memory (Redis' active defrag hands the module `RedisModule_DefragAlloc`).
@@ -21,18 +27,18 @@
 use std::alloc::Layout;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::BloomError;
 
-/// Whether new large segments ask for huge pages (`bf.huge-pages`). Existing segments keep what
-/// they were allocated with.
+/// Whether new large segments are moved into huge pages (`bf.huge-pages`). Existing segments
+/// keep what they were allocated with.
 pub static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
 
-/// Segments at least this large are advised. Smaller filters fit the TLB's reach with 4 KiB
-/// pages (about 6 MiB on current x86 cores), and an advised range shorter than a few huge
-/// pages would mostly be the unaligned ends that cannot use one.
+/// Segments at least this large are moved. Smaller filters fit the TLB's reach with 4 KiB
+/// pages (about 6 MiB on current x86 cores), and a range shorter than a few huge pages would
+/// mostly be the unaligned ends that cannot use one.
 pub const HUGE_PAGES_MIN_BYTES: usize = 4 << 20;
 
 /// The huge page size of x86_64 and of 4 KiB-page arm64 kernels.
@@ -42,8 +48,9 @@ const HUGE_PAGE_BYTES: usize = 2 << 20;
 #[derive(Default)]
 pub struct Words {
     words: Box<[u64]>,
-    /// Whether the inner huge-page-aligned range was advised `MADV_HUGEPAGE` (undone on drop).
-    huge: bool,
+    /// A large segment's move into huge pages, shared with the background thread; released
+    /// (under its lock) before the memory is freed.
+    huge: Option<Arc<HugeJob>>,
 }
 
 impl Words {
@@ -65,10 +72,7 @@ impl Words {
             }
             Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
         };
-        let huge = n * 8 >= HUGE_PAGES_MIN_BYTES
-            && HUGE_PAGES.load(Ordering::Relaxed)
-            && kernel_takes_advice()
-            && advise(&words, Advice::HugePages);
+        let huge = HugeJob::start(&words);
         Ok(Self { words, huge })
     }
 
@@ -85,9 +89,8 @@ impl Words {
 
     /// Takes ownership of `n` words that a loader has already filled, without copying them: a
     /// segment read from an RDB file keeps the buffer the server read it into. A large one is
-    /// advised for huge pages; its pages were faulted in small by the loader, so a background
-    /// thread then moves it into huge pages (`collapse_in_background`) while the server goes
-    /// on — in the load itself that copy would double the load time.
+    /// moved into huge pages by the background thread once loading ends (its pages are all in
+    /// use) — in the load itself that copy would double the load time.
     ///
     /// # Safety
     /// `ptr` is non-null, aligned for `u64`, points to `n` initialised words, and was allocated
@@ -98,31 +101,26 @@ impl Words {
         // SAFETY: the caller's contract is exactly what `Box::from_raw` needs for `[u64]` of
         // length `n`.
         let words = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) };
-        let huge = n * 8 >= HUGE_PAGES_MIN_BYTES
-            && HUGE_PAGES.load(Ordering::Relaxed)
-            && kernel_takes_advice()
-            && advise(&words, Advice::HugePages);
-        if huge {
-            collapse_in_background(&words);
-        }
+        let huge = HugeJob::start(&words);
         Self { words, huge }
     }
 
-    /// Whether this segment asked for huge pages (whether it got them is up to the kernel).
-    pub fn advised_huge(&self) -> bool {
-        self.huge
+    /// Whether this segment was handed to the background thread to be moved into huge pages
+    /// (whether it gets them is up to the kernel).
+    pub fn moves_to_huge_pages(&self) -> bool {
+        self.huge.is_some()
     }
 }
 
 impl Words {
-    /// Lets `mv` move this segment (active defragmentation). A segment advised for huge pages
-    /// stays where it is: its advice must be withdrawn from the memory it was given to before
-    /// that memory is freed, and a multi-MiB allocation is not what defragmentation moves.
+    /// Lets `mv` move this segment (active defragmentation). A segment handed to the huge-page
+    /// thread stays where it is: the thread holds its address, and a multi-MiB allocation is
+    /// not what defragmentation moves.
     ///
     /// # Safety
     /// `mv` must keep the contract of [`Mover`].
     pub unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
-        if !self.huge {
+        if self.huge.is_none() {
             // SAFETY: the caller's contract on `mv`.
             unsafe { relocate_boxed_slice(&mut self.words, mv) }
         }
@@ -130,9 +128,11 @@ impl Words {
 }
 
 impl Drop for Words {
+    /// Runs before `words` is freed: the huge-page thread is stopped from touching the range
+    /// first (waiting for a step in progress, at most one 2 MiB collapse).
     fn drop(&mut self) {
-        if self.huge {
-            advise(&self.words, Advice::NoHugePages);
+        if let Some(job) = self.huge.take() {
+            job.release();
         }
     }
 }
@@ -205,9 +205,10 @@ pub unsafe fn relocate_boxed_slice<T>(b: &mut Box<[T]>, mv: &mut Mover<'_>) {
     }
 }
 
-/// Whether the kernel acts on `MADV_HUGEPAGE` advice: its THP mode is `madvise`. Under
-/// `always` every large region gets huge pages without advice (or none: Redis' `disable-thp`
-/// turns THP off for its process then), under `never` none does. Read once per process.
+/// Whether huge pages are for the module to ask for: the kernel's THP mode is `madvise`. Under
+/// `always` every large region gets huge pages at fault time without asking (or none: Redis'
+/// `disable-thp` turns THP off for its process then), under `never` none does, and the module
+/// respects both. Read once per process.
 fn kernel_takes_advice() -> bool {
     static MADVISE_MODE: OnceLock<bool> = OnceLock::new();
     *MADVISE_MODE.get_or_init(|| {
@@ -222,6 +223,8 @@ enum Advice {
     NoHugePages,
     /// Move the range into huge pages now (copying it), rather than wait for khugepaged.
     Collapse,
+    /// Map the range's pages writable now, as write faults would.
+    PopulateWrite,
 }
 
 /// The huge-page-aligned part of `words`: `(start address, length)`, if it holds a whole huge
@@ -232,15 +235,9 @@ fn huge_page_range(words: &[u64]) -> Option<(usize, usize)> {
     (end > start).then(|| (start, end - start))
 }
 
-/// Gives `advice` for the huge-page-aligned part of `words`; whether the kernel accepted it.
+/// `madvise(start, len, advice)`: `Ok`, or the kernel's error number.
 #[cfg(target_os = "linux")]
-fn advise(words: &[u64], advice: Advice) -> bool {
-    huge_page_range(words).is_some_and(|(start, len)| madvise_range(start, len, advice))
-}
-
-/// `madvise(start, len, advice)`; whether the kernel accepted it.
-#[cfg(target_os = "linux")]
-fn madvise_range(start: usize, len: usize, advice: Advice) -> bool {
+fn madvise_range(start: usize, len: usize, advice: Advice) -> Result<(), i32> {
     // SAFETY: the declaration is the C library's `int madvise(void *addr, size_t len, int
     // advice)` (POSIX, glibc and musl alike), with Rust types of the same size and ABI.
     unsafe extern "C" {
@@ -251,90 +248,462 @@ fn madvise_range(start: usize, len: usize, advice: Advice) -> bool {
         ) -> std::ffi::c_int;
     }
     let advice = match advice {
-        Advice::HugePages => 14,   // MADV_HUGEPAGE
-        Advice::NoHugePages => 15, // MADV_NOHUGEPAGE
-        Advice::Collapse => 25,    // MADV_COLLAPSE
+        Advice::HugePages => 14,     // MADV_HUGEPAGE
+        Advice::NoHugePages => 15,   // MADV_NOHUGEPAGE
+        Advice::Collapse => 25,      // MADV_COLLAPSE
+        Advice::PopulateWrite => 23, // MADV_POPULATE_WRITE
     };
     // SAFETY: these advice values only change how the kernel backs a range (its page size;
-    // MADV_COLLAPSE copies the contents into huge pages), never the contents or the mapping,
-    // so they are harmless for any range of this process; the kernel checks the range itself
-    // (an unmapped or unaligned one is refused with an error, nothing else happens).
-    unsafe { madvise(start as *mut std::ffi::c_void, len, advice) == 0 }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise(_: &[u64], _: Advice) -> bool {
-    false
-}
-
-/// Hands the huge-page-aligned part of `words` to a background thread that asks the kernel to
-/// move it into huge pages now (`MADV_COLLAPSE`, Linux 6.1+), rather than wait for khugepaged
-/// (about 16 MiB per 10 s with its default settings, so many minutes for a large filter).
-/// Best effort: where the kernel refuses (older kernels, a range advised otherwise since), the
-/// `MADV_HUGEPAGE` advice still lets khugepaged do it later.
-///
-/// The thread only ever gives this advice, which changes how pages are backed, never what they
-/// hold; so it is harmless even for a range freed or reused in the meantime (the kernel refuses
-/// unmapped and `MADV_NOHUGEPAGE` ranges, and a reused range keeps its new contents).
-#[cfg(target_os = "linux")]
-fn collapse_in_background(words: &[u64]) {
-    if let Some((start, len)) = huge_page_range(words) {
-        to_collapser(Collapse::Range(start, len));
+    // MADV_COLLAPSE copies the contents into huge pages, atomically for concurrent accesses,
+    // as khugepaged does; MADV_POPULATE_WRITE maps pages as write faults would), never the
+    // contents or the mapping; the kernel checks the range
+    // itself (an unmapped or unaligned one is refused with an error, nothing else happens).
+    // Callers only pass ranges of live segments (see `HugeJob`).
+    if unsafe { madvise(start as *mut std::ffi::c_void, len, advice) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
     }
 }
 
-/// Whether the collapser waits (while the server loads its data: the collapse would compete
-/// with the loader for the CPU and for the process' page tables, and make the load slower).
+/// How many of the pages of `[start, start + len)` are resident (`mincore`); `None` if the
+/// kernel refuses. `start` is page-aligned.
+#[cfg(target_os = "linux")]
+fn resident_pages(start: usize, len: usize, page: usize) -> Option<usize> {
+    // SAFETY: the C library's `int mincore(void *addr, size_t length, unsigned char *vec)`
+    // and `long sysconf(int)`, with Rust types of the same size and ABI.
+    unsafe extern "C" {
+        fn mincore(addr: *mut std::ffi::c_void, length: usize, vec: *mut u8) -> std::ffi::c_int;
+    }
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `vec` has one byte per page of the range, which is what mincore writes; it only
+    // reports on the range (which the caller keeps alive), never changes it.
+    let rc = unsafe { mincore(start as *mut std::ffi::c_void, len, vec.as_mut_ptr()) };
+    (rc == 0).then(|| vec.iter().filter(|&&b| b & 1 != 0).count())
+}
+
+/// The size of a base page.
+#[cfg(target_os = "linux")]
+fn page_size() -> usize {
+    // SAFETY: `long sysconf(int name)` of the C library (ABI as declared).
+    unsafe extern "C" {
+        fn sysconf(name: std::ffi::c_int) -> std::ffi::c_long;
+    }
+    const SC_PAGESIZE: std::ffi::c_int = 30; // glibc and musl on Linux
+    // SAFETY: sysconf only reads a system value.
+    let page = unsafe { sysconf(SC_PAGESIZE) };
+    usize::try_from(page).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
+}
+
+/// Segments handed to the huge-page thread that it has not finished with (`INFO bf`
+/// `huge_pages_waiting`), and the bytes it moved into huge pages (`huge_pages_moved_bytes`).
+static JOBS_WAITING: AtomicU64 = AtomicU64::new(0);
+static MOVED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// `(segments waiting to be moved into huge pages, bytes moved so far)`.
+pub fn huge_page_stats() -> (u64, u64) {
+    (JOBS_WAITING.load(Ordering::Relaxed), MOVED_BYTES.load(Ordering::Relaxed))
+}
+
+/// One large segment's move into huge pages, shared by its [`Words`] and the background thread
+/// (`mover`). The thread never reads or writes the segment's memory: it asks the
+/// kernel about the range (`mincore`) and to collapse it (`MADV_COLLAPSE`), which is safe on
+/// memory the main thread is writing (the kernel copies the pages atomically for concurrent
+/// accesses, as khugepaged does). What must not happen is a call on the range after the
+/// segment's memory is freed (by then it may belong to another allocation, which would be
+/// collapsed into huge pages, or to nothing). So each call is made holding `state`, after
+/// checking `released`; [`Words`]' drop sets `released` holding it, before freeing — a `DEL`
+/// (or a lazy free, on Redis' background thread) waits for at most one step in progress.
+pub struct HugeJob {
+    /// The huge-page-aligned part of the segment.
+    start: usize,
+    len: usize,
+    state: Mutex<JobState>,
+    /// Signalled when the thread is finished with the job (for tests to wait on).
+    #[cfg(test)]
+    finished: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct JobState {
+    /// The segment is being freed: no more calls on the range.
+    released: bool,
+    /// `MADV_HUGEPAGE` was given (a kernel without `MADV_COLLAPSE`): withdrawn on release,
+    /// so the allocator never reuses huge-page-advised memory for small objects.
+    advised: bool,
+    /// Bytes of the range collapsed into huge pages.
+    moved: usize,
+    /// The thread is finished with the job.
+    finished: bool,
+}
+
+/// Locks a job's state; a poisoned lock (a panic while held: none of the code under it panics)
+/// still gives the state, whose fields are always consistent.
+fn lock(state: &Mutex<JobState>) -> MutexGuard<'_, JobState> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl HugeJob {
+    /// The job of a new segment, handed to the thread, if it is one to move: large, the setting
+    /// on, the kernel's THP mode `madvise`, Linux.
+    fn start(words: &[u64]) -> Option<Arc<Self>> {
+        if !cfg!(target_os = "linux")
+            || words.len() * 8 < HUGE_PAGES_MIN_BYTES
+            || !HUGE_PAGES.load(Ordering::Relaxed)
+            || !kernel_takes_advice()
+        {
+            return None;
+        }
+        let (start, len) = huge_page_range(words)?;
+        let job = Arc::new(Self {
+            start,
+            len,
+            state: Mutex::default(),
+            #[cfg(test)]
+            finished: std::sync::Condvar::new(),
+        });
+        to_mover(Msg::Job(Arc::clone(&job))).then_some(job)
+    }
+
+    /// Stops the thread from touching the range again (waiting for a step in progress), and
+    /// withdraws any `MADV_HUGEPAGE` advice: the segment is about to be freed.
+    fn release(&self) {
+        let mut state = lock(&self.state);
+        state.released = true;
+        #[cfg(target_os = "linux")]
+        if state.advised {
+            let _ = madvise_range(self.start, self.len, Advice::NoHugePages);
+            state.advised = false;
+        }
+    }
+
+    /// One look at the job by the thread: `true` when it is finished with it (moved, given to
+    /// khugepaged, given up, or released), `false` to look again later (not yet in use).
+    #[cfg(target_os = "linux")]
+    fn step(&self, page: usize, quiet: bool) -> bool {
+        // In use: at least 7/8 of its pages resident, and the process no longer faulting pages
+        // in fast (`quiet`). Until then a collapse (which holds the process' memory map lock
+        // while it copies) would stall those faults. Counted in bounded pieces, each under the
+        // lock.
+        const PIECE: usize = 64 << 20;
+        let mut resident = 0;
+        for off in (0..self.len).step_by(PIECE) {
+            let state = lock(&self.state);
+            if state.released {
+                return true;
+            }
+            match resident_pages(self.start + off, PIECE.min(self.len - off), page) {
+                Some(n) => resident += n,
+                None => return true,
+            }
+        }
+        let pages = self.len / page;
+        if resident < pages - pages / 8 || !quiet {
+            return false;
+        }
+        for off in (0..self.len).step_by(HUGE_PAGE_BYTES) {
+            if off > 0 {
+                pause();
+            }
+            if COLLAPSE_HELD.load(Ordering::Relaxed) {
+                // A load began: look again when it ends (ranges already moved are skipped
+                // quickly then: the kernel finds them huge).
+                return false;
+            }
+            let mut state = lock(&self.state);
+            if state.released {
+                return true;
+            }
+            let began = std::time::Instant::now();
+            let collapsed = madvise_range(self.start + off, HUGE_PAGE_BYTES, Advice::Collapse);
+            LAST_STEP.with(|t| t.set(began.elapsed()));
+            match collapsed {
+                Ok(()) => {
+                    MOVED_BYTES.fetch_add(HUGE_PAGE_BYTES as u64, Ordering::Relaxed);
+                    state.moved += HUGE_PAGE_BYTES;
+                }
+                // EINVAL on the first range: no MADV_COLLAPSE (Linux before 6.1). Advise the
+                // segment instead; khugepaged moves it, more slowly.
+                Err(22) if off == 0 => {
+                    state.advised = madvise_range(self.start, self.len, Advice::HugePages).is_ok();
+                    return true;
+                }
+                // No huge page to be had now (EAGAIN, ENOMEM): this range stays in 4 KiB pages.
+                Err(_) => {}
+            }
+        }
+        true
+    }
+}
+
+thread_local! {
+    /// How long the huge-page thread's last collapse took.
+    static LAST_STEP: std::cell::Cell<std::time::Duration> = const { std::cell::Cell::new(std::time::Duration::ZERO) };
+}
+
+/// Between two 2 MiB collapses the thread rests seven times as long as the last one took (at
+/// most 200 ms): a collapse holds back every access to its range until the copy is done (and
+/// the process' page faults, for the memory map lock), so while it runs, a busy filter's
+/// commands wait — every batch probes every 2 MiB of a large filter. Working one eighth of the
+/// time bounds that cost to about an eighth of the time a collapse runs; a GiB takes 8× its
+/// collapse time to move (measured: seconds where a huge page is cheap to get, about a minute
+/// on a VM where it costs milliseconds).
+#[cfg(target_os = "linux")]
+fn pause() {
+    let last = LAST_STEP.with(|t| t.get());
+    std::thread::sleep((last * 7).min(std::time::Duration::from_millis(200)));
+}
+
+/// Whether the huge-page thread waits (while the server loads its data: collapses would
+/// compete with the loader for the CPU and for the process' page tables, and make the load
+/// slower).
 static COLLAPSE_HELD: AtomicBool = AtomicBool::new(false);
 
-/// Holds background collapses back (`true`, when the server starts loading its data) or lets
-/// them run, with everything queued meanwhile (`false`, when loading ends).
+/// Holds the huge-page thread back (`true`, when the server starts loading its data) or lets
+/// it run, with everything queued meanwhile (`false`, when loading ends).
 pub fn hold_background_collapse(hold: bool) {
     COLLAPSE_HELD.store(hold, Ordering::Relaxed);
-    #[cfg(target_os = "linux")]
     if !hold {
-        to_collapser(Collapse::Release);
+        to_mover(Msg::Release);
     }
 }
 
-/// A message to the collapse thread.
-#[cfg(target_os = "linux")]
-enum Collapse {
-    /// A huge-page-aligned range to collapse.
-    Range(usize, usize),
-    /// Collapses are no longer held: run the queued ones.
+/// A message to the huge-page thread.
+enum Msg {
+    /// A new segment to move.
+    Job(Arc<HugeJob>),
+    /// The thread is no longer held: look at the queued jobs.
     Release,
 }
 
-/// Sends to the collapse thread, started on first use (nothing happens if it cannot start).
-#[cfg(target_os = "linux")]
-fn to_collapser(msg: Collapse) {
-    use std::sync::mpsc::{Sender, channel};
-    static WORKER: OnceLock<Option<Sender<Collapse>>> = OnceLock::new();
-    let worker = WORKER.get_or_init(|| {
-        let (tx, rx) = channel::<Collapse>();
-        let spawned = std::thread::Builder::new().name("bf-collapse".into()).spawn(move || {
-            let mut queued = Vec::new();
-            for msg in rx {
-                if let Collapse::Range(start, len) = msg {
-                    queued.push((start, len));
-                }
-                if !COLLAPSE_HELD.load(Ordering::Relaxed) {
-                    for (start, len) in queued.drain(..) {
-                        madvise_range(start, len, Advice::Collapse);
-                    }
-                }
-            }
+/// Sends to the huge-page thread, started on first use; whether it could be sent (the thread
+/// runs). Off Linux there is no thread.
+fn to_mover(msg: Msg) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::sync::mpsc::{Sender, channel};
+        static WORKER: OnceLock<Option<Mutex<Sender<Msg>>>> = OnceLock::new();
+        let worker = WORKER.get_or_init(|| {
+            let (tx, rx) = channel::<Msg>();
+            let spawned =
+                std::thread::Builder::new().name("bf-hugepages".into()).spawn(move || mover(rx));
+            spawned.ok().map(|_| Mutex::new(tx))
         });
-        spawned.ok().map(|_| tx)
-    });
-    if let Some(tx) = worker {
-        let _ = tx.send(msg);
+        let Some(tx) = worker else { return false };
+        let is_job = matches!(msg, Msg::Job(_));
+        if is_job {
+            JOBS_WAITING.fetch_add(1, Ordering::Relaxed);
+        }
+        let sent = tx.lock().unwrap_or_else(|e| e.into_inner()).send(msg).is_ok();
+        if is_job && !sent {
+            JOBS_WAITING.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = msg;
+        false
     }
 }
 
-#[cfg(not(target_os = "linux"))]
-fn collapse_in_background(_: &[u64]) {}
+/// The huge-page thread: keeps the jobs it was sent, and looks at each when due — first soon,
+/// then less and less often (up to every 2 s) while its segment is not yet in use.
+#[cfg(target_os = "linux")]
+fn mover(rx: std::sync::mpsc::Receiver<Msg>) {
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::{Duration, Instant};
+    const FIRST: Duration = Duration::from_millis(50);
+    const LONGEST: Duration = Duration::from_secs(2);
+    struct Queued {
+        job: Arc<HugeJob>,
+        due: Instant,
+        wait: Duration,
+    }
+    let page = page_size();
+    let mut queued: Vec<Queued> = Vec::new();
+    let mut last_rss = 0;
+    loop {
+        let held = COLLAPSE_HELD.load(Ordering::Relaxed);
+        let msg = match queued.iter().map(|q| q.due).min() {
+            Some(due) if !held => {
+                match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                    Ok(msg) => Some(msg),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            _ => match rx.recv() {
+                Ok(msg) => Some(msg),
+                Err(_) => return,
+            },
+        };
+        if let Some(Msg::Job(job)) = msg {
+            queued.push(Queued { job, due: Instant::now() + FIRST, wait: FIRST });
+        }
+        if COLLAPSE_HELD.load(Ordering::Relaxed) {
+            continue;
+        }
+        let now = Instant::now();
+        let quiet = rss_quiet(&mut last_rss);
+        queued.retain_mut(|q| {
+            if q.due > now && !q.job.is_released() {
+                return true;
+            }
+            if q.job.step(page, quiet) {
+                q.job.finish();
+                JOBS_WAITING.fetch_sub(1, Ordering::Relaxed);
+                return false;
+            }
+            q.wait = (q.wait * 2).min(LONGEST);
+            q.due = Instant::now() + q.wait;
+            true
+        });
+    }
+}
+
+/// Whether the process' resident memory grew by less than 4 MiB since the last look (`statm`):
+/// while it grows fast, something is faulting pages in (a first pass over a new filter, a
+/// `BF.LOADCHUNK` restore), and a collapse would hold the memory map lock those faults need.
+/// The thread waits for that to settle. `true` where it cannot tell.
+#[cfg(target_os = "linux")]
+fn rss_quiet(last: &mut u64) -> bool {
+    let Some(pages) = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|r| r.parse::<u64>().ok()))
+    else {
+        return true;
+    };
+    let bytes = pages.saturating_mul(page_size() as u64);
+    let quiet = bytes < last.saturating_add(4 << 20);
+    *last = bytes;
+    quiet
+}
+
+impl HugeJob {
+    /// Marks the job finished (the thread no longer looks at it).
+    #[cfg(target_os = "linux")]
+    fn finish(&self) {
+        lock(&self.state).finished = true;
+        #[cfg(test)]
+        self.finished.notify_all();
+    }
+
+    /// Waits until the thread is finished with the job; `(bytes collapsed, advised)`.
+    #[cfg(test)]
+    fn wait_finished(&self) -> (usize, bool) {
+        let mut state = lock(&self.state);
+        while !state.finished {
+            state = self.finished.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        (state.moved, state.advised)
+    }
+
+    /// Whether the segment was freed (the thread then drops the job at once).
+    #[cfg(target_os = "linux")]
+    fn is_released(&self) -> bool {
+        lock(&self.state).released
+    }
+}
+
+/// The set bits in `bytes`, a word at a time, with the CPU's `POPCNT` where it has one (not
+/// part of the x86_64 baseline: without it each count is a dozen instructions, and counting a
+/// 16 MiB `BF.LOADCHUNK` chunk byte by byte cost more than the rest of the command).
+pub fn count_ones_bytes(bytes: &[u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has POPCNT (checked just above), the only feature the function enables.
+        return unsafe { count_ones_popcnt(bytes) };
+    }
+    count_ones_words(bytes)
+}
+
+/// [`count_ones_bytes`], portable.
+#[inline(always)]
+fn count_ones_words(bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut n = 0u64;
+    for w in &mut words {
+        // chunks_exact(8) yields 8-byte slices only.
+        n += u64::from(u64::from_ne_bytes(w.try_into().expect("8-byte chunk")).count_ones());
+    }
+    n + words.remainder().iter().map(|b| u64::from(b.count_ones())).sum::<u64>()
+}
+
+/// [`count_ones_words`] compiled with `POPCNT`.
+///
+/// # Safety
+/// The CPU has the `popcnt` feature.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn count_ones_popcnt(bytes: &[u8]) -> u64 {
+    count_ones_words(bytes)
+}
+
+/// Overwrites `words` with `bytes` (each word little-endian; `bytes` exactly `words.len() × 8`
+/// long, or nothing is written and `None` returned), counting the set bits before and after in
+/// the same pass: `(ones before, ones after)`. One pass over the memory instead of three (count,
+/// copy, count) for a `BF.LOADCHUNK` chunk.
+pub fn replace_counting(words: &mut [u64], bytes: &[u8]) -> Option<(u64, u64)> {
+    if bytes.len() != std::mem::size_of_val(words) {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has POPCNT (checked just above), the only feature the function enables.
+        return Some(unsafe { replace_counting_popcnt(words, bytes) });
+    }
+    Some(replace_counting_words(words, bytes))
+}
+
+/// [`replace_counting`] after its length check, portable.
+#[inline(always)]
+fn replace_counting_words(words: &mut [u64], bytes: &[u8]) -> (u64, u64) {
+    let (mut old, mut new) = (0u64, 0u64);
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+        // chunks_exact(8) yields 8-byte slices only.
+        let v = u64::from_le_bytes(b.try_into().expect("8-byte chunk"));
+        old += u64::from(w.count_ones());
+        new += u64::from(v.count_ones());
+        *w = v;
+    }
+    (old, new)
+}
+
+/// [`replace_counting_words`] compiled with `POPCNT`.
+///
+/// # Safety
+/// The CPU has the `popcnt` feature.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn replace_counting_popcnt(words: &mut [u64], bytes: &[u8]) -> (u64, u64) {
+    replace_counting_words(words, bytes)
+}
+
+/// Asks the kernel to map the pages under `words` writable now, in one call
+/// (`MADV_POPULATE_WRITE`, Linux 5.14+), rather than one fault per page on first access — and,
+/// for a range about to be read and then overwritten (a `BF.LOADCHUNK` chunk replacing bytes,
+/// whose old bits are counted first), rather than two faults per page (a read of a fresh page
+/// maps the shared zero page, the write then copies it). Best effort: contents never change,
+/// and a refusal (an older kernel, no memory at hand) leaves the pages to fault as before.
+pub fn populate_for_write(words: &mut [u64]) {
+    #[cfg(target_os = "linux")]
+    {
+        if words.is_empty() {
+            return;
+        }
+        let page = page_size();
+        let start = words.as_ptr() as usize / page * page;
+        let end = (words.as_ptr() as usize + std::mem::size_of_val(words)).next_multiple_of(page);
+        // The pages holding `words` (borrowed mutably: nothing else uses them meanwhile),
+        // rounded out to whole pages: the partial pages at the ends belong to the same live
+        // mapping, and populating a page maps it as a write fault would, without changing any
+        // byte of it.
+        let _ = madvise_range(start, end - start, Advice::PopulateWrite);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = words;
+}
 
 /// The bytes of `words` in the stored order (each word little-endian): on little-endian targets
 /// the words' own memory, borrowed (no copy of a 64 MiB segment for an RDB save, a SCANDUMP
@@ -435,23 +804,102 @@ mod tests {
             let w = unsafe { Words::adopt(ptr, n) };
             assert_eq!((w.len(), w[0], w[n - 1]), (n, 11, 22));
             assert_eq!(
-                w.advised_huge(),
+                w.moves_to_huge_pages(),
                 n * 8 >= HUGE_PAGES_MIN_BYTES && cfg!(target_os = "linux") && kernel_takes_advice()
             );
         }
     }
 
-    /// Large segments are advised when the kernel takes advice, small ones never; and the
-    /// memory reads and writes the same either way (the advice only changes page sizes).
+    /// Large segments are handed to the huge-page thread when the kernel's THP mode is
+    /// `madvise`, small ones never; and the memory reads and writes the same either way.
     #[test]
-    fn only_large_segments_ask_for_huge_pages() {
-        assert!(!Words::zeroed(1000).unwrap().advised_huge());
+    fn only_large_segments_move_to_huge_pages() {
+        assert!(!Words::zeroed(1000).unwrap().moves_to_huge_pages());
         let mut big = Words::zeroed((HUGE_PAGES_MIN_BYTES / 8) as u64 * 2).unwrap();
-        assert_eq!(big.advised_huge(), cfg!(target_os = "linux") && kernel_takes_advice());
+        assert_eq!(big.moves_to_huge_pages(), cfg!(target_os = "linux") && kernel_takes_advice());
         let last = big.len() - 1;
         big[last] = u64::MAX;
         big[0] = 1;
         assert_eq!(big.iter().map(|w| w.count_ones()).sum::<u32>(), 65);
+    }
+
+    /// A segment that is in use (every page written) is collapsed into huge pages by the
+    /// thread — or, on a kernel without MADV_COLLAPSE, advised for khugepaged — and keeps its
+    /// contents, including writes made while the thread works.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn segments_in_use_are_moved_and_keep_their_contents() {
+        if !kernel_takes_advice() {
+            return; // nothing to move under THP `never` or `always` (asserted above)
+        }
+        let n = 16 << 20 >> 3;
+        let mut w = Words::zeroed(n as u64).unwrap();
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        let job = Arc::clone(w.huge.as_ref().unwrap());
+        // Writes while the thread may be collapsing (the kernel keeps them).
+        for i in (0..n).step_by(4099) {
+            w[i] = !w[i];
+        }
+        let (moved, advised) = job.wait_finished();
+        assert!(moved >= 12 << 20 || advised, "moved {moved} bytes, advised {advised}");
+        for (i, x) in w.iter().enumerate() {
+            let v = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            assert_eq!(*x, if i % 4099 == 0 { !v } else { v }, "word {i}");
+        }
+    }
+
+    /// Segments freed while the thread looks at them or collapses them: the drop waits for the
+    /// step in progress, and the thread never touches the range afterwards.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn segments_freed_during_a_move_are_released() {
+        for round in 0..8 {
+            let mut w = Words::zeroed(8 << 20 >> 3).unwrap();
+            w.fill(round);
+            let job = w.huge.clone();
+            drop(w);
+            if let Some(job) = job {
+                assert!(job.is_released());
+                job.wait_finished();
+            }
+        }
+    }
+
+    #[test]
+    fn counted_ones_equal_the_bytewise_count() {
+        let bytes: Vec<u8> =
+            (0..1000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for (a, b) in [(0, 0), (0, 1000), (3, 997), (5, 12), (8, 16), (1, 2)] {
+            let want: u64 = bytes[a..b].iter().map(|x| u64::from(x.count_ones())).sum();
+            assert_eq!(count_ones_bytes(&bytes[a..b]), want, "{a}..{b}");
+            assert_eq!(count_ones_words(&bytes[a..b]), want, "{a}..{b}");
+        }
+    }
+
+    #[test]
+    fn replacing_counts_before_and_after() {
+        let mut w = [0x0f0fu64, u64::MAX, 0];
+        let bytes: Vec<u8> = [1u64, 3, 7].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(replace_counting(&mut w, &bytes), Some((8 + 64, 1 + 2 + 3)));
+        assert_eq!(w, [1, 3, 7]);
+        assert_eq!(replace_counting(&mut w, &bytes[..23]), None);
+        assert_eq!(w, [1, 3, 7], "a wrong length writes nothing");
+    }
+
+    /// Populating pages for writing changes no byte, inside the slice or around it.
+    #[test]
+    fn populating_for_write_changes_nothing() {
+        let mut w = Words::zeroed(3 << 20 >> 3).unwrap();
+        for (i, x) in w.iter_mut().enumerate().step_by(97) {
+            *x = i as u64 | 1;
+        }
+        let before = w.clone();
+        populate_for_write(&mut w[1000..300_000]);
+        populate_for_write(&mut w[5..6]);
+        populate_for_write(&mut []);
+        assert!(w == before);
     }
 
     #[test]

@@ -428,7 +428,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
 /// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
-/// active defragmentation moved.
+/// active defragmentation moved, and the huge-page thread's `bf_huge_pages_waiting` (large bit
+/// arrays not yet moved into huge pages: not yet in use, or queued) and
+/// `bf_huge_pages_moved_bytes` (collapsed so far).
 extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         redis_module::basic_info_command_handler(
@@ -441,6 +443,9 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
             "defrag_moves",
             DEFRAG_MOVES.load(Ordering::Relaxed),
         );
+        let (waiting, moved) = crate::filter::mem::huge_page_stats();
+        raw::add_info_field_unsigned_long_long(ctx, "huge_pages_waiting", waiting);
+        raw::add_info_field_unsigned_long_long(ctx, "huge_pages_moved_bytes", moved);
     }));
 }
 

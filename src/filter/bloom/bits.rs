@@ -12,7 +12,7 @@
 
 use super::probe::WordArray;
 use crate::filter::BloomError;
-use crate::filter::mem::{Words, le_bytes, set_from_le_bytes};
+use crate::filter::mem::{Words, le_bytes, replace_counting, set_from_le_bytes};
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
 pub const SEGMENT_WORDS_SHIFT: u32 = 23;
@@ -273,7 +273,7 @@ impl BitArray {
 
     /// Number of set bits.
     pub fn count_ones(&self) -> u64 {
-        self.segs().iter().flat_map(|s| s.iter()).map(|w| u64::from(w.count_ones())).sum()
+        self.segs().iter().map(|s| crate::filter::mem::count_ones_bytes(&le_bytes(s))).sum()
     }
 
     /// The segments' sizes in bytes, in order; they add up to `len_bytes()`.
@@ -307,6 +307,59 @@ impl BitArray {
             pos += take as u64;
         }
         Ok(())
+    }
+
+    /// Maps the pages under bytes `[offset, offset + len)` writable now, in one call per
+    /// segment ([`populate_for_write`](crate::filter::mem::populate_for_write)): before a
+    /// chunk's old bytes are read and replaced. Whole words around the range; out-of-range
+    /// parts are ignored. Changes no bit.
+    pub fn prefault_bytes(&mut self, offset: u64, len: u64) {
+        let end = offset.saturating_add(len).min(self.len_bytes());
+        let mut pos = offset / 8 * 8;
+        while pos < end {
+            let (seg, word, _) = Self::locate(pos * 8);
+            let words = &mut self.segs_mut()[seg];
+            let n = (end.div_ceil(8) - pos / 8).min((words.len() - word) as u64) as usize;
+            crate::filter::mem::populate_for_write(&mut words[word..word + n]);
+            pos += n as u64 * 8;
+        }
+    }
+
+    /// [`BitArray::write_bytes`], counting the set bits of the words it writes to before and
+    /// after (whole words, so bits outside the range count in both): `(before, after)`.
+    pub fn replace_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(u64, u64), BloomError> {
+        let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
+        if end > self.len_bytes() {
+            return Err(BloomError::BadData);
+        }
+        let (mut before, mut after) = (0u64, 0u64);
+        let mut pos = offset;
+        let mut data = data;
+        while !data.is_empty() {
+            let (seg, word, _) = Self::locate(pos * 8);
+            let in_word = (pos % 8) as usize;
+            let words = &mut self.segs_mut()[seg];
+            if in_word == 0 && data.len() >= 8 {
+                let n = (data.len() / 8).min(words.len() - word);
+                let (head, rest) = data.split_at(n * 8);
+                let (b, a) = replace_counting(&mut words[word..word + n], head)
+                    .ok_or(BloomError::BadData)?;
+                (before, after) = (before + b, after + a);
+                data = rest;
+                pos += head.len() as u64;
+            } else {
+                let w = &mut words[word];
+                before += u64::from(w.count_ones());
+                let mut bytes = w.to_le_bytes();
+                let take = (8 - in_word).min(data.len());
+                bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
+                *w = u64::from_le_bytes(bytes);
+                after += u64::from(w.count_ones());
+                data = &data[take..];
+                pos += take as u64;
+            }
+        }
+        Ok((before, after))
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order):

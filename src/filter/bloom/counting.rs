@@ -61,7 +61,7 @@ pub fn byte_counts(bytes: &[u8], width: Width) -> (u64, u64) {
                 saturated += u64::from(b == 0xff);
             }
         }
-        _ => nonzero = bytes.iter().map(|b| u64::from(b.count_ones())).sum(),
+        _ => nonzero = crate::filter::mem::count_ones_bytes(bytes),
     }
     (nonzero, saturated)
 }

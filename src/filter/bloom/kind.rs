@@ -257,11 +257,11 @@ impl RedisBloom {
     /// that was.
     #[inline]
     fn set_probes(layer: &mut Layer, h: ItemHash) -> u64 {
-        let modulus = layer.positions();
-        let mut flipped = 0;
-        for p in h.modular_probes(modulus, layer.hashes) {
-            flipped += u64::from(!layer.bits.set(p));
-        }
+        let (k, modulus) = (layer.hashes, layer.positions());
+        let flipped = match layer.bits.view_mut() {
+            ViewMut::One(words) => set_modular(words, k, modulus, h),
+            ViewMut::Many(table) => set_modular(table, k, modulus, h),
+        };
         layer.ones += flipped;
         flipped
     }
@@ -271,8 +271,11 @@ impl LayerKind for RedisBloom {
     /// Stops at the first clear bit, as RedisBloom's `bloom_check` does.
     #[inline]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
-        let modulus = layer.positions();
-        h.modular_probes(modulus, layer.hashes).all(|p| layer.bits.get(p))
+        let (k, modulus) = (layer.hashes, layer.positions());
+        match layer.bits.view() {
+            View::One(words) => all_set_modular(words, k, modulus, h),
+            View::Many(table) => all_set_modular(table, k, modulus, h),
+        }
     }
 
     #[inline]
@@ -320,8 +323,49 @@ fn prefetch_modular<A: WordArray + ?Sized>(
         if candidates_only && (*word(first) >> (first & 63)) & 1 == 0 {
             continue;
         }
-        h.modular_probes(modulus, k).for_each(|p| crate::filter::mem::prefetch(word(p)));
+        let mut x = h.h1;
+        for _ in 0..k {
+            crate::filter::mem::prefetch(word(x % modulus));
+            x = x.wrapping_add(h.h2);
+        }
     }
+}
+
+/// Whether every probe of `h` under a RedisBloom rule is set: positions `(h1 + i·h2) mod
+/// modulus` in 64-bit wrapping arithmetic (as [`ItemHash::modular_probes`]), stopping at the
+/// first clear one as RedisBloom's `bloom_check` does. `modulus ≤ words.bits()`, as in
+/// [`prefetch_modular`]. Unchecked indexing: no bounds checks per probe.
+#[inline(always)]
+fn all_set_modular<A: WordArray + ?Sized>(words: &A, k: u32, modulus: u64, h: ItemHash) -> bool {
+    debug_assert!(modulus <= words.bits());
+    let mut x = h.h1;
+    for _ in 0..k {
+        let p = x % modulus;
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
+        if (unsafe { *words.word(p >> 6) } >> (p & 63)) & 1 == 0 {
+            return false;
+        }
+        x = x.wrapping_add(h.h2);
+    }
+    true
+}
+
+/// Sets every probe of `h` under a RedisBloom rule (positions as in [`all_set_modular`]);
+/// how many were clear.
+#[inline(always)]
+fn set_modular<A: WordArray + ?Sized>(words: &mut A, k: u32, modulus: u64, h: ItemHash) -> u64 {
+    debug_assert!(modulus <= words.bits());
+    let (mut x, mut flipped) = (h.h1, 0);
+    for _ in 0..k {
+        let p = x % modulus;
+        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
+        let w = unsafe { words.word_mut(p >> 6) };
+        let mask = 1u64 << (p & 63);
+        flipped += u64::from(*w & mask == 0);
+        *w |= mask;
+        x = x.wrapping_add(h.h2);
+    }
+    flipped
 }
 
 /// The chain's one-item paths, each choosing the kind's code once.

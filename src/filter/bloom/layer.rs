@@ -258,6 +258,15 @@ impl Layer {
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
         let width = self.width();
         let (mut ones, mut saturated) = (0u64, 0u64);
+        // One call maps the pages, instead of a read fault and then a write fault per page.
+        self.bits.prefault_bytes(offset, data.len() as u64);
+        if width == 0 {
+            // Plain bits: count out, copy and count in, in one pass.
+            let (before, after) = self.bits.replace_bytes(offset, data)?;
+            debug_assert!(before <= self.ones);
+            self.ones = self.ones.saturating_sub(before) + after;
+            return Ok(());
+        }
         self.bits.read_bytes(offset, data.len() as u64, |b| {
             let (n, s) = counting::byte_counts(b, width);
             ones += n;

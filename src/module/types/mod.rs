@@ -224,9 +224,10 @@ pub static DEFRAG_MOVES: AtomicU64 = AtomicU64::new(0);
 /// this for each key of the type as its defrag cycle walks the keyspace). Offers the value's box
 /// and then its own allocations ([`NativeType::relocate`]) to `RedisModule_DefragAlloc`, which
 /// moves an allocation that sits in a sparsely used page and leaves the rest (large
-/// allocations, e.g. segments of 64 MiB, are never moved; huge-page-advised arrays are not
-/// offered). The value is unchanged: the same bytes at new addresses. One call does the whole
-/// value, a few dozen allocations at most, so it reports the value done (0) and keeps no cursor.
+/// allocations, e.g. segments of 64 MiB, are never moved; arrays handed to the huge-page
+/// thread are not offered). The value is unchanged: the same bytes at new addresses. One call
+/// does the whole value, a few dozen allocations at most, so it reports the value done (0) and
+/// keeps no cursor.
 unsafe extern "C" fn defrag<T: NativeType>(
     ctx: *mut raw::RedisModuleDefragCtx,
     _key: *mut raw::RedisModuleString,
