@@ -9,7 +9,7 @@
 //! Cargo.toml denies one without): in the glue, every call through the module API's function
 //! pointers (read only through `api!`, under the premise stated once in `module/mod.rs`) and
 //! the argv read in place (`module/args.rs`); in the core, the memory of bit arrays
-//! (`filter/mem.rs`: zeroed allocation, moves into huge pages, the prefetch hint), the probe kernels
+//! (`filter/mem/`: zeroed allocation, moves into huge pages, the prefetch hint), the probe kernels
 //! (`filter/bloom/probe.rs`: unchecked indexing and the BMI2 builds, called only on CPUs that
 //! have it), and the segment table of large arrays (`filter/bloom/bits.rs`), whose checked
 //! shape bounds every probe.
