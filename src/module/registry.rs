@@ -103,6 +103,14 @@ impl Command {
         }
     }
 
+    /// Whether only the replication link and AOF replay may run it: BF.REPLCONF, and
+    /// BF.WINDOWADD (a primary's adds to a windowed filter at the time it ran them). Both are
+    /// registered with Redis 8's `internal` flag where the server has it, and refuse clients
+    /// themselves where it does not.
+    fn internal(&self) -> bool {
+        matches!(self.key, KeyUse::None) || self.name == "bf.windowadd"
+    }
+
     /// ACL categories (Redis 7.2+ / Valkey 8); none for BF.REPLCONF, which no client may run,
     /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it. `CF.*`
     /// commands are in `@cuckoo`, as RedisBloom 8 registers them (not in `@bloom`).
@@ -398,7 +406,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
             unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) }
         };
         let mut rc = raw::REDISMODULE_ERR as c_int;
-        if matches!(c.key, KeyUse::None) {
+        if c.internal() {
             // Redis 8's `internal` flag makes the command unknown to every connection but the
             // replication link, AOF loading and cluster-internal ones, and leaves it out of
             // COMMAND. Servers without the flag (Redis 7.x, Valkey) refuse the unknown flag
