@@ -247,23 +247,23 @@ struct Create {
 /// The outcome of each item of an insert command.
 type Outcomes = Vec<Result<Insert, CuckooError>>;
 
-/// Shared body of ADD, ADDNX, INSERT and INSERTNX: creates the filter if needed, inserts the
-/// items in order, replicates what happened (see the module header). `Err`: the reply of the
-/// whole command.
+/// Shared body of ADD, ADDNX, INSERT and INSERTNX on `key` (argv[1], open for writing):
+/// creates the filter if needed, inserts the items in order, replicates what happened (see the
+/// module header). `Err`: the reply of the whole command.
 fn insert_items(
     ctx: &Context,
     args: &Args,
+    key: &mut Key,
     first_item: usize,
     nx: bool,
     create: Create,
     event: &CStr,
 ) -> Result<Outcomes, Reply> {
     let key_name = args.key();
-    let mut key = Key::writable(ctx, &key_name);
     let guard = ServerGuard::for_command(ctx);
     let existing = key.value_mut::<CuckooValue>()?;
     let mut created: Option<CuckooValue> = None;
-    let mut header: Option<Vec<u8>> = None;
+    let mut header: Option<Header> = None;
     let value = match existing {
         Some(v) => v,
         None if create.nocreate => return Err(Reply::err(NOT_FOUND)),
@@ -274,7 +274,7 @@ fn insert_items(
                 CuckooFilter::new(&params, create.width, &guard).map_err(|e| create_error(&e))?;
             // The empty filter's header, before any item goes in: what replicas create if a
             // limit refuses an item (the command is not replicated verbatim then).
-            header = Some(filter.header().encode());
+            header = Some(filter.header());
             created.insert(CuckooValue::new(filter))
         }
     };
@@ -299,7 +299,7 @@ fn insert_items(
         // options and creation settings, and each item has the outcome it had here.
         replicate_creating_command(ctx);
     } else if let Some(header) = &header {
-        replicate_header(ctx, args, header);
+        replicate_header(ctx, args, &header.encode());
     }
     if inserted > 0 && (header.is_none() || limited) {
         if !limited {
@@ -324,17 +324,16 @@ fn insert_items(
 }
 
 /// `CF.ADD key item` / `CF.ADDNX key item`. Into an existing filter directly (no outcome
-/// vector: the command's hot path); a missing key goes through [`insert_items`], which creates
-/// the filter and replicates its header.
+/// vector: the command's hot path); a missing key goes through [`insert_items`] (the key
+/// opened once), which creates the filter.
 fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
     let event = if nx { c"cf.addnx" } else { c"cf.add" };
-    {
-        let key_name = args.key();
-        let mut key = Key::writable(ctx, &key_name);
-        if let Some(value) = match key.value_mut::<CuckooValue>() {
-            Err(r) => return r,
-            Ok(v) => v,
-        } {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    match key.value_mut::<CuckooValue>() {
+        Err(r) => return r,
+        Ok(None) => {}
+        Ok(Some(value)) => {
             let guard = ServerGuard::for_command(ctx);
             // What insert_items does for one item: an error or `Full` changed nothing and is
             // not replicated; an insert is replicated verbatim (no limit refused an item).
@@ -351,10 +350,11 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
             };
         }
     }
+    // A missing key: the same open key creates it.
     let cf = cf_defaults(ctx);
     let create =
         Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
-    match insert_items(ctx, args, 2, nx, create, event) {
+    match insert_items(ctx, args, &mut key, 2, nx, create, event) {
         Err(r) => r,
         Ok(out) => match out.into_iter().next() {
             Some(Ok(Insert::Inserted)) => Reply::Bool(true),
@@ -419,7 +419,9 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
         return Reply::WrongArity;
     }
     let event = if nx { c"cf.insertnx" } else { c"cf.insert" };
-    let out = match insert_items(ctx, args, first_item, nx, create, event) {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    let out = match insert_items(ctx, args, &mut key, first_item, nx, create, event) {
         Ok(out) => out,
         Err(r) => return r,
     };
