@@ -137,6 +137,15 @@ fn the_secret_never_reaches_a_replicas_log_monitor_or_slow_log() {
     wait_until("replica link up", || {
         rc.info_field("replication", "master_link_status").as_deref() == Some("up")
     });
+    // And the primary done with what marks the settings due again (a replica coming online, a
+    // fork): otherwise such an event can land between the creations below and send a third
+    // BF.REPLCONF.
+    wait_until("the primary to see its replica online, with no fork running", || {
+        pc.info_field("replication", "slave0").is_some_and(|s| s.contains("state=online"))
+            && pc.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && pc.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+            && pc.info_field("persistence", "rdb_bgsave_in_progress").as_deref() == Some("0")
+    });
     // Where the server can leave user data out of its log (Redis 8, Valkey; Valkey 8.1
     // does by default), let it in: the worst case.
     if rc.config_get("hide-user-data-from-log").is_some() {
