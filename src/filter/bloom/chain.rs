@@ -372,7 +372,7 @@ impl Chain {
 
     /// The full sizing of layer `index` (< `layers().len()`): its capacity, probes and bits as
     /// stored, and the error and bits per entry it was built for ([`layer_error`], as
-    /// [`expected_layer`] uses).
+    /// [`expected_layer_in`] uses).
     pub fn layer_size(&self, index: usize) -> LayerSize {
         let layer = &self.layers[index];
         let error = self.layer_error(index);
