@@ -3,9 +3,9 @@
 //! replication, hostile payloads).
 
 mod common;
-use common::*;
 use common::hostile::Hostile;
 use common::mutate::fuzz_rng;
+use common::*;
 
 fn add_all(c: &mut Conn, key: &str, items: &[String]) {
     for chunk in items.chunks(10_000) {
