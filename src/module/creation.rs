@@ -86,6 +86,9 @@ pub struct Settings {
     pub random_seeds: bool,
     /// `bf.redisbloom-scheme`: new filters in RedisBloom's hashing.
     pub redisbloom_scheme: bool,
+    /// `bf.layout blocked`: new plain filters made without `LAYOUT` are blocked (unless
+    /// `redisbloom_scheme`, whose filters keep RedisBloom's layout).
+    pub blocked_layout: bool,
     /// `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`: an auto-created filter's.
     pub error_rate: f64,
     pub initial_size: u64,
@@ -126,6 +129,9 @@ pub const ENCODED_LEN_V1: usize = 1 + 16 + 1 + 8 + 8 + 8;
 pub const ENCODED_LEN: usize = ENCODED_LEN_V1 + 2 + 2 + 2 + 8;
 const FLAG_RANDOM_SEEDS: u8 = 1;
 const FLAG_REDISBLOOM_SCHEME: u8 = 2;
+/// `bf.layout blocked`. A build before blocked filters refuses settings with it ("unknown
+/// flags"), as a replica must refuse what it cannot reproduce.
+const FLAG_BLOCKED_LAYOUT: u8 = 4;
 
 impl Settings {
     /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some
@@ -162,7 +168,8 @@ impl Settings {
         out[1..9].copy_from_slice(&self.secret[0].to_le_bytes());
         out[9..17].copy_from_slice(&self.secret[1].to_le_bytes());
         out[17] = if self.random_seeds { FLAG_RANDOM_SEEDS } else { 0 }
-            | if self.redisbloom_scheme { FLAG_REDISBLOOM_SCHEME } else { 0 };
+            | if self.redisbloom_scheme { FLAG_REDISBLOOM_SCHEME } else { 0 }
+            | if self.blocked_layout { FLAG_BLOCKED_LAYOUT } else { 0 };
         out[18..26].copy_from_slice(&self.error_rate.to_bits().to_le_bytes());
         out[26..34].copy_from_slice(&self.initial_size.to_le_bytes());
         out[34..42].copy_from_slice(&self.expansion.to_le_bytes());
@@ -195,7 +202,7 @@ impl Settings {
             u64::from_le_bytes(b)
         };
         let flags = bytes[17];
-        if flags & !(FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME) != 0 {
+        if flags & !(FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME | FLAG_BLOCKED_LAYOUT) != 0 {
             return Err("unknown flags");
         }
         let error_rate = f64::from_bits(u64_at(18));
@@ -215,6 +222,7 @@ impl Settings {
             secret: [u64_at(1), u64_at(9)],
             random_seeds: flags & FLAG_RANDOM_SEEDS != 0,
             redisbloom_scheme: flags & FLAG_REDISBLOOM_SCHEME != 0,
+            blocked_layout: flags & FLAG_BLOCKED_LAYOUT != 0,
             error_rate,
             initial_size,
             expansion,
@@ -279,6 +287,7 @@ pub fn local() -> Settings {
         secret: local_secret(),
         random_seeds: config::RANDOM_SEEDS.load(relaxed),
         redisbloom_scheme: config::REDISBLOOM_SCHEME.load(relaxed),
+        blocked_layout: config::BLOCKED_LAYOUT.load(relaxed),
         error_rate: config::ERROR_RATE.get(),
         initial_size: config::INITIAL_SIZE.get() as u64,
         expansion: config::EXPANSION.get() as u64,
@@ -368,6 +377,7 @@ mod tests {
             secret: [0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210],
             random_seeds: true,
             redisbloom_scheme: false,
+            blocked_layout: false,
             error_rate: 0.01,
             initial_size: 100,
             expansion: 2,
@@ -386,6 +396,9 @@ mod tests {
             let s = Settings { random_seeds, redisbloom_scheme, expansion: 0, ..sample() };
             assert_eq!(Settings::decode(&s.encode()), Ok(s));
         }
+        let blocked = Settings { blocked_layout: true, ..sample() };
+        assert_eq!(blocked.encode()[17], FLAG_RANDOM_SEEDS | FLAG_BLOCKED_LAYOUT);
+        assert_eq!(Settings::decode(&blocked.encode()), Ok(blocked));
     }
 
     #[test]
@@ -430,7 +443,7 @@ mod tests {
         assert_eq!(Settings::decode(&[good.as_slice(), &[0]].concat()), Err("bad length"));
         assert_eq!(Settings::decode(&[]), Err("bad length"));
         assert_eq!(with(0, &[3]), Err("unknown version"));
-        assert_eq!(with(17, &[4]), Err("unknown flags"));
+        assert_eq!(with(17, &[8]), Err("unknown flags"));
         for bad in [0.0, -0.01, 1.0, 0.5, f64::NAN, f64::INFINITY] {
             assert_eq!(with(18, &f64::to_bits(bad).to_le_bytes()), Err("bad error rate"), "{bad}");
         }

@@ -225,7 +225,7 @@ impl Chain {
         match self.kind() {
             Kind::Counting4 => Ok(Counting::<4>::delete(self, h)),
             Kind::Counting8 => Ok(Counting::<8>::delete(self, h)),
-            Kind::Plain | Kind::RedisBloom => Err(BloomError::NotCounting),
+            Kind::Plain | Kind::RedisBloom | Kind::Blocked => Err(BloomError::NotCounting),
         }
     }
 
@@ -239,7 +239,7 @@ impl Chain {
         match self.kind() {
             Kind::Counting4 => self.delete_many_as::<4, T>(items, out),
             Kind::Counting8 => self.delete_many_as::<8, T>(items, out),
-            Kind::Plain | Kind::RedisBloom => return Err(BloomError::NotCounting),
+            Kind::Plain | Kind::RedisBloom | Kind::Blocked => return Err(BloomError::NotCounting),
         }
         Ok(())
     }

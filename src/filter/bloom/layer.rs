@@ -4,7 +4,7 @@
 
 use super::bits::BitArray;
 use super::counting::{self, Width};
-use super::params::{LayerSize, RbLayerSize, layer_size};
+use super::params::{BLOCK_BITS, LayerSize, RbLayerSize, layer_size};
 use crate::filter::BloomError;
 
 /// How a layer turns an item's hash into bit positions: part of the data, like the hash scheme.
@@ -23,6 +23,10 @@ pub enum Rule {
     /// Native counting layers: the positions of [`Rule::Reduce`], each a counter of this many
     /// bits (4 or 8) in an array that many times larger ([`super::counting`]).
     Counting(Width),
+    /// Native blocked layers ([`Layout::Blocked`](super::params::Layout::Blocked)): an item's
+    /// hash picks one block of 512 bits (64 bytes, 8 words, never across a segment), and every
+    /// one of its probes is a bit of that block ([`super::kind::Blocked`]).
+    Blocked,
 }
 
 impl Rule {
@@ -31,7 +35,7 @@ impl Rule {
     pub fn modulus(self, bits: u64) -> u64 {
         match self {
             Rule::Pow2(n2) => 1u64 << n2,
-            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) => bits,
+            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) | Rule::Blocked => bits,
         }
     }
 
@@ -39,7 +43,7 @@ impl Rule {
     pub fn n2(self) -> u8 {
         match self {
             Rule::Pow2(n2) => n2,
-            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) => 0,
+            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) | Rule::Blocked => 0,
         }
     }
 }
@@ -138,6 +142,36 @@ impl Layer {
         };
         let capacity = size.capacity;
         Ok(Self { capacity, items, ones, saturated: 0, hashes: size.hashes, rule, halvings, bits })
+    }
+
+    /// An empty blocked layer of `size` ([`Rule::Blocked`]).
+    pub fn new_blocked(size: &LayerSize) -> Result<Self, BloomError> {
+        let bits = BitArray::new(size.bits)?;
+        Self::from_blocked(*size, 0, bits, Contents::Fresh)
+    }
+
+    /// A blocked layer rebuilt from stored parts: `size.bits` must be a positive number of
+    /// whole blocks, `bits` exactly that long, and `items` must not exceed the capacity.
+    pub fn from_blocked(
+        size: LayerSize,
+        items: u64,
+        bits: BitArray,
+        contents: Contents,
+    ) -> Result<Self, BloomError> {
+        if size.bits == 0
+            || size.bits % BLOCK_BITS != 0
+            || bits.len_bits() != size.bits
+            || items > size.capacity
+        {
+            return Err(BloomError::BadData);
+        }
+        let ones = match contents {
+            Contents::Loaded => bits.count_ones(),
+            Contents::Fresh => 0,
+        };
+        let (capacity, hashes) = (size.capacity, size.hashes);
+        let rule = Rule::Blocked;
+        Ok(Self { capacity, items, ones, saturated: 0, hashes, rule, halvings: 0, bits })
     }
 
     /// How positions are computed.
