@@ -298,6 +298,49 @@ impl LayerKind for RedisBloom {
             View::Many(table) => prefetch_modular(table, k, modulus, hashes, candidates_only),
         }
     }
+
+    /// Either view of the array: the rule's modulus and probe count are read once per block,
+    /// not once per item, and no per-item call into the chain.
+    #[inline]
+    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+        let (k, modulus) = (layer.hashes, layer.positions());
+        match layer.bits.view() {
+            View::One(words) => {
+                out.extend(hashes.iter().map(|&h| all_set_modular(words, k, modulus, h)));
+            }
+            View::Many(table) => {
+                out.extend(hashes.iter().map(|&h| all_set_modular(table, k, modulus, h)));
+            }
+        }
+        true
+    }
+
+    /// As [`RedisBloom::holds_block`](LayerKind::holds_block), when the layer has room for the
+    /// whole block.
+    #[inline]
+    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
+            return None;
+        }
+        let (k, modulus) = (layer.hashes, layer.positions());
+        let (mut new, mut flipped) = (0, 0);
+        let mut each = |n: u64| {
+            flipped += n;
+            new += u64::from(n > 0);
+            out.push(n > 0);
+        };
+        match layer.bits.view_mut() {
+            ViewMut::One(words) => {
+                hashes.iter().for_each(|&h| each(set_modular(words, k, modulus, h)));
+            }
+            ViewMut::Many(table) => {
+                hashes.iter().for_each(|&h| each(set_modular(table, k, modulus, h)));
+            }
+        }
+        layer.items += new;
+        layer.ones += flipped;
+        Some(new)
+    }
 }
 
 /// [`RedisBloom::prefetch`] over one kind of word array. `modulus ≤ words.bits()` (checked
