@@ -333,43 +333,33 @@ impl BitArray {
     /// [`BitArray::write_bytes`], counting the set bits of the words it writes to before and
     /// after (whole words, so bits outside the range count in both): `(before, after)`.
     pub fn replace_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(u64, u64), BloomError> {
-        let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
-        if end > self.len_bytes() {
-            return Err(BloomError::BadData);
-        }
         let (mut before, mut after) = (0u64, 0u64);
-        let mut pos = offset;
-        let mut data = data;
-        while !data.is_empty() {
-            let (seg, word, _) = Self::locate(pos * 8);
-            let in_word = (pos % 8) as usize;
-            let words = &mut self.segs_mut()[seg];
-            if in_word == 0 && data.len() >= 8 {
-                let n = (data.len() / 8).min(words.len() - word);
-                let (head, rest) = data.split_at(n * 8);
-                let (b, a) = replace_counting(&mut words[word..word + n], head)
-                    .ok_or(BloomError::BadData)?;
-                (before, after) = (before + b, after + a);
-                data = rest;
-                pos += head.len() as u64;
-            } else {
-                let w = &mut words[word];
-                before += u64::from(w.count_ones());
-                let mut bytes = w.to_le_bytes();
-                let take = (8 - in_word).min(data.len());
-                bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
-                *w = u64::from_le_bytes(bytes);
-                after += u64::from(w.count_ones());
-                data = &data[take..];
-                pos += take as u64;
-            }
-        }
+        self.write_words(offset, data, |words, bytes| {
+            let (b, a) = replace_counting(words, bytes).ok_or(BloomError::BadData)?;
+            (before, after) = (before + b, after + a);
+            Ok(())
+        })?;
         Ok((before, after))
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order):
     /// whole words in one copy per segment, merged bytes only in the words at either end.
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+        self.write_words(offset, data, |words, bytes| {
+            set_from_le_bytes(words, bytes).then_some(()).ok_or(BloomError::BadData)
+        })
+    }
+
+    /// The walk under [`BitArray::write_bytes`] and [`BitArray::replace_bytes`]: calls
+    /// `put(words, bytes)` with runs of whole words and their new little-endian bytes (`bytes`
+    /// is `8 * words.len()` long), one run per segment; a partial word at either end of the
+    /// range comes as one word with its old bytes outside the range kept.
+    fn write_words(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        mut put: impl FnMut(&mut [u64], &[u8]) -> Result<(), BloomError>,
+    ) -> Result<(), BloomError> {
         let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
         if end > self.len_bytes() {
             return Err(BloomError::BadData);
@@ -380,24 +370,22 @@ impl BitArray {
             let (seg, word, _) = Self::locate(pos * 8);
             let in_word = (pos % 8) as usize;
             let words = &mut self.segs_mut()[seg];
-            if in_word == 0 && data.len() >= 8 {
+            let take = if in_word == 0 && data.len() >= 8 {
                 // Whole words, up to the segment's end: the common case (chunks start at a
                 // layer or at a whole word).
                 let n = (data.len() / 8).min(words.len() - word);
-                let (head, rest) = data.split_at(n * 8);
-                set_from_le_bytes(&mut words[word..word + n], head);
-                data = rest;
-                pos += head.len() as u64;
+                put(&mut words[word..word + n], &data[..n * 8])?;
+                n * 8
             } else {
                 // A partial word at either end of the range: merge its bytes.
-                let w = &mut words[word];
-                let mut bytes = w.to_le_bytes();
+                let mut bytes = words[word].to_le_bytes();
                 let take = (8 - in_word).min(data.len());
                 bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
-                *w = u64::from_le_bytes(bytes);
-                data = &data[take..];
-                pos += take as u64;
-            }
+                put(&mut words[word..word + 1], &bytes)?;
+                take
+            };
+            data = &data[take..];
+            pos += take as u64;
         }
         Ok(())
     }
@@ -472,6 +460,22 @@ mod tests {
         assert_eq!(out, data);
         assert!(b.write_bytes(30, &data).is_err());
         assert!(b.read_bytes(u64::MAX, 2, |_| {}).is_err());
+    }
+
+    #[test]
+    fn replace_counts_the_whole_words_it_touches_before_and_after() {
+        let mut b = BitArray::new(256).unwrap();
+        b.write_bytes(0, &[0xff; 32]).unwrap();
+        // Bytes 3..16 lie in words 0 and 1 (16 bytes, all ones before).
+        let (before, after) = b.replace_bytes(3, &[0x01; 13]).unwrap();
+        assert_eq!((before, after), (128, 3 * 8 + 13));
+        let mut out = Vec::new();
+        b.read_bytes(0, 18, |s| out.extend_from_slice(s)).unwrap();
+        assert_eq!(out[..3], [0xff; 3]);
+        assert_eq!(out[3..16], [0x01; 13]);
+        assert_eq!(out[16..], [0xff; 2]);
+        assert!(b.replace_bytes(u64::MAX, &[0]).is_err());
+        assert!(b.replace_bytes(31, &[0, 0]).is_err());
     }
 
     #[test]
