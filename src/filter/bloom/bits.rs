@@ -25,19 +25,24 @@ pub const SEGMENT_BYTES: u64 = SEGMENT_WORDS * 8;
 ///
 /// Its length is not stored: every segment but the last is full, so the words of the last and
 /// the number of segments give it. This struct is part of every filter's fixed overhead, so it
-/// stays at 24 bytes and an array of one segment (up to 64 MiB, nearly every filter) has no
+/// stays at 16 bytes (a [`Words`] handle, whose huge-page job is kept apart) and an array of one segment (up to 64 MiB, nearly every filter) has no
 /// separate segment table.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BitArray {
     segments: Segments,
 }
 
+// A one-segment array is its one allocation's address and length, nothing more.
+const _: () = assert!(std::mem::size_of::<BitArray>() == 16);
+
 /// The segments of a [`BitArray`]: one held directly, or a table of exactly as many slots as
 /// segments (a boxed slice, not a `Vec` with spare capacity).
 #[derive(Clone, PartialEq, Eq)]
 enum Segments {
     One(Words),
-    Many(SegmentTable),
+    /// Boxed: the table's own handle would not fit beside the niche of `One`'s address, and
+    /// the array handle would grow to 24 bytes for every filter.
+    Many(Box<SegmentTable>),
 }
 
 /// The segments of an array of more than one: every segment but the last has exactly
@@ -162,7 +167,7 @@ impl BitArray {
         let segments = if segments.len() == 1 {
             Segments::One(segments.pop().unwrap_or_default())
         } else {
-            Segments::Many(SegmentTable::new(segments))
+            Segments::Many(Box::new(SegmentTable::new(segments)))
         };
         Self { segments }
     }

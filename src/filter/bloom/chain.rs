@@ -33,9 +33,12 @@ pub struct Chain {
     /// allocation besides its bits, 96 bytes, as RedisBloom's `SBChain` (32) + `SBLink` (64).
     pub(super) layers: Layers,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
+    /// The first layer's capacity, the other parameter, is the first layer's own.
     error: f64,
-    /// The first layer's capacity.
-    capacity: u64,
+    /// Counting chains: counters at their maximum, over all layers (`BF.STATS`), kept as adds
+    /// saturate them and recounted whenever counters arrive from outside, as each layer's
+    /// `ones`; 0 in other chains. Kept here rather than in every layer of every kind.
+    pub(super) saturated: u64,
     /// Growth factor; 0 when nonscaling.
     expansion: u32,
     scheme: HashScheme,
@@ -279,17 +282,23 @@ impl Chain {
         check_layers(&params, layout, &claims, items, counting)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        Ok(Self::assemble(params, scheme, seed, Layers::from_vec(layers)))
+        let mut chain = Self::assemble(params, scheme, seed, Layers::from_vec(layers));
+        if width != 0 {
+            chain.saturated =
+                chain.layers.iter().map(|l| counting::array_counts(l.bits(), width).1).sum();
+        }
+        Ok(chain)
     }
 
     fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
         let ChainParams { error, capacity, expansion } = params;
+        debug_assert_eq!(layers.first().map(Layer::capacity), Some(capacity));
         let kind = layers.first().map_or(Kind::Plain, |l| Kind::of(l.rule()));
         Self {
             seed,
             layers,
             error,
-            capacity,
+            saturated: 0,
             expansion,
             scheme,
             noround: false,
@@ -301,7 +310,11 @@ impl Chain {
     /// The parameters the chain was created with. For a RedisBloom chain, `error` is its first
     /// layer's error rate and `capacity` its first layer's capacity.
     pub fn params(&self) -> ChainParams {
-        ChainParams { error: self.error, capacity: self.capacity, expansion: self.expansion }
+        ChainParams {
+            error: self.error,
+            capacity: self.layers[0].capacity(),
+            expansion: self.expansion,
+        }
     }
 
     /// The error rate of layer `index` (< `layers().len()`).
@@ -348,9 +361,24 @@ impl Chain {
         &self.layers
     }
 
-    /// The layers, for chunked restores.
-    pub fn layers_mut(&mut self) -> &mut [Layer] {
-        &mut self.layers
+    /// Counters at their maximum over all layers (counting chains; 0 in others).
+    pub fn saturated(&self) -> u64 {
+        self.saturated
+    }
+
+    /// Overwrites the bytes at `[offset, offset + data.len())` of layer `index`'s array (a
+    /// chunked restore), keeping the counts of set bits and saturated counters right.
+    pub fn write_layer_bytes(
+        &mut self,
+        index: usize,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), BloomError> {
+        let layer = self.layers.get_mut(index).ok_or(BloomError::ChunkOffset)?;
+        let (before, after) = layer.write_bytes(offset, data)?;
+        debug_assert!(before <= self.saturated);
+        self.saturated = self.saturated.saturating_sub(before) + after;
+        Ok(())
     }
 
     /// Items added (`BF.CARD`): the sum over the layers (at most [`MAX_LAYERS`], or

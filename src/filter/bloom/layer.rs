@@ -65,8 +65,9 @@ pub enum Contents {
 /// Only what the hot paths read is stored — capacity, probe count, item count, the number of
 /// set bits and the bits (whose length is the bit count). The error rate and bits per entry
 /// follow from the chain's parameters and the layer's position
-/// ([`Chain::layer_size`](super::Chain::layer_size)). This keeps a layer at 64 bytes, part of
-/// every filter's fixed memory (a jemalloc size class, as RedisBloom's `SBLink` + `bloom`).
+/// ([`Chain::layer_size`](super::Chain::layer_size)); a counting chain keeps the count of its
+/// saturated counters itself ([`Chain::saturated`](super::Chain::saturated)). This keeps a
+/// layer at 48 bytes, part of every filter's fixed memory (RedisBloom's `SBLink` is 64).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
     pub(super) capacity: u64,
@@ -75,8 +76,6 @@ pub struct Layer {
     /// recounted whenever bits arrive from outside (load, restore, chunks), so `BF.STATS` reads
     /// a layer's fill without a scan. Not persisted. In a counting layer: non-zero counters.
     pub(super) ones: u64,
-    /// Counting layers: counters at their maximum (kept and recounted like `ones`); 0 otherwise.
-    pub(super) saturated: u64,
     pub(super) hashes: u32,
     pub(super) rule: Rule,
     /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
@@ -85,6 +84,9 @@ pub struct Layer {
     pub(super) halvings: u16,
     pub(super) bits: BitArray,
 }
+
+// Part of every filter's fixed memory: at most RedisBloom's `SBLink` (64) less 16.
+const _: () = assert!(std::mem::size_of::<Layer>() <= 48);
 
 impl Layer {
     /// Lets `mv` move the layer's bit array (active defragmentation).
@@ -141,7 +143,7 @@ impl Layer {
             Contents::Fresh => 0,
         };
         let capacity = size.capacity;
-        Ok(Self { capacity, items, ones, saturated: 0, hashes: size.hashes, rule, halvings, bits })
+        Ok(Self { capacity, items, ones, hashes: size.hashes, rule, halvings, bits })
     }
 
     /// An empty blocked layer of `size` ([`Rule::Blocked`]).
@@ -187,8 +189,8 @@ impl Layer {
 
     /// A layer rebuilt from stored parts, with counters of `width` bits (0: plain bits). `bits`
     /// must have the length the sizing gives (× `width` for counters), `items` must not exceed
-    /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its non-zero and saturated counts are
-    /// counted here for loaded bits, 0 for fresh ones ([`Contents`]).
+    /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its set bits (non-zero
+    /// counters) are counted here for loaded bits, 0 for fresh ones ([`Contents`]).
     pub fn from_parts(
         size: LayerSize,
         items: u64,
@@ -206,15 +208,14 @@ impl Layer {
         if bits.len_bits() != counting::array_bits(size.bits, width)? || !items_fit {
             return Err(BloomError::BadData);
         }
-        let (ones, saturated) = match contents {
-            Contents::Loaded => counting::array_counts(&bits, width),
-            Contents::Fresh => (0, 0),
+        let ones = match contents {
+            Contents::Loaded => counting::array_counts(&bits, width).0,
+            Contents::Fresh => 0,
         };
         Ok(Self {
             capacity: size.capacity,
             items,
             ones,
-            saturated,
             hashes: size.hashes,
             rule,
             halvings: 0,
@@ -228,11 +229,6 @@ impl Layer {
             Rule::Counting(w) => w,
             _ => 0,
         }
-    }
-
-    /// Counters at their maximum (counting layers).
-    pub fn saturated(&self) -> u64 {
-        self.saturated
     }
 
     /// Items this layer is built for.
@@ -287,9 +283,16 @@ impl Layer {
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` of the array (a chunked
-    /// restore), keeping the counts of set bits (non-zero and saturated counters) right: the
-    /// range is counted out before and in after.
-    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+    /// restore), keeping the count of set bits (non-zero counters) right: the range is counted
+    /// out before and in after. Returns the saturated counters of the range before and after
+    /// (`(0, 0)` in a plain layer), for the chain's count ([`Chain::write_layer_bytes`]).
+    ///
+    /// [`Chain::write_layer_bytes`]: super::Chain::write_layer_bytes
+    pub(super) fn write_bytes(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(u64, u64), BloomError> {
         let width = self.width();
         let (mut ones, mut saturated) = (0u64, 0u64);
         // One call maps the pages, instead of a read fault and then a write fault per page.
@@ -299,7 +302,7 @@ impl Layer {
             let (before, after) = self.bits.replace_bytes(offset, data)?;
             debug_assert!(before <= self.ones);
             self.ones = self.ones.saturating_sub(before) + after;
-            return Ok(());
+            return Ok((0, 0));
         }
         self.bits.read_bytes(offset, data.len() as u64, |b| {
             let (n, s) = counting::byte_counts(b, width);
@@ -307,11 +310,10 @@ impl Layer {
             saturated += s;
         })?;
         self.bits.write_bytes(offset, data)?;
-        debug_assert!(ones <= self.ones && saturated <= self.saturated);
+        debug_assert!(ones <= self.ones);
         let (n, s) = counting::byte_counts(data, width);
         self.ones = self.ones.saturating_sub(ones) + n;
-        self.saturated = self.saturated.saturating_sub(saturated) + s;
-        Ok(())
+        Ok((saturated, s))
     }
 
     /// Whether the layer holds as many items as it was sized for.
