@@ -283,7 +283,7 @@ impl Chain {
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
         let mut chain = Self::assemble(params, scheme, seed, Layers::from_vec(layers));
-        if width != 0 {
+        if let Rule::Counting(width) = rule {
             chain.saturated =
                 chain.layers.iter().map(|l| counting::array_counts(l.bits(), width).1).sum();
         }

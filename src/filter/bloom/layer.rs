@@ -173,7 +173,7 @@ impl Layer {
         };
         let (capacity, hashes) = (size.capacity, size.hashes);
         let rule = Rule::Blocked;
-        Ok(Self { capacity, items, ones, saturated: 0, hashes, rule, halvings: 0, bits })
+        Ok(Self { capacity, items, ones, hashes, rule, halvings: 0, bits })
     }
 
     /// How positions are computed.
