@@ -105,10 +105,6 @@ pub trait LayerKind {
     /// costs one miss, not `k`). Hints only: nothing changes.
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool);
 
-    /// Whether the batched paths prefetch a chain of this kind that has one layer (when it is
-    /// large enough to prefetch at all: [`super::batch`]).
-    const PREFETCH_ONE_LAYER: bool = true;
-
     /// [`LayerKind::holds`] for each of `hashes`, appended to `out`, where this kind has a
     /// kernel for a whole block; `false`, doing nothing, where not.
     #[inline]
@@ -282,11 +278,6 @@ impl RedisBloom {
 }
 
 impl LayerKind for RedisBloom {
-    /// No: a prefetch computes every probe position a second time (a division each), about a
-    /// third of the module's instructions per item on an imported filter, which RedisBloom's
-    /// own code does not spend; a one-layer chain probes the block straight through its kernel.
-    const PREFETCH_ONE_LAYER: bool = false;
-
     /// Stops at the first clear bit, as RedisBloom's `bloom_check` does.
     #[inline]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
