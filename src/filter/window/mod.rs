@@ -158,17 +158,25 @@ type AgeMask = [u64; 4];
 /// order in a register and then rotated into age order.
 #[inline]
 fn age_mask(slots: &[u64], h2: u64, head: usize) -> AgeMask {
-    let mut phys = [0u64; 4];
-    for (q, (quarter, out)) in slots.chunks(64).zip(phys.iter_mut()).enumerate() {
-        let mut acc = 0u64;
-        for (g, group) in quarter.chunks(GROUP).enumerate() {
-            let mut z = group_mix(h2, q * (64 / GROUP) + g);
-            for (j, &w) in group.iter().enumerate() {
-                acc |= ((w >> (z & 63)) & 1) << (g * GROUP + j);
-                z >>= 6;
-            }
+    // The item's bit of each slice of group `g` (eight slices), as eight bits.
+    #[inline(always)]
+    fn group_bits(group: &[u64], z: u64) -> u64 {
+        let mut bits = 0u64;
+        for (j, &w) in group.iter().enumerate() {
+            bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
         }
-        *out = acc;
+        bits
+    }
+    let mut phys = [0u64; 4];
+    let mut groups = slots.chunks_exact(GROUP);
+    for (g, group) in (&mut groups).enumerate() {
+        let group: &[u64; GROUP] = group.try_into().expect("chunks_exact");
+        phys[g / 8] |= group_bits(group, group_mix(h2, g)) << ((g % 8) * GROUP);
+    }
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        let g = slots.len() / GROUP;
+        phys[g / 8] |= group_bits(rest, group_mix(h2, g)) << ((g % 8) * GROUP);
     }
     if head == 0 {
         return phys;
