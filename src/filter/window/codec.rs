@@ -249,11 +249,23 @@ fn read_body(
             Store::Sliced(slices)
         }
         WindowLayout::Blocked => {
-            let mut words = Words::zeroed(bytes / 8)?;
+            // The first piece is read before the memory is allocated: a value that claims more
+            // than 16 MiB must bring 16 MiB first (the guard above bounds the rest), and a
+            // smaller one allocates no more than it brought.
             let row_words = meta.params.row_words() as u64;
             let piece_words = MAX_CHUNK_BYTES as usize / 8;
+            let total = usize::try_from(bytes / 8).map_err(|_| BloomError::TooLarge)?;
+            let first_piece = r.bytes()?;
+            if first_piece.as_ref().len() != total.min(piece_words) * 8 {
+                return Err(BloomError::BadData);
+            }
+            let mut words = Words::zeroed(total as u64)?;
+            let mut pending = Some(first_piece);
             for (i, piece) in words.chunks_mut(piece_words).enumerate() {
-                let data = r.bytes()?;
+                let data = match pending.take() {
+                    Some(d) => d,
+                    None => r.bytes()?,
+                };
                 let first = (i * piece_words) as u64;
                 if !tags_ok(data.as_ref(), first, row_words, meta.turns)
                     || !set_from_le_bytes(piece, data.as_ref())
