@@ -45,9 +45,20 @@ fn counting(error: f64, capacity: u64, expansion: u64, width: u8, items: u32) ->
     chain
 }
 
+/// A small blocked filter (`LAYOUT BLOCKED`): `items` distinct items added.
+fn blocked(error: f64, capacity: u64, expansion: u64, items: u32) -> Chain {
+    let params = ChainParams::new(error, capacity, expansion).expect("valid");
+    let mut chain = Chain::new_blocked(params, 42, &Unlimited).expect("small");
+    for i in 0..items {
+        chain.add(format!("item{i}").as_bytes(), &Unlimited).expect("room for the item");
+    }
+    chain
+}
+
 /// The filters whose encodings seed `rdb_fields` and `dump_header`: one layer empty, three
-/// layers, nonscaling, expansion 1, a loose error rate with a large expansion, and counting
-/// filters of both widths (field sequence version 2 with a counter width, dump header 2).
+/// layers, nonscaling, expansion 1, a loose error rate with a large expansion, counting
+/// filters of both widths (field sequence version 2 with a counter width, dump header 2), and
+/// blocked filters (version 2, counters field 512).
 fn filters() -> Vec<(&'static str, Chain)> {
     vec![
         ("empty", filter(0.01, 10, 2, 0)),
@@ -57,6 +68,8 @@ fn filters() -> Vec<(&'static str, Chain)> {
         ("loose", filter(0.5, 1, 4, 3)),
         ("counting4-three-layers", counting(0.01, 10, 2, 4, 35)),
         ("counting8-nonscaling", counting(0.001, 20, 0, 8, 12)),
+        ("blocked-three-layers", blocked(0.01, 10, 2, 35)),
+        ("blocked-nonscaling", blocked(0.001, 20, 0, 5)),
     ]
 }
 

@@ -148,6 +148,25 @@ def send_all(server, cmd, key, batches, args=()):
     wait_clients(server.client, 1)
 
 
+def timed_phase(srv, part, cmd, key, enc, which, n, batched):
+    """One timed phase of a part with single-item and batched commands (counting, cuckoo): `cmd`
+    on `key` over the items `which` of `enc` (its `batches` for a command in `batched`, one
+    call per item otherwise), timed by INFO commandstats reset before it. Server-side ns per
+    item; every call must have been counted."""
+    c = srv.client
+    c.config_resetstat()
+    if cmd in batched:
+        send_all(srv, cmd, key, enc["batches"][which], ("ITEMS",) if cmd == "CF.INSERT" else ())
+        want = len(enc["batches"][which])
+    else:
+        drive(srv, enc["singles"](cmd, key, which))
+        want = n
+    usec, calls = commandstat(c, cmd)
+    if calls != want:
+        raise BenchError(f"{part}: {srv.name}: {calls} calls of {cmd} counted, {want} sent")
+    return usec * 1000 / n
+
+
 def drive_pipes(server, files):
     """Sends each file of RESP commands through its own `redis-cli --pipe`, all at once (a C
     client per connection: the creation phases were bound by the Python client's threads, so the

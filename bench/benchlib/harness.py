@@ -47,6 +47,9 @@ TARGETS = {
     "rdb_load_time": ("max", 1.00),  # loading an RDB with a 1 GiB filter
     "rdb_peak_rss": ("max", 1.00),  # peak RSS of that load
     "import_1gib": ("max", 0.50),  # at least 2x faster per item on RedisBloom's imported 1 GiB filter
+    # LAYOUT BLOCKED (issue 23 item 5): the module's own Ir per item and 1 GiB ns per item.
+    "callgrind_module_blocked": ("max", 0.20),
+    "large_1gib_blocked": ("max", 0.15),
 }
 
 
@@ -365,10 +368,10 @@ def parse_callgrind(path, module_path):
     return total, module_ir
 
 
-def callgrind_run(cfg, name, module, tag, capacity, work):
+def callgrind_run(cfg, name, module, tag, capacity, work, module_args=()):
     """One server start under callgrind: RESERVE (unless `capacity` is None), `work(server)`,
     SHUTDOWN NOSAVE; returns (total Ir, module's own Ir)."""
-    srv = Server(cfg, name, module, callgrind=True)
+    srv = Server(cfg, name, module, callgrind=True, module_args=module_args)
     try:
         srv.start()
         if capacity is not None:
@@ -398,6 +401,10 @@ def large_variants(cfg):
     variants = [(key, name, module, ()) for key, name, module in cfg.modules]
     s_module = dict((k, m) for k, _, m in cfg.modules)["scalebloom"]
     variants.append((K4, "scalebloom, huge-pages no", s_module, ("huge-pages", "no")))
+    # BENCH_NO_BLOCKED=1 leaves out the LAYOUT BLOCKED runs (the `bf-layout blocked` default
+    # makes every RESERVE of the run blocked).
+    if not os.environ.get("BENCH_NO_BLOCKED"):
+        variants.append((KB, "scalebloom, LAYOUT BLOCKED", s_module, ("layout", "blocked")))
     return variants
 
 
@@ -433,6 +440,7 @@ def table(headers, rows):
 S, RB = "scalebloom", "redisbloom"
 
 K4 = "scalebloom_4k"  # scalebloom run with `huge-pages no` (large and rdbload parts)
+KB = "scalebloom_blocked"  # scalebloom run with `layout blocked` (callgrind and large parts)
 
 
 class Part:

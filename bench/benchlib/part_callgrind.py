@@ -49,11 +49,16 @@ def part_callgrind(cfg):
             ("single-add", f"{n_single:,} pipelined BF.ADD", single_add),
             ("single-add-exists", f"{n_single:,} pipelined BF.ADD, then {n_single:,} BF.EXISTS", single_add_exists))
     res = {"items_madd": n, "items_mexists": n, "batch": batch, "single_requests": n_single, "modules": {}}
-    for key, name, module in cfg.modules:
+    # scalebloom once more with `layout blocked` (every RESERVE of the run makes a blocked
+    # filter): LAYOUT BLOCKED's own row.
+    s_module = dict((k, m) for k, _, m in cfg.modules)[S]
+    variants = [(key, name, module, ()) for key, name, module in cfg.modules]
+    variants.append((KB, "scalebloom, LAYOUT BLOCKED", s_module, ("layout", "blocked")))
+    for key, name, module, args in variants:
         raw = {}
         for tag, what, work in runs:
             log(f"callgrind: {name}: {what}")
-            raw[tag] = callgrind_run(cfg, key, module, tag, n, work)
+            raw[tag] = callgrind_run(cfg, key, module, tag, n, work, args)
         (t0, m0), (t1, m1) = raw["baseline"], raw["batches"]
         row = {"server_ir_per_item": (t1 - t0) / (2 * n), "module_ir_per_item": (m1 - m0) / (2 * n),
                "raw": {tag: {"total": t, "module": m} for tag, (t, m) in raw.items()}}
@@ -75,6 +80,16 @@ def report_callgrind(r):
         q = ratio(a[k], b[k])
         rows.append((what, f"{a[k]:.0f}", f"{b[k]:.0f}", f"{q:.2f}×", verdict(t, q)))
     out.append(table(("Ir per item", "scalebloom", "RedisBloom", "ratio", "target"), rows))
+    if KB in r["modules"]:
+        kb = r["modules"][KB]
+        rows = []
+        for what, k, t in (("whole server", "server_ir_per_item", "callgrind_server"),
+                           ("module's own code", "module_ir_per_item", "callgrind_module_blocked")):
+            q = ratio(kb[k], b[k])
+            rows.append((what, f"{kb[k]:.0f}", f"{b[k]:.0f}", f"{q:.2f}×", verdict(t, q)))
+        out.append("The same batches into a `LAYOUT BLOCKED` filter (scalebloom with `layout "
+                   "blocked`: every probe of an item in one 512-bit block):\n\n" + table(
+                       ("Ir per item", "scalebloom blocked", "RedisBloom", "ratio", "target"), rows))
     out.append(f"Single-item commands, pipelined as in the throughput part below (`redis-benchmark "
                f"-P 64 -c 50 -r {r['single_requests']:,}`), {r['single_requests']:,} requests each, "
                "under callgrind: instructions per request, the load-independent view of "

@@ -80,16 +80,7 @@ def counting_phase(srv, spec, i, n, enc, absent_items):
     cmd = cf_cmd if cf else bf_cmd
     key = "s" if i < 4 else "b"
     c = srv.client
-    c.config_resetstat()
-    if cmd in COUNTING_BATCHED:
-        send_all(srv, cmd, key, enc["batches"][which], ("ITEMS",) if cmd == "CF.INSERT" else ())
-        want = len(enc["batches"][which])
-    else:
-        drive(srv, enc["singles"](cmd, key, which))
-        want = n
-    usec, calls = commandstat(c, cmd)
-    if calls != want:
-        raise BenchError(f"counting: {srv.name}: {calls} calls of {cmd} counted, {want} sent")
+    ns = timed_phase(srv, "counting", cmd, key, enc, which, n, COUNTING_BATCHED)
     extra = {}
     if phase == "exists_absent":
         extra["size"] = info_size(c, "CF.INFO" if cf else "BF.INFO", key)
@@ -97,7 +88,7 @@ def counting_phase(srv, spec, i, n, enc, absent_items):
             exists = "CF.MEXISTS" if cf else "BF.MEXISTS"
             extra["absent_ones"] = sum(sum(int(x) for x in c.execute_command(exists, key, *absent_items[j:j + 1000]))
                                        for j in range(0, len(absent_items), 1000))
-    return usec * 1000 / n, extra
+    return ns, extra
 
 
 def part_counting(cfg):

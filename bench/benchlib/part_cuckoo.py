@@ -51,18 +51,7 @@ def cuckoo_phase(srv, i, n, enc):
     server-side ns per item."""
     _, _, cmd, which = CUCKOO_PHASES[i]
     key = "s" if i < 4 else "b"
-    c = srv.client
-    c.config_resetstat()
-    if cmd in CUCKOO_BATCHED:
-        send_all(srv, cmd, key, enc["batches"][which], ("ITEMS",) if cmd == "CF.INSERT" else ())
-        want = len(enc["batches"][which])
-    else:
-        drive(srv, enc["singles"](cmd, key, which))
-        want = n
-    usec, calls = commandstat(c, cmd)
-    if calls != want:
-        raise BenchError(f"cuckoo: {srv.name}: {calls} calls of {cmd} counted, {want} sent")
-    return usec * 1000 / n
+    return timed_phase(srv, "cuckoo", cmd, key, enc, which, n, CUCKOO_BATCHED)
 
 
 def part_cuckoo(cfg):

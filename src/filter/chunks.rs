@@ -69,5 +69,5 @@ pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), Bl
     if data.len() as u64 > rest {
         return Err(BloomError::ChunkTooBig);
     }
-    chain.layers_mut()[layer].write_bytes(inner, data)
+    chain.write_layer_bytes(layer, inner, data)
 }

@@ -10,7 +10,9 @@
 //! f64 error         requested false-positive rate
 //! u64 capacity      first layer's capacity
 //! u64 expansion     growth factor; 0 = nonscaling
-//! u64 counters      bits per counter: 0 = a plain filter, 4 or 8 = a counting filter (v2 only)
+//! u64 counters      bits per counter: 0 = a plain filter, 4 or 8 = a counting filter;
+//!                   512 = a blocked filter (plain bits in 512-bit blocks, `LAYOUT BLOCKED`,
+//!                   its layers sized by `blocked_layer_size`) (v2 only)
 //! u64 items         total items added
 //! u64 layers        number of layers, 1..=64
 //! per layer:
@@ -20,7 +22,7 @@
 //! error, hashes and bits must be exactly what the chain's parameters give at that position
 //! (the one rule of [`check_layers`]); item counts must add up and stay within capacities
 //! (every layer but the last full, except in a counting chain, where deletes give room back);
-//! `counters` must be 0, 4 or 8, and only with the xxh3 scheme. Anything else is refused as
+//! `counters` must be 0, 4, 8 or 512, and only with the xxh3 scheme. Anything else is refused as
 //! [`BloomError::BadData`], before any array is allocated. A counting layer's `bits` is its
 //! number of counters (what the sizing calls bits); its array is `bits × counters` bits
 //! (`super::counting`: counter `i` is byte `i`, or nibble `i % 2` of byte `i / 2`).
@@ -35,7 +37,9 @@
 //! - 512 (scalebloom 0.1, before counting filters): field sequence version 1. Still loaded.
 //! - 513 (counting filters): field sequence version 2. A build that only knows 512 takes 513
 //!   for a RedisBloom encoding and refuses the value (it logs why and the load fails cleanly):
-//!   RDB files are not readable by older builds once this one wrote them.
+//!   RDB files are not readable by older builds once this one wrote them. A blocked filter
+//!   (`counters` 512) is written as 513 too: builds before blocked filters refuse the value
+//!   (512 is not a counter width to them), cleanly, as any bad field.
 //!
 //! A chain in one of RedisBloom's schemes (scheme id 2 or 3) is written as its scheme id and
 //! then RedisBloom's fields (options, growth, items, layer count; per layer its capacity, error,
@@ -73,7 +77,7 @@ use super::fields::{FieldReader, FieldWriter, SliceReader};
 use super::guard::AllocGuard;
 use super::hash::HashScheme;
 use super::layer::{Contents, Layer};
-use super::params::{ChainParams, LayerSize, MAX_LAYERS, info_size};
+use super::params::{BLOCK_BITS, ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
 
 /// The `MBbloom--` encoding version this build writes: field sequence version 2. Versions
@@ -85,7 +89,7 @@ pub const RDB_ENCODING_V1: i32 = 512;
 pub const DUMP_MAGIC: [u8; 8] = *b"SCBLOOM\0";
 /// Dump header format version of plain filters (field sequence version 1).
 pub const DUMP_VERSION: u32 = 1;
-/// Dump header format version of counting filters (field sequence version 2).
+/// Dump header format version of counting and blocked filters (field sequence version 2).
 pub const DUMP_VERSION_COUNTING: u32 = 2;
 /// The field sequence version RDB values of this build use.
 pub const FIELDS_VERSION: u32 = 2;
@@ -103,6 +107,8 @@ pub struct ChainMeta {
     pub seed: u64,
     /// Bits per counter (4 or 8) of a counting chain; 0 for a plain one.
     pub width: u8,
+    /// How the layers place probes (a blocked chain has width 0).
+    pub layout: Layout,
     /// Total items.
     pub items: u64,
     /// Each layer's size and item count, oldest first.
@@ -117,6 +123,7 @@ impl ChainMeta {
             scheme: chain.scheme(),
             seed: chain.seed(),
             width: chain.counter_width(),
+            layout: chain.layout(),
             items: chain.items(),
             layers: chain
                 .layers()
@@ -141,8 +148,8 @@ impl ChainMeta {
 
     /// Writes field sequence `version` (1: no counter width; only for plain chains).
     pub fn write_version(&self, w: &mut impl FieldWriter, version: u32) {
-        debug_assert!(version == 2 || self.width == 0);
-        let width = (version >= 2).then_some(self.width);
+        debug_assert!(version == 2 || (self.width == 0 && self.layout == Layout::Standard));
+        let width = (version >= 2).then_some(counters_field(self.width, self.layout));
         let layers = self.layers.iter().map(|&(size, items)| (size, items));
         write_fields(self.scheme, self.seed, self.params, width, self.items, layers, w);
     }
@@ -171,11 +178,15 @@ impl ChainMeta {
         let expansion = r.u64()?;
         let params =
             ChainParams::new(error, capacity, expansion).map_err(|_| BloomError::BadData)?;
-        let width = if version >= 2 { r.u64()? } else { 0 };
-        if width != 0 && (!counting::valid_width(width) || scheme != HashScheme::Xxh3Enhanced) {
+        let counters = if version >= 2 { r.u64()? } else { 0 };
+        let known = counting::valid_width(counters) || counters == BLOCK_BITS;
+        if counters != 0 && (!known || scheme != HashScheme::Xxh3Enhanced) {
             return Err(BloomError::BadData);
         }
-        let width = width as u8; // 0, 4 or 8, checked above
+        let (width, layout) = match counters {
+            BLOCK_BITS => (0, Layout::Blocked),
+            w => (w as u8, Layout::Standard), // 0, 4 or 8, checked above
+        };
         let items = r.u64()?;
         let count = r.u64()?;
         if count == 0 || count > MAX_LAYERS as u64 {
@@ -188,12 +199,12 @@ impl ChainMeta {
             errors.push(r.f64()?);
             claims.push(LayerClaim { capacity, hashes, bits, items: r.u64()? });
         }
-        let sizes = check_layers(&params, &claims, items, width != 0)?;
+        let sizes = check_layers(&params, layout, &claims, items, width != 0)?;
         if sizes.iter().zip(&errors).any(|(want, got)| want.error.to_bits() != got.to_bits()) {
             return Err(BloomError::BadData);
         }
         let layers = sizes.into_iter().zip(claims).map(|(size, c)| (size, c.items)).collect();
-        Ok(Self { params, scheme, seed, width, items, layers })
+        Ok(Self { params, scheme, seed, width, layout, items, layers })
     }
 
     /// Builds the chain with zeroed bit arrays for a chunked restore (marked
@@ -218,7 +229,10 @@ impl ChainMeta {
             .layers
             .iter()
             .zip(bits)
-            .map(|(&(size, items), b)| Layer::from_parts(size, items, b, self.width, contents))
+            .map(|(&(size, items), b)| match self.layout {
+                Layout::Blocked => Layer::from_blocked(size, items, b, contents),
+                Layout::Standard => Layer::from_parts(size, items, b, self.width, contents),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Chain::from_parts(self.params, self.scheme, self.seed, layers, self.items)
     }
@@ -299,7 +313,7 @@ fn header_of(chain: &Chain, as_created: bool) -> Vec<u8> {
     out.extend_from_slice(&DUMP_MAGIC);
     out.extend_from_slice(&u32::MAX.to_le_bytes());
     // A plain filter's header stays version 1, which builds without counting filters read.
-    let (version, width) = match chain.counter_width() {
+    let (version, width) = match counters_field(chain.counter_width(), chain.layout()) {
         0 => (DUMP_VERSION, None),
         w => (DUMP_VERSION_COUNTING, Some(w)),
     };
@@ -318,6 +332,14 @@ fn header_of(chain: &Chain, as_created: bool) -> Vec<u8> {
     out
 }
 
+/// The `counters` field of a chain with counters of `width` bits (0: plain) in `layout`.
+fn counters_field(width: u8, layout: Layout) -> u64 {
+    match layout {
+        Layout::Blocked => BLOCK_BITS,
+        Layout::Standard => u64::from(width),
+    }
+}
+
 /// Writes the field sequence (the format at the top of this file): the one writer behind
 /// [`ChainMeta::write`] and [`dump_header`].
 /// `width`: the counter width field of version 2, `None` for version 1.
@@ -325,7 +347,7 @@ fn write_fields(
     scheme: HashScheme,
     seed: u64,
     params: ChainParams,
-    width: Option<u8>,
+    width: Option<u64>,
     items: u64,
     layers: impl ExactSizeIterator<Item = (LayerSize, u64)>,
     w: &mut impl FieldWriter,
@@ -336,7 +358,7 @@ fn write_fields(
     w.u64(params.capacity);
     w.u64(u64::from(params.expansion));
     if let Some(width) = width {
-        w.u64(u64::from(width));
+        w.u64(width);
     }
     w.u64(items);
     w.u64(layers.len() as u64);
@@ -362,8 +384,8 @@ pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
     };
     let mut r = SliceReader::new(&data[DUMP_PREFIX..]);
     let meta = ChainMeta::read(&mut r, fields)?;
-    if fields == 2 && meta.width == 0 {
-        // Version 2 is only written for counting filters: one encoding per filter.
+    if fields == 2 && meta.width == 0 && meta.layout == Layout::Standard {
+        // Version 2 is only written for counting and blocked filters: one encoding per filter.
         return Err(BloomError::BadData);
     }
     if r.remaining() != 0 {
@@ -403,6 +425,7 @@ pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, BloomError> {
 mod tests {
     use super::*;
     use crate::filter::Unlimited;
+    use crate::filter::bloom::counting::array_counts;
     use crate::filter::chunks::{read_chunk, write_chunk};
 
     fn sample(items: u32, nonscaling: bool) -> Chain {
@@ -574,15 +597,26 @@ mod tests {
     #[test]
     fn counting_chains_round_trip_every_format() {
         for width in [4u8, 8] {
-            let c = counting_sample(300, width);
+            let mut c = counting_sample(300, width);
+            // Counters at their maximum, in an older layer and the newest: the loaded and
+            // the restored chain count them again (the chain keeps their count).
+            for _ in 0..300 {
+                c.add(b"item0", &Unlimited).unwrap();
+                c.add(b"item299", &Unlimited).unwrap();
+            }
             assert!(c.layers().len() > 2);
+            assert!(c.stats().saturated_counters.unwrap() > 0);
+            let scanned: u64 = c.layers().iter().map(|l| array_counts(l.bits(), width).1).sum();
+            assert_eq!(c.saturated(), scanned);
             let back = read_chain(&mut SliceReader::new(&encode(&c)), &Unlimited).unwrap();
             assert_eq!(back, c);
+            assert_eq!(back.saturated(), c.saturated());
             assert_eq!(back.counter_width(), width);
             assert_eq!(dump_header(&c)[12..16], DUMP_VERSION_COUNTING.to_le_bytes());
             let restored = restore_by_chunks(&c);
             assert_eq!(restored, c);
             assert_eq!(restored.stats(), c.stats());
+            assert_eq!(restored.saturated(), c.saturated());
         }
         assert_eq!(dump_header(&sample(10, false))[12..16], DUMP_VERSION.to_le_bytes());
     }

@@ -1,5 +1,6 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.redisbloom-scheme`. Each can be
+//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.redisbloom-scheme`, `bf.layout`.
+//! Each can be
 //! given as a `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` /
 //! `INITIAL_SIZE` and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
 //! too) and read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf. On Redis 8 the
@@ -54,6 +55,40 @@ pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES
 /// by default): for a replica of a RedisBloom primary during a live migration, so that filters
 /// the primary creates meanwhile answer and dump exactly as RedisBloom's do.
 pub static REDISBLOOM_SCHEME: AtomicBool = AtomicBool::new(false);
+
+/// Whether new plain filters made without `LAYOUT` are blocked (`bf.layout blocked`; on Redis 8
+/// also `bf-layout`): every probe of an item in one 512-bit block.
+pub static BLOCKED_LAYOUT: AtomicBool = AtomicBool::new(false);
+
+/// The `bf.layout` setting, `standard` or `blocked`, kept in [`BLOCKED_LAYOUT`].
+pub struct LayoutSetting;
+
+/// The value of `bf.layout` spelled `s` (any case), if it is one.
+fn parse_layout_setting(s: &[u8]) -> Option<bool> {
+    if s.eq_ignore_ascii_case(b"standard") {
+        Some(false)
+    } else if s.eq_ignore_ascii_case(b"blocked") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+impl ConfigurationValue<RedisString> for LayoutSetting {
+    fn get(&self, _: &ConfigurationContext) -> RedisString {
+        let blocked = BLOCKED_LAYOUT.load(Ordering::Relaxed);
+        RedisString::create(None, if blocked { "blocked" } else { "standard" })
+    }
+    fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        match parse_layout_setting(val.as_slice()) {
+            Some(blocked) => {
+                BLOCKED_LAYOUT.store(blocked, Ordering::Relaxed);
+                Ok(())
+            }
+            None => Err(RedisError::Str("Value for `bf-layout` must be standard or blocked")),
+        }
+    }
+}
 
 /// Whether new filters get a seed derived from a secret (default; see `creation`) or the
 /// fixed seed 0.
@@ -163,6 +198,8 @@ struct Start {
     random_seeds: bool,
     huge_pages: bool,
     redisbloom_scheme: bool,
+    /// `layout`: `standard` or `blocked`.
+    layout: &'static str,
     window_debug_clock: bool,
     /// `cf-*` starting values, in the order of [`CF_SETTINGS`].
     cf: [i64; 5],
@@ -188,6 +225,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         random_seeds: true,
         huge_pages: true,
         redisbloom_scheme: false,
+        layout: "standard",
         window_debug_clock: false,
         cf: CF_SETTINGS.map(|(_, s)| s.get()),
     };
@@ -240,6 +278,13 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
             "random-seeds" => start.random_seeds = yes_no()?,
             "huge-pages" => start.huge_pages = yes_no()?,
             "redisbloom-scheme" => start.redisbloom_scheme = yes_no()?,
+            "layout" | "bf-layout" => {
+                start.layout = match parse_layout_setting(value.as_bytes()) {
+                    Some(true) => "blocked",
+                    Some(false) => "standard",
+                    None => return Err(format!("{name} must be standard or blocked, got '{value}'")),
+                }
+            }
             // Tests only: windowed filters follow BF.DEBUGCLOCK instead of the wall clock.
             "window-debug-clock" => start.window_debug_clock = yes_no()?,
             _ => return Err(format!("unknown module argument '{name}'")),
@@ -363,5 +408,13 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
         ConfigurationFlags::DEFAULT,
         None,
     );
+    // `bf-layout|bf.layout` on Redis 8 (RedisBloom 8 has no such setting; the name follows its
+    // bf-* ones), `bf.layout` elsewhere.
+    let layout_name = if flags().contains(ConfigurationFlags::UNPREFIXED) {
+        "bf-layout|bf.layout"
+    } else {
+        "layout"
+    };
+    register_string_configuration(ctx, layout_name, &LayoutSetting, start.layout, flags(), None);
     Ok(names)
 }

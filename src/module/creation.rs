@@ -50,6 +50,33 @@ use super::options::capped_error;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{BloomError, ChainParams, HashScheme};
 
+/// The `cf-*` settings a cuckoo filter's creating command takes its unspecified options from
+/// (`cf-max-expansions`, read on every insert, is not one of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CfDefaults {
+    /// `cf-bucket-size`.
+    pub bucket_size: u16,
+    /// `cf-initial-size`: the capacity of a filter `CF.ADD`/`CF.INSERT` create.
+    pub initial_size: u64,
+    /// `cf-max-iterations`.
+    pub max_iterations: u16,
+    /// `cf-expansion-factor`.
+    pub expansion: u16,
+}
+
+impl CfDefaults {
+    /// This server's own `cf-*` settings.
+    pub fn local() -> Self {
+        // The settings are bounded (config.rs) within these types.
+        CfDefaults {
+            bucket_size: config::CF_BUCKET_SIZE.get() as u16,
+            initial_size: config::CF_INITIAL_SIZE.get() as u64,
+            max_iterations: config::CF_MAX_ITERATIONS.get() as u16,
+            expansion: config::CF_EXPANSION.get() as u16,
+        }
+    }
+}
+
 /// The settings a creating command is interpreted with.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
@@ -59,10 +86,17 @@ pub struct Settings {
     pub random_seeds: bool,
     /// `bf.redisbloom-scheme`: new filters in RedisBloom's hashing.
     pub redisbloom_scheme: bool,
+    /// `bf.layout blocked`: new plain filters made without `LAYOUT` are blocked (unless
+    /// `redisbloom_scheme`, whose filters keep RedisBloom's layout).
+    pub blocked_layout: bool,
     /// `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`: an auto-created filter's.
     pub error_rate: f64,
     pub initial_size: u64,
     pub expansion: u64,
+    /// The `cf-*` defaults of a new cuckoo filter; `None` from a version-1 stream (a build
+    /// that replicated each cuckoo filter it created as its `CF.LOADCHUNK` header, so its
+    /// stream never needs them): then the server's own.
+    pub cf: Option<CfDefaults>,
 }
 
 /// The argument after the settings in `BF.REPLCONF`: the replica ignores it; its length keeps
@@ -84,12 +118,20 @@ pub const PADDING: &[u8] = concat!(
 const BACKLOG_DUMP_LEN: usize = 256;
 const _: () = assert!(PADDING.len() >= 2 * BACKLOG_DUMP_LEN);
 
-/// Format version of the encoded settings (first byte).
-const VERSION: u8 = 1;
-/// Encoded length: version, secret, flags, error rate, initial size, expansion.
-pub const ENCODED_LEN: usize = 1 + 16 + 1 + 8 + 8 + 8;
+/// Format version of the encoded settings (first byte): 2 adds the `cf-*` defaults to
+/// version 1's fields. Version 1 is still read (AOF files and primaries of older builds).
+const VERSION: u8 = 2;
+const VERSION_1: u8 = 1;
+/// Version 1's length: version, secret, flags, error rate, initial size, expansion.
+pub const ENCODED_LEN_V1: usize = 1 + 16 + 1 + 8 + 8 + 8;
+/// Encoded length: version 1's fields, then `cf-bucket-size`, `cf-max-iterations`,
+/// `cf-expansion-factor` (u16 each) and `cf-initial-size` (u64).
+pub const ENCODED_LEN: usize = ENCODED_LEN_V1 + 2 + 2 + 2 + 8;
 const FLAG_RANDOM_SEEDS: u8 = 1;
 const FLAG_REDISBLOOM_SCHEME: u8 = 2;
+/// `bf.layout blocked`. A build before blocked filters refuses settings with it ("unknown
+/// flags"), as a replica must refuse what it cannot reproduce.
+const FLAG_BLOCKED_LAYOUT: u8 = 4;
 
 impl Settings {
     /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some
@@ -97,6 +139,11 @@ impl Settings {
     /// built is for `Chain::new` to say, as the chain is built next.
     pub fn defaults(&self) -> Result<ChainParams, BloomError> {
         ChainParams::in_ranges(self.error_rate, self.initial_size, self.expansion)
+    }
+
+    /// The `cf-*` defaults of a new cuckoo filter.
+    pub fn cf_defaults(&self) -> CfDefaults {
+        self.cf.unwrap_or_else(CfDefaults::local)
     }
 
     /// The hash scheme of a new non-counting filter.
@@ -121,21 +168,33 @@ impl Settings {
         out[1..9].copy_from_slice(&self.secret[0].to_le_bytes());
         out[9..17].copy_from_slice(&self.secret[1].to_le_bytes());
         out[17] = if self.random_seeds { FLAG_RANDOM_SEEDS } else { 0 }
-            | if self.redisbloom_scheme { FLAG_REDISBLOOM_SCHEME } else { 0 };
+            | if self.redisbloom_scheme { FLAG_REDISBLOOM_SCHEME } else { 0 }
+            | if self.blocked_layout { FLAG_BLOCKED_LAYOUT } else { 0 };
         out[18..26].copy_from_slice(&self.error_rate.to_bits().to_le_bytes());
         out[26..34].copy_from_slice(&self.initial_size.to_le_bytes());
         out[34..42].copy_from_slice(&self.expansion.to_le_bytes());
+        let cf = self.cf_defaults();
+        out[42..44].copy_from_slice(&cf.bucket_size.to_le_bytes());
+        out[44..46].copy_from_slice(&cf.max_iterations.to_le_bytes());
+        out[46..48].copy_from_slice(&cf.expansion.to_le_bytes());
+        out[48..56].copy_from_slice(&cf.initial_size.to_le_bytes());
         out
     }
 
     /// Decodes and validates [`Settings::encode`]'s bytes: every field must be a value the
     /// server's own configuration could hold.
     pub fn decode(bytes: &[u8]) -> Result<Settings, &'static str> {
-        if bytes.len() != ENCODED_LEN {
+        let version = *bytes.first().ok_or("bad length")?;
+        let len = match version {
+            VERSION => ENCODED_LEN,
+            VERSION_1 => ENCODED_LEN_V1,
+            _ if bytes.len() == ENCODED_LEN || bytes.len() == ENCODED_LEN_V1 => {
+                return Err("unknown version");
+            }
+            _ => return Err("bad length"),
+        };
+        if bytes.len() != len {
             return Err("bad length");
-        }
-        if bytes[0] != VERSION {
-            return Err("unknown version");
         }
         let u64_at = |at: usize| {
             let mut b = [0u8; 8];
@@ -143,7 +202,7 @@ impl Settings {
             u64::from_le_bytes(b)
         };
         let flags = bytes[17];
-        if flags & !(FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME) != 0 {
+        if flags & !(FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME | FLAG_BLOCKED_LAYOUT) != 0 {
             return Err("unknown flags");
         }
         let error_rate = f64::from_bits(u64_at(18));
@@ -158,15 +217,46 @@ impl Settings {
         if expansion > MAX_EXPANSION {
             return Err("bad expansion");
         }
+        let cf = if version == VERSION_1 { None } else { Some(decode_cf(bytes)?) };
         Ok(Settings {
             secret: [u64_at(1), u64_at(9)],
             random_seeds: flags & FLAG_RANDOM_SEEDS != 0,
             redisbloom_scheme: flags & FLAG_REDISBLOOM_SCHEME != 0,
+            blocked_layout: flags & FLAG_BLOCKED_LAYOUT != 0,
             error_rate,
             initial_size,
             expansion,
+            cf,
         })
     }
+}
+
+/// The `cf-*` defaults of a version-2 encoding, each within its setting's bounds.
+fn decode_cf(bytes: &[u8]) -> Result<CfDefaults, &'static str> {
+    use crate::filter::cuckoo::params as cf;
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[48..56]);
+    let d = CfDefaults {
+        bucket_size: u16_at(42),
+        max_iterations: u16_at(44),
+        expansion: u16_at(46),
+        initial_size: u64::from_le_bytes(b),
+    };
+    if !(1..=cf::MAX_BUCKET_SIZE).contains(&d.bucket_size) {
+        return Err("bad cf bucket size");
+    }
+    if d.max_iterations == 0 {
+        return Err("bad cf max iterations");
+    }
+    if d.expansion > cf::MAX_EXPANSION {
+        return Err("bad cf expansion");
+    }
+    // `cf-initial-size`'s bounds (config.rs).
+    if !(4..=cf::MAX_CAPACITY_8X).contains(&d.initial_size) {
+        return Err("bad cf initial size");
+    }
+    Ok(d)
 }
 
 /// This process' secret, drawn on first use from the standard library's randomly keyed
@@ -197,9 +287,11 @@ pub fn local() -> Settings {
         secret: local_secret(),
         random_seeds: config::RANDOM_SEEDS.load(relaxed),
         redisbloom_scheme: config::REDISBLOOM_SCHEME.load(relaxed),
+        blocked_layout: config::BLOCKED_LAYOUT.load(relaxed),
         error_rate: config::ERROR_RATE.get(),
         initial_size: config::INITIAL_SIZE.get() as u64,
         expansion: config::EXPANSION.get() as u64,
+        cf: Some(CfDefaults::local()),
     }
 }
 
@@ -285,9 +377,16 @@ mod tests {
             secret: [0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210],
             random_seeds: true,
             redisbloom_scheme: false,
+            blocked_layout: false,
             error_rate: 0.01,
             initial_size: 100,
             expansion: 2,
+            cf: Some(CfDefaults {
+                bucket_size: 4,
+                initial_size: 4096,
+                max_iterations: 7,
+                expansion: 2,
+            }),
         }
     }
 
@@ -297,18 +396,39 @@ mod tests {
             let s = Settings { random_seeds, redisbloom_scheme, expansion: 0, ..sample() };
             assert_eq!(Settings::decode(&s.encode()), Ok(s));
         }
+        let blocked = Settings { blocked_layout: true, ..sample() };
+        assert_eq!(blocked.encode()[17], FLAG_RANDOM_SEEDS | FLAG_BLOCKED_LAYOUT);
+        assert_eq!(Settings::decode(&blocked.encode()), Ok(blocked));
     }
 
     #[test]
     fn layout_is_explicit_little_endian() {
         let b = sample().encode();
         assert_eq!(b.len(), ENCODED_LEN);
-        assert_eq!(b[0], 1);
+        assert_eq!(b.len(), 56);
+        assert_eq!(b[0], 2);
         assert_eq!(&b[1..9], &0x0123_4567_89ab_cdef_u64.to_le_bytes());
         assert_eq!(b[17], FLAG_RANDOM_SEEDS);
         assert_eq!(&b[18..26], &0.01f64.to_bits().to_le_bytes());
         assert_eq!(&b[26..34], &100u64.to_le_bytes());
         assert_eq!(&b[34..42], &2u64.to_le_bytes());
+        assert_eq!(&b[42..48], &[4, 0, 7, 0, 2, 0]);
+        assert_eq!(&b[48..56], &4096u64.to_le_bytes());
+    }
+
+    /// Version 1 (builds before the `cf-*` defaults were sent): its 42 bytes still decode, with
+    /// no cuckoo defaults (the server's own are used).
+    #[test]
+    fn reads_version_1() {
+        let mut v1 = sample().encode()[..ENCODED_LEN_V1].to_vec();
+        v1[0] = 1;
+        assert_eq!(Settings::decode(&v1), Ok(Settings { cf: None, ..sample() }));
+        let mut long = sample().encode().to_vec();
+        long[0] = 1;
+        assert_eq!(Settings::decode(&long), Err("bad length"));
+        let mut short = v1.clone();
+        short[0] = 2;
+        assert_eq!(Settings::decode(&short), Err("bad length"));
     }
 
     #[test]
@@ -319,11 +439,11 @@ mod tests {
             b[at..at + bytes.len()].copy_from_slice(bytes);
             Settings::decode(&b)
         };
-        assert_eq!(Settings::decode(&good[..41]), Err("bad length"));
+        assert_eq!(Settings::decode(&good[..55]), Err("bad length"));
         assert_eq!(Settings::decode(&[good.as_slice(), &[0]].concat()), Err("bad length"));
         assert_eq!(Settings::decode(&[]), Err("bad length"));
-        assert_eq!(with(0, &[2]), Err("unknown version"));
-        assert_eq!(with(17, &[4]), Err("unknown flags"));
+        assert_eq!(with(0, &[3]), Err("unknown version"));
+        assert_eq!(with(17, &[8]), Err("unknown flags"));
         for bad in [0.0, -0.01, 1.0, 0.5, f64::NAN, f64::INFINITY] {
             assert_eq!(with(18, &f64::to_bits(bad).to_le_bytes()), Err("bad error rate"), "{bad}");
         }
@@ -332,6 +452,14 @@ mod tests {
         assert_eq!(with(34, &(MAX_EXPANSION + 1).to_le_bytes()), Err("bad expansion"));
         assert!(with(26, &MAX_CAPACITY.to_le_bytes()).is_ok());
         assert!(with(34, &MAX_EXPANSION.to_le_bytes()).is_ok());
+        assert_eq!(with(42, &0u16.to_le_bytes()), Err("bad cf bucket size"));
+        assert_eq!(with(42, &256u16.to_le_bytes()), Err("bad cf bucket size"));
+        assert_eq!(with(44, &0u16.to_le_bytes()), Err("bad cf max iterations"));
+        assert_eq!(with(46, &32769u16.to_le_bytes()), Err("bad cf expansion"));
+        assert!(with(46, &0u16.to_le_bytes()).is_ok());
+        assert_eq!(with(48, &3u64.to_le_bytes()), Err("bad cf initial size"));
+        assert_eq!(with(48, &((1u64 << 30) + 1).to_le_bytes()), Err("bad cf initial size"));
+        assert!(with(48, &(1u64 << 30).to_le_bytes()).is_ok());
     }
 
     #[test]

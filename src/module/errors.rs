@@ -45,6 +45,12 @@ pub const WINDOW_SCANDUMP_INTO: &str =
     "ERR received bad data: a windowed filter's chunks go only into a windowed filter";
 pub const BAD_COUNTING: &str = "ERR COUNTING must be 4 or 8 (bits per counter)";
 pub const COUNTING_REDISBLOOM_SCHEME: &str = "ERR COUNTING filters use scalebloom's own hash scheme: not available while bf.redisbloom-scheme is yes";
+pub const BAD_LAYOUT: &str = "ERR LAYOUT must be STANDARD or BLOCKED";
+pub const COUNTING_BLOCKED: &str =
+    "ERR LAYOUT BLOCKED has no counting form: COUNTING cannot go with LAYOUT BLOCKED";
+pub const BLOCKED_REDISBLOOM_SCHEME: &str = "ERR LAYOUT BLOCKED uses scalebloom's own hash scheme: not available while bf.redisbloom-scheme is yes";
+pub const WINDOW_BLOCKED: &str =
+    "ERR a WINDOW filter has its own layout: LAYOUT BLOCKED cannot go with WINDOW";
 pub const ERROR_TOO_SMALL: &str =
     "ERR error rate too small: a layer's error would fall below 1e-19 (more than 64 hashes)";
 pub const INTERNAL: &str =

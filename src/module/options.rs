@@ -1,6 +1,7 @@
 //! Filter-creation options: the one parser behind BF.RESERVE's and BF.INSERT's grammars.
 //!
-//! Both commands take the same options — `EXPANSION n`, `NONSCALING`, `COUNTING 4|8`, and for BF.INSERT also
+//! Both commands take the same options — `EXPANSION n`, `NONSCALING`, `COUNTING 4|8`,
+//! `LAYOUT STANDARD|BLOCKED`, and for BF.INSERT also
 //! `CAPACITY n`, `ERROR r`, `NOCREATE` and `ITEMS` — but answer bad input in RedisBloom's two
 //! wordings. A [`Grammar`] names which keywords a command takes and its error replies; the
 //! parsing and the rules (ranges, NONSCALING against EXPANSION) are written once here, so a new
@@ -11,7 +12,7 @@ use super::errors;
 use super::reply::Reply;
 use crate::filter::ChainParams;
 use crate::filter::counting::valid_width;
-use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
+use crate::filter::params::{Layout, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
 use crate::filter::window::params::MAX_WINDOW_MS;
 use crate::filter::window::{WindowKind, WindowParams};
 
@@ -44,10 +45,12 @@ pub enum Keyword {
     Counting,
     /// `WINDOW <duration>|ITEMS`: a windowed filter whose items expire.
     Window,
+    /// `LAYOUT STANDARD|BLOCKED`: where an item's probes go (blocked: one cache line).
+    Layout,
 }
 
 impl Keyword {
-    const ALL: [(Keyword, &'static str); 8] = [
+    const ALL: [(Keyword, &'static str); 9] = [
         (Keyword::Capacity, "CAPACITY"),
         (Keyword::Error, "ERROR"),
         (Keyword::Expansion, "EXPANSION"),
@@ -56,6 +59,7 @@ impl Keyword {
         (Keyword::Items, "ITEMS"),
         (Keyword::Counting, "COUNTING"),
         (Keyword::Window, "WINDOW"),
+        (Keyword::Layout, "LAYOUT"),
     ];
 
     /// The keyword `word` spells, ignoring ASCII case.
@@ -100,7 +104,13 @@ pub struct Grammar {
 
 /// BF.RESERVE: `key error_rate capacity [EXPANSION n] [NONSCALING]`.
 pub const RESERVE: Grammar = Grammar {
-    keywords: &[Keyword::Expansion, Keyword::Nonscaling, Keyword::Counting, Keyword::Window],
+    keywords: &[
+        Keyword::Expansion,
+        Keyword::Nonscaling,
+        Keyword::Counting,
+        Keyword::Window,
+        Keyword::Layout,
+    ],
     missing_value: Missing::Error(errors::NO_EXPANSION),
     bad_error: errors::BAD_ERROR_RATE,
     error_range: errors::ERROR_RATE_RANGE,
@@ -123,6 +133,7 @@ pub const INSERT: Grammar = Grammar {
         Keyword::Items,
         Keyword::Counting,
         Keyword::Window,
+        Keyword::Layout,
     ],
     missing_value: Missing::WrongArity,
     bad_error: errors::INSERT_BAD_ERROR_RATE,
@@ -151,6 +162,19 @@ pub struct Creation {
     pub counting: Option<u8>,
     /// `WINDOW <duration>|ITEMS`: a windowed filter.
     pub window: Option<WindowKind>,
+    /// `LAYOUT STANDARD|BLOCKED`; `None`: the `bf-layout` default.
+    pub layout: Option<Layout>,
+}
+
+/// Reads `LAYOUT`'s value: `STANDARD` or `BLOCKED`, in any case.
+pub fn parse_layout(b: &[u8]) -> Result<Layout, Reply> {
+    if b.eq_ignore_ascii_case(b"STANDARD") {
+        Ok(Layout::Standard)
+    } else if b.eq_ignore_ascii_case(b"BLOCKED") {
+        Ok(Layout::Blocked)
+    } else {
+        Err(Reply::err(errors::BAD_LAYOUT))
+    }
 }
 
 /// Reads `WINDOW`'s value: `ITEMS`, or `<n>ms|s|m|h|d` (a positive integer and a unit).
@@ -215,6 +239,7 @@ impl Grammar {
                     | Keyword::Expansion
                     | Keyword::Counting
                     | Keyword::Window
+                    | Keyword::Layout
             );
             let value = if takes_value {
                 i += 1;
@@ -224,6 +249,9 @@ impl Grammar {
                     }
                     if keyword == Keyword::Window {
                         return Err(Reply::err(errors::BAD_WINDOW));
+                    }
+                    if keyword == Keyword::Layout {
+                        return Err(Reply::err(errors::BAD_LAYOUT));
                     }
                     return Err(match self.missing_value {
                         Missing::WrongArity => Reply::WrongArity,
@@ -253,6 +281,7 @@ impl Grammar {
                     c.counting = Some(width as u8); // 4 or 8
                 }
                 Keyword::Window => c.window = Some(parse_window(value)?),
+                Keyword::Layout => c.layout = Some(parse_layout(value)?),
                 Keyword::Nocreate => c.nocreate = true,
                 Keyword::Items => {
                     c.items_at = Some(i + 1);
@@ -291,6 +320,9 @@ impl Grammar {
     ) -> Result<WindowParams, Reply> {
         if c.expansion.is_some() || c.counting.is_some() {
             return Err(Reply::err(errors::WINDOW_OPTIONS));
+        }
+        if c.layout == Some(Layout::Blocked) {
+            return Err(Reply::err(errors::WINDOW_BLOCKED));
         }
         let error = c.error.unwrap_or(defaults.error);
         let capacity = c.capacity.unwrap_or(defaults.capacity);

@@ -167,13 +167,21 @@ const COUNTING: Arg = Arg::option(c"counting", c"COUNTING", ArgKind::Integer);
 const ITERATOR: Arg = Arg::new(c"iterator", ArgKind::Integer);
 const FINGERPRINT: Arg = Arg::option(c"fingerprint", c"FINGERPRINT", ArgKind::Integer);
 const WINDOW: Arg = Arg::option(c"window", c"WINDOW", ArgKind::String);
+const LAYOUT: Arg = Arg::option(
+    c"layout",
+    c"LAYOUT",
+    ArgKind::OneOf(&[
+        Arg::new(c"standard", ArgKind::Token).token(c"STANDARD"),
+        Arg::new(c"blocked", ArgKind::Token).token(c"BLOCKED"),
+    ]),
+);
 const CF_CAPACITY: Arg = Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer);
 
 commands! {
     cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
         "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
         [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
-         EXPANSION, NONSCALING, COUNTING, WINDOW];
+         EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT];
     cmd_add: "bf.add" => bloom::add, 3, Insert,
         "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
         [KEY, ITEM];
@@ -190,6 +198,7 @@ commands! {
          NONSCALING,
          COUNTING,
          WINDOW,
+         LAYOUT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
     cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update,
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",

@@ -146,6 +146,9 @@ fn command_docs_list_every_argument() {
             "nonscaling:pure-token:NONSCALING:optional",
             "counting:integer:COUNTING:optional",
             "window:string:WINDOW:optional",
+            "layout:oneof:LAYOUT:optional",
+            "  standard:pure-token:STANDARD",
+            "  blocked:pure-token:BLOCKED",
         ]
     );
     assert_eq!(
@@ -159,6 +162,9 @@ fn command_docs_list_every_argument() {
             "nonscaling:pure-token:NONSCALING:optional",
             "counting:integer:COUNTING:optional",
             "window:string:WINDOW:optional",
+            "layout:oneof:LAYOUT:optional",
+            "  standard:pure-token:STANDARD",
+            "  blocked:pure-token:BLOCKED",
             "items:block:ITEMS",
             "  item:string:multiple",
         ]

@@ -198,70 +198,66 @@ fn test_max_expansions() {
     is_error(&mut c, &w("cf.add cf 2048"));
 }
 
-#[test]
-fn test_bucket_size() {
+/// RedisBloom's `test_bucket_size` and `test_expansion` share one shape: three filters made by
+/// `reserves`, the same 1000 items added to each and all found, then `CF.DEBUG` of each
+/// (`expected`, in key order `a`, `b`, `c`) and the option's argument errors (`bad`).
+fn three_filters_of_1000(reserves: [&str; 3], expected: [&str; 3], bad: [&str; 2]) {
     let s = Server::start();
     let mut c = s.conn();
-    c.ok(&w("CF.RESERVE a 64 BUCKETSIZE 1"));
-    c.ok(&w("CF.RESERVE b 64 BUCKETSIZE 2"));
-    c.ok(&w("CF.RESERVE c 256 BUCKETSIZE 4 MAXITERATIONS 500"));
+    for r in reserves {
+        c.ok(&w(r));
+    }
+    let keys = ["a", "b", "c"];
     for i in 0..1000 {
-        for k in ["a", "b", "c"] {
+        for k in keys {
             c.cmd(&["CF.ADD", k, &i.to_string()]);
         }
     }
     for i in 0..1000 {
-        for k in ["a", "b", "c"] {
-            assert_eq!(c.int(&["CF.EXISTS", k, &i.to_string()]), 1);
+        for k in keys {
+            assert_eq!(c.int(&["CF.EXISTS", k, &i.to_string()]), 1, "{k} {i}");
         }
     }
-    assert_eq!(
-        debug(&mut c, "a"),
-        "bktsize:1 buckets:64 items:1000 deletes:0 filters:18 max_iterations:20 expansion:1"
+    for (k, e) in keys.into_iter().zip(expected) {
+        assert_eq!(debug(&mut c, k), e, "{k}");
+    }
+    for b in bad {
+        is_error(&mut c, &w(b));
+    }
+}
+
+#[test]
+fn test_bucket_size() {
+    three_filters_of_1000(
+        [
+            "CF.RESERVE a 64 BUCKETSIZE 1",
+            "CF.RESERVE b 64 BUCKETSIZE 2",
+            "CF.RESERVE c 256 BUCKETSIZE 4 MAXITERATIONS 500",
+        ],
+        [
+            "bktsize:1 buckets:64 items:1000 deletes:0 filters:18 max_iterations:20 expansion:1",
+            "bktsize:2 buckets:32 items:1000 deletes:0 filters:17 max_iterations:20 expansion:1",
+            "bktsize:4 buckets:64 items:1000 deletes:0 filters:4 max_iterations:500 expansion:1",
+        ],
+        ["CF.RESERVE err 10 BUCKETSIZE", "CF.RESERVE err 10 BUCKETSIZE string"],
     );
-    assert_eq!(
-        debug(&mut c, "b"),
-        "bktsize:2 buckets:32 items:1000 deletes:0 filters:17 max_iterations:20 expansion:1"
-    );
-    assert_eq!(
-        debug(&mut c, "c"),
-        "bktsize:4 buckets:64 items:1000 deletes:0 filters:4 max_iterations:500 expansion:1"
-    );
-    is_error(&mut c, &w("CF.RESERVE err 10 BUCKETSIZE"));
-    is_error(&mut c, &w("CF.RESERVE err 10 BUCKETSIZE string"));
 }
 
 #[test]
 fn test_expansion() {
-    let s = Server::start();
-    let mut c = s.conn();
-    c.ok(&w("CF.RESERVE a 64 EXPANSION 1"));
-    c.ok(&w("CF.RESERVE b 64 EXPANSION 2"));
-    c.ok(&w("CF.RESERVE c 64 EXPANSION 4 MAXITERATIONS 500"));
-    for i in 0..1000 {
-        for k in ["a", "b", "c"] {
-            c.cmd(&["CF.ADD", k, &i.to_string()]);
-        }
-    }
-    for i in 0..1000 {
-        for k in ["a", "b", "c"] {
-            assert_eq!(c.int(&["CF.EXISTS", k, &i.to_string()]), 1);
-        }
-    }
-    assert_eq!(
-        debug(&mut c, "a"),
-        "bktsize:2 buckets:32 items:1000 deletes:0 filters:17 max_iterations:20 expansion:1"
+    three_filters_of_1000(
+        [
+            "CF.RESERVE a 64 EXPANSION 1",
+            "CF.RESERVE b 64 EXPANSION 2",
+            "CF.RESERVE c 64 EXPANSION 4 MAXITERATIONS 500",
+        ],
+        [
+            "bktsize:2 buckets:32 items:1000 deletes:0 filters:17 max_iterations:20 expansion:1",
+            "bktsize:2 buckets:32 items:1000 deletes:0 filters:5 max_iterations:20 expansion:2",
+            "bktsize:2 buckets:32 items:1000 deletes:0 filters:3 max_iterations:500 expansion:4",
+        ],
+        ["CF.RESERVE err 10 EXPANSION", "CF.RESERVE err 10 EXPANSION string"],
     );
-    assert_eq!(
-        debug(&mut c, "b"),
-        "bktsize:2 buckets:32 items:1000 deletes:0 filters:5 max_iterations:20 expansion:2"
-    );
-    assert_eq!(
-        debug(&mut c, "c"),
-        "bktsize:2 buckets:32 items:1000 deletes:0 filters:3 max_iterations:500 expansion:4"
-    );
-    is_error(&mut c, &w("CF.RESERVE err 10 EXPANSION"));
-    is_error(&mut c, &w("CF.RESERVE err 10 EXPANSION string"));
 }
 
 #[test]

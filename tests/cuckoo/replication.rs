@@ -25,8 +25,9 @@ fn assert_digests_equal(a: &mut Conn, b: &mut Conn, keys: &[&str]) {
 }
 
 /// Relocating inserts, deletes (with automatic compaction), CF.COMPACT and expansion, on a
-/// replica whose own cf-* settings differ from the primary's: the filters it creates come from
-/// the primary's header, not its settings.
+/// replica whose own cf-* settings differ from the primary's: the creating commands replicate
+/// verbatim, and the replica reads the options they leave out from the primary's settings
+/// (`BF.REPLCONF`), not its own.
 #[test]
 fn replica_is_digest_equal_after_every_kind_of_write() {
     let p = Server::start();
@@ -164,6 +165,69 @@ fn inserts_refused_by_the_byte_limit_replicate_exactly() {
     assert!(!errors.is_empty(), "the limit never refused growth");
     assert!(errors[0].err_text().contains("bf.max-filter-bytes"), "{:?}", errors[0]);
     assert_eq!(pc.cmd(&["CF.ADD", "lim2", "x"]).as_bit(), 1);
+    // A command that creates its filter and is then cut short: the replica gets the filter's
+    // header (its CAPACITY and FINGERPRINT) and the items that went in.
+    let mut insert = vec!["CF.INSERT", "lim3", "CAPACITY", "2048", "FINGERPRINT", "16", "ITEMS"];
+    let items = names("lim3", 6000);
+    insert.extend(items.iter().map(String::as_str));
+    let replies = pc.cmd(&insert).as_array().to_vec();
+    assert!(replies.iter().any(|v| v.is_err()), "the limit never refused growth of lim3");
+    assert!(replies.iter().any(|v| !v.is_err()), "nothing went into lim3");
     wait_replicated(&mut pc);
-    assert_digests_equal(&mut pc, &mut rc, &["lim", "lim2"]);
+    assert_digests_equal(&mut pc, &mut rc, &["lim", "lim2", "lim3"]);
+}
+
+/// The filters creating commands make with the `cf-*` defaults replay from the AOF as they were
+/// made, after the server's own settings changed: the AOF holds the commands as sent (no
+/// `CF.LOADCHUNK` header per creation) and the `BF.REPLCONF` with the settings they ran with.
+#[test]
+fn aof_replay_of_creating_commands_uses_the_settings_they_ran_with() {
+    let dir = Arc::new(TempDir::new("cf-aof-settings"));
+    let opts =
+        ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no").module_args(
+            &["cf-bucket-size", "4", "cf-initial-size", "100", "cf-expansion-factor", "2"],
+        );
+    let s = Server::start_in(dir.clone(), opts);
+    let mut c = s.conn();
+    c.ok(&["CF.RESERVE", "r", "64"]);
+    cf_insert(&mut c, "r", &names("r", 400));
+    c.cmd(&["CF.ADD", "a", "x"]);
+    cf_insert(&mut c, "a", &names("a", 400));
+    let mut insert = vec!["CF.INSERTNX", "i", "ITEMS"];
+    let items = names("i", 300);
+    insert.extend(items.iter().map(String::as_str));
+    c.cmd(&insert);
+    let keys = ["r", "a", "i"];
+    let before: Vec<String> = keys.iter().map(|k| c.digest(k)).collect();
+    let info = cf_info(&mut c, "a");
+    let field = |info: &[(String, i64)], name: &str| {
+        info.iter().find(|(k, _)| k == name).map(|(_, v)| *v).expect(name)
+    };
+    assert_eq!(field(&info, "Bucket size"), 4);
+    assert_eq!(field(&info, "Expansion rate"), 2);
+    for (name, value) in [
+        ("bf.cf-bucket-size", "1"),
+        ("bf.cf-initial-size", "4096"),
+        ("bf.cf-expansion-factor", "4"),
+        ("bf.cf-max-iterations", "3"),
+    ] {
+        c.ok(&["CONFIG", "SET", name, value]);
+    }
+    c.ok(&["DEBUG", "LOADAOF"]);
+    assert_eq!(keys.iter().map(|k| c.digest(k)).collect::<Vec<_>>(), before, "AOF replay");
+    assert_eq!(cf_info(&mut c, "a"), info);
+    let mut aof = Vec::new();
+    for entry in std::fs::read_dir(dir.path().join("appendonlydir")).unwrap() {
+        aof.extend(std::fs::read(entry.unwrap().path()).unwrap());
+    }
+    let has = |needle: &[u8]| aof.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"CF.RESERVE") && has(b"BF.REPLCONF"), "the AOF holds the commands as sent");
+    assert!(!has(b"CF.LOADCHUNK"), "no creation was written as its header");
+    // And filters made after the replay take the server's new settings.
+    c.cmd(&["CF.ADD", "new", "x"]);
+    let i = cf_info(&mut c, "new");
+    assert_eq!(field(&i, "Bucket size"), 1);
+    assert_eq!(field(&i, "Number of buckets"), 4096);
+    assert_eq!(field(&i, "Expansion rate"), 4);
+    assert_eq!(field(&i, "Max iterations"), 3);
 }

@@ -58,7 +58,7 @@ impl Block {
         for (h, item) in hashes.iter_mut().zip(items) {
             *h = chain.hash(item.as_ref());
         }
-        if self.prefetch {
+        if self.prefetch && (K::PREFETCH_ONE_LAYER || chain.layers.len() > 1) {
             for layer in chain.layers.iter().filter(|l| is_large(l)) {
                 K::prefetch(layer, hashes, purpose == Purpose::Lookup);
             }

@@ -25,19 +25,24 @@ pub const SEGMENT_BYTES: u64 = SEGMENT_WORDS * 8;
 ///
 /// Its length is not stored: every segment but the last is full, so the words of the last and
 /// the number of segments give it. This struct is part of every filter's fixed overhead, so it
-/// stays at 24 bytes and an array of one segment (up to 64 MiB, nearly every filter) has no
+/// stays at 16 bytes (a [`Words`] handle, whose huge-page job is kept apart) and an array of one segment (up to 64 MiB, nearly every filter) has no
 /// separate segment table.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BitArray {
     segments: Segments,
 }
 
+// A one-segment array is its one allocation's address and length, nothing more.
+const _: () = assert!(std::mem::size_of::<BitArray>() == 16);
+
 /// The segments of a [`BitArray`]: one held directly, or a table of exactly as many slots as
 /// segments (a boxed slice, not a `Vec` with spare capacity).
 #[derive(Clone, PartialEq, Eq)]
 enum Segments {
     One(Words),
-    Many(SegmentTable),
+    /// Boxed: the table's own handle would not fit beside the niche of `One`'s address, and
+    /// the array handle would grow to 24 bytes for every filter.
+    Many(Box<SegmentTable>),
 }
 
 /// The segments of an array of more than one: every segment but the last has exactly
@@ -162,7 +167,7 @@ impl BitArray {
         let segments = if segments.len() == 1 {
             Segments::One(segments.pop().unwrap_or_default())
         } else {
-            Segments::Many(SegmentTable::new(segments))
+            Segments::Many(Box::new(SegmentTable::new(segments)))
         };
         Self { segments }
     }
@@ -328,43 +333,33 @@ impl BitArray {
     /// [`BitArray::write_bytes`], counting the set bits of the words it writes to before and
     /// after (whole words, so bits outside the range count in both): `(before, after)`.
     pub fn replace_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(u64, u64), BloomError> {
-        let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
-        if end > self.len_bytes() {
-            return Err(BloomError::BadData);
-        }
         let (mut before, mut after) = (0u64, 0u64);
-        let mut pos = offset;
-        let mut data = data;
-        while !data.is_empty() {
-            let (seg, word, _) = Self::locate(pos * 8);
-            let in_word = (pos % 8) as usize;
-            let words = &mut self.segs_mut()[seg];
-            if in_word == 0 && data.len() >= 8 {
-                let n = (data.len() / 8).min(words.len() - word);
-                let (head, rest) = data.split_at(n * 8);
-                let (b, a) = replace_counting(&mut words[word..word + n], head)
-                    .ok_or(BloomError::BadData)?;
-                (before, after) = (before + b, after + a);
-                data = rest;
-                pos += head.len() as u64;
-            } else {
-                let w = &mut words[word];
-                before += u64::from(w.count_ones());
-                let mut bytes = w.to_le_bytes();
-                let take = (8 - in_word).min(data.len());
-                bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
-                *w = u64::from_le_bytes(bytes);
-                after += u64::from(w.count_ones());
-                data = &data[take..];
-                pos += take as u64;
-            }
-        }
+        self.write_words(offset, data, |words, bytes| {
+            let (b, a) = replace_counting(words, bytes).ok_or(BloomError::BadData)?;
+            (before, after) = (before + b, after + a);
+            Ok(())
+        })?;
         Ok((before, after))
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order):
     /// whole words in one copy per segment, merged bytes only in the words at either end.
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+        self.write_words(offset, data, |words, bytes| {
+            set_from_le_bytes(words, bytes).then_some(()).ok_or(BloomError::BadData)
+        })
+    }
+
+    /// The walk under [`BitArray::write_bytes`] and [`BitArray::replace_bytes`]: calls
+    /// `put(words, bytes)` with runs of whole words and their new little-endian bytes (`bytes`
+    /// is `8 * words.len()` long), one run per segment; a partial word at either end of the
+    /// range comes as one word with its old bytes outside the range kept.
+    fn write_words(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        mut put: impl FnMut(&mut [u64], &[u8]) -> Result<(), BloomError>,
+    ) -> Result<(), BloomError> {
         let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
         if end > self.len_bytes() {
             return Err(BloomError::BadData);
@@ -375,24 +370,22 @@ impl BitArray {
             let (seg, word, _) = Self::locate(pos * 8);
             let in_word = (pos % 8) as usize;
             let words = &mut self.segs_mut()[seg];
-            if in_word == 0 && data.len() >= 8 {
+            let take = if in_word == 0 && data.len() >= 8 {
                 // Whole words, up to the segment's end: the common case (chunks start at a
                 // layer or at a whole word).
                 let n = (data.len() / 8).min(words.len() - word);
-                let (head, rest) = data.split_at(n * 8);
-                set_from_le_bytes(&mut words[word..word + n], head);
-                data = rest;
-                pos += head.len() as u64;
+                put(&mut words[word..word + n], &data[..n * 8])?;
+                n * 8
             } else {
                 // A partial word at either end of the range: merge its bytes.
-                let w = &mut words[word];
-                let mut bytes = w.to_le_bytes();
+                let mut bytes = words[word].to_le_bytes();
                 let take = (8 - in_word).min(data.len());
                 bytes[in_word..in_word + take].copy_from_slice(&data[..take]);
-                *w = u64::from_le_bytes(bytes);
-                data = &data[take..];
-                pos += take as u64;
-            }
+                put(&mut words[word..word + 1], &bytes)?;
+                take
+            };
+            data = &data[take..];
+            pos += take as u64;
         }
         Ok(())
     }
@@ -467,6 +460,22 @@ mod tests {
         assert_eq!(out, data);
         assert!(b.write_bytes(30, &data).is_err());
         assert!(b.read_bytes(u64::MAX, 2, |_| {}).is_err());
+    }
+
+    #[test]
+    fn replace_counts_the_whole_words_it_touches_before_and_after() {
+        let mut b = BitArray::new(256).unwrap();
+        b.write_bytes(0, &[0xff; 32]).unwrap();
+        // Bytes 3..16 lie in words 0 and 1 (16 bytes, all ones before).
+        let (before, after) = b.replace_bytes(3, &[0x01; 13]).unwrap();
+        assert_eq!((before, after), (128, 3 * 8 + 13));
+        let mut out = Vec::new();
+        b.read_bytes(0, 18, |s| out.extend_from_slice(s)).unwrap();
+        assert_eq!(out[..3], [0xff; 3]);
+        assert_eq!(out[3..16], [0x01; 13]);
+        assert_eq!(out[16..], [0xff; 2]);
+        assert!(b.replace_bytes(u64::MAX, &[0]).is_err());
+        assert!(b.replace_bytes(31, &[0, 0]).is_err());
     }
 
     #[test]

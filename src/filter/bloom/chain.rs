@@ -5,14 +5,14 @@
 //! half the error, and a nonscaling chain refuses the item. The first layer of a scaling chain
 //! gets half the requested error, so the errors of all layers sum to less than the request.
 
-use super::claims::{LayerClaim, check_layers, expected_layer, layer_error};
+use super::claims::{LayerClaim, check_layers, expected_layer_in, layer_error};
 use super::counting::{self, Width};
 use super::hash::{HashScheme, ItemHash};
 use super::kind::Kind;
 use super::layer::{Layer, Rule};
 use super::params::{
-    ChainParams, LayerSize, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING, bits_per_entry,
-    info_size, layer_size, rb_layer_size,
+    ChainParams, LayerSize, Layout, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING,
+    bits_per_entry, info_size, layer_size, rb_layer_size,
 };
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
@@ -33,9 +33,12 @@ pub struct Chain {
     /// allocation besides its bits, 96 bytes, as RedisBloom's `SBChain` (32) + `SBLink` (64).
     pub(super) layers: Layers,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
+    /// The first layer's capacity, the other parameter, is the first layer's own.
     error: f64,
-    /// The first layer's capacity.
-    capacity: u64,
+    /// Counting chains: counters at their maximum, over all layers (`BF.STATS`), kept as adds
+    /// saturate them and recounted whenever counters arrive from outside, as each layer's
+    /// `ones`; 0 in other chains. Kept here rather than in every layer of every kind.
+    pub(super) saturated: u64,
     /// Growth factor; 0 when nonscaling.
     expansion: u32,
     scheme: HashScheme,
@@ -186,6 +189,25 @@ impl Chain {
         Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
     }
 
+    /// An empty native chain (xxh3) with one blocked layer ([`Layout::Blocked`]), after asking
+    /// `guard` for the memory. Every layer it grows is blocked too.
+    pub fn new_blocked(
+        params: ChainParams,
+        seed: u64,
+        guard: &dyn AllocGuard,
+    ) -> Result<Self, BloomError> {
+        let first = Layout::Blocked.layer_size(params.capacity, params.first_layer_error())?;
+        guard.admit(info_size(1, first.bytes()), first.bytes())?;
+        let layers = Layers::One(Layer::new_blocked(&first)?);
+        Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
+    }
+
+    /// How the chain's layers place probes: [`Layout::Blocked`] for a blocked chain,
+    /// [`Layout::Standard`] for every other.
+    pub fn layout(&self) -> Layout {
+        if self.kind == Kind::Blocked { Layout::Blocked } else { Layout::Standard }
+    }
+
     /// Bits per counter when the chain counts (4 or 8), 0 for a plain chain.
     pub fn counter_width(&self) -> Width {
         self.layers[0].width()
@@ -214,7 +236,8 @@ impl Chain {
         let mut sum = 0u64;
         for (i, layer) in layers.iter().enumerate() {
             let pow2 = matches!(layer.rule(), Rule::Pow2(_));
-            if matches!(layer.rule(), Rule::Reduce | Rule::Counting(_)) || pow2 == noround {
+            let native = matches!(layer.rule(), Rule::Reduce | Rule::Counting(_) | Rule::Blocked);
+            if native || pow2 == noround {
                 return Err(BloomError::BadData);
             }
             if i + 1 < layers.len() && !layer.is_full() {
@@ -244,26 +267,38 @@ impl Chain {
         layers: Vec<Layer>,
         items: u64,
     ) -> Result<Self, BloomError> {
-        let width = layers.first().map_or(0, Layer::width);
-        let rule = if width == 0 { Rule::Reduce } else { Rule::Counting(width) };
-        if scheme.is_redisbloom() || layers.iter().any(|l| l.rule() != rule) {
+        let rule = layers.first().map_or(Rule::Reduce, Layer::rule);
+        let layout = if rule == Rule::Blocked { Layout::Blocked } else { Layout::Standard };
+        let native = matches!(rule, Rule::Reduce | Rule::Counting(_) | Rule::Blocked);
+        if scheme.is_redisbloom() || !native || layers.iter().any(|l| l.rule() != rule) {
             return Err(BloomError::BadData);
         }
+        // A blocked chain's probes are defined on xxh3's halves only.
+        if layout == Layout::Blocked && scheme != HashScheme::Xxh3Enhanced {
+            return Err(BloomError::BadData);
+        }
+        let counting = matches!(rule, Rule::Counting(_));
         let claims: Vec<LayerClaim> = layers.iter().map(LayerClaim::of).collect();
-        check_layers(&params, &claims, items, width != 0)?;
+        check_layers(&params, layout, &claims, items, counting)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        Ok(Self::assemble(params, scheme, seed, Layers::from_vec(layers)))
+        let mut chain = Self::assemble(params, scheme, seed, Layers::from_vec(layers));
+        if let Rule::Counting(width) = rule {
+            chain.saturated =
+                chain.layers.iter().map(|l| counting::array_counts(l.bits(), width).1).sum();
+        }
+        Ok(chain)
     }
 
     fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
         let ChainParams { error, capacity, expansion } = params;
+        debug_assert_eq!(layers.first().map(Layer::capacity), Some(capacity));
         let kind = layers.first().map_or(Kind::Plain, |l| Kind::of(l.rule()));
         Self {
             seed,
             layers,
             error,
-            capacity,
+            saturated: 0,
             expansion,
             scheme,
             noround: false,
@@ -275,7 +310,11 @@ impl Chain {
     /// The parameters the chain was created with. For a RedisBloom chain, `error` is its first
     /// layer's error rate and `capacity` its first layer's capacity.
     pub fn params(&self) -> ChainParams {
-        ChainParams { error: self.error, capacity: self.capacity, expansion: self.expansion }
+        ChainParams {
+            error: self.error,
+            capacity: self.layers[0].capacity(),
+            expansion: self.expansion,
+        }
     }
 
     /// The error rate of layer `index` (< `layers().len()`).
@@ -322,9 +361,24 @@ impl Chain {
         &self.layers
     }
 
-    /// The layers, for chunked restores.
-    pub fn layers_mut(&mut self) -> &mut [Layer] {
-        &mut self.layers
+    /// Counters at their maximum over all layers (counting chains; 0 in others).
+    pub fn saturated(&self) -> u64 {
+        self.saturated
+    }
+
+    /// Overwrites the bytes at `[offset, offset + data.len())` of layer `index`'s array (a
+    /// chunked restore), keeping the counts of set bits and saturated counters right.
+    pub fn write_layer_bytes(
+        &mut self,
+        index: usize,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), BloomError> {
+        let layer = self.layers.get_mut(index).ok_or(BloomError::ChunkOffset)?;
+        let (before, after) = layer.write_bytes(offset, data)?;
+        debug_assert!(before <= self.saturated);
+        self.saturated = self.saturated.saturating_sub(before) + after;
+        Ok(())
     }
 
     /// Items added (`BF.CARD`): the sum over the layers (at most [`MAX_LAYERS`], or
@@ -346,7 +400,7 @@ impl Chain {
 
     /// The full sizing of layer `index` (< `layers().len()`): its capacity, probes and bits as
     /// stored, and the error and bits per entry it was built for ([`layer_error`], as
-    /// [`expected_layer`] uses).
+    /// [`expected_layer_in`] uses).
     pub fn layer_size(&self, index: usize) -> LayerSize {
         let layer = &self.layers[index];
         let error = self.layer_error(index);
@@ -408,10 +462,15 @@ impl Chain {
             self.admit_layer(bytes, guard)?;
             Layer::new_redisbloom(&next, halvings)?
         } else {
-            let next = expected_layer(&self.params(), self.layers.len()).map_err(too_many)?;
+            let layout = self.layout();
+            let next =
+                expected_layer_in(&self.params(), layout, self.layers.len()).map_err(too_many)?;
             let width = self.counter_width();
             self.admit_layer(array_bytes(&next, width)?, guard)?;
-            Layer::new_counting(&next, width)?
+            match layout {
+                Layout::Blocked => Layer::new_blocked(&next)?,
+                Layout::Standard => Layer::new_counting(&next, width)?,
+            }
         };
         self.layers.push(layer);
         Ok(())

@@ -3,7 +3,7 @@
 //! are assembled ([`Chain::from_parts`](super::chain::Chain::from_parts)).
 
 use super::layer::Layer;
-use super::params::{ChainParams, LayerSize, MAX_LAYERS, TIGHTENING, layer_size};
+use super::params::{ChainParams, LayerSize, Layout, MAX_LAYERS, TIGHTENING};
 use crate::filter::BloomError;
 
 /// What a stored layer says of itself: what [`check_layers`] compares with the parameters.
@@ -38,9 +38,11 @@ impl LayerClaim {
 /// layer but the last is full (a layer is added only when the last is full); the items add up
 /// to `items`. A counting chain's layers count every add and delete of the items they hold
 /// (an item already present is counted again in its layer, full or not), so there only the
-/// sum is checked. Returns each layer's expected size.
+/// sum is checked. Layers are sized for `layout` ([`expected_layer_in`]). Returns each
+/// layer's expected size.
 pub fn check_layers(
     params: &ChainParams,
+    layout: Layout,
     claims: &[LayerClaim],
     items: u64,
     counting: bool,
@@ -51,7 +53,7 @@ pub fn check_layers(
     let mut sizes = Vec::with_capacity(claims.len());
     let mut sum = 0u64;
     for (i, c) in claims.iter().enumerate() {
-        let want = expected_layer(params, i).map_err(|_| BloomError::BadData)?;
+        let want = expected_layer_in(params, layout, i).map_err(|_| BloomError::BadData)?;
         let sized = c.capacity == want.capacity
             && c.hashes == u64::from(want.hashes)
             && c.bits == want.bits;
@@ -73,11 +75,20 @@ pub fn check_layers(
 /// error × 0.5^index. Multiplying by 0.5 is exact in binary floating point, so a loaded layer
 /// can be compared to this bit for bit.
 pub fn expected_layer(params: &ChainParams, index: usize) -> Result<LayerSize, BloomError> {
+    expected_layer_in(params, Layout::Standard, index)
+}
+
+/// [`expected_layer`] of a chain whose layers are of `layout`.
+pub fn expected_layer_in(
+    params: &ChainParams,
+    layout: Layout,
+    index: usize,
+) -> Result<LayerSize, BloomError> {
     let mut capacity = params.capacity;
     for _ in 0..index {
         capacity = capacity.checked_mul(u64::from(params.expansion)).ok_or(BloomError::TooLarge)?;
     }
-    layer_size(capacity, layer_error(params, index))
+    layout.layer_size(capacity, layer_error(params, index))
 }
 
 /// The error rate of the layer at position `index`: the first layer's × 0.5^index.

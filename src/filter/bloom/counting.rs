@@ -114,24 +114,26 @@ impl<const W: Width> Counting<W> {
 
     /// Increments the counters of `h` that are below their maximum, counts the item, and
     /// returns whether the layer held it before (every counter was non-zero: one pass tests
-    /// and counts). A counter at its maximum stays there ([`super::counting`]).
+    /// and counts) and how many counters reached their maximum, for the chain's count
+    /// ([`Chain::saturated`]). A counter at its maximum stays there ([`super::counting`]).
     #[inline]
-    fn increment(layer: &mut Layer, h: ItemHash) -> bool {
+    fn increment(layer: &mut Layer, h: ItemHash) -> (bool, u64) {
         let max = max(W);
         // Two probes of the item can share a counter: the second reads it incremented, but
         // the first already saw the 0, and `held` stays false.
         let mut held = true;
+        let mut saturated = 0;
         for p in h.probes(layer.len_bits(), layer.hashes) {
             let c = layer.bits.counter(p, W);
             held &= c != 0;
             if c < max {
                 layer.bits.set_counter(p, W, c + 1);
                 layer.ones += u64::from(c == 0);
-                layer.saturated += u64::from(c + 1 == max);
+                saturated += u64::from(c + 1 == max);
             }
         }
         layer.items += 1;
-        held
+        (held, saturated)
     }
 
     /// [`Chain::delete_hash`] for this width.
@@ -147,14 +149,18 @@ impl<const W: Width> LayerKind for Counting<W> {
         h.probes(layer.len_bits(), layer.hashes).all(|p| layer.bits.counter(p, W) != 0)
     }
 
+    /// Not reached from a chain (counting chains add through [`Counting::add`](LayerKind::add),
+    /// which keeps the chain's count of saturated counters, and have no block kernel): a layer
+    /// alone has no such count to keep.
     #[inline]
     fn insert(layer: &mut Layer, h: ItemHash) {
         Self::increment(layer, h);
     }
 
+    /// As [`Counting::insert`](LayerKind::insert): not reached from a chain.
     #[inline]
     fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
-        !Self::increment(layer, h)
+        !Self::increment(layer, h).0
     }
 
     /// The two steps of the plain layers' prefetch, over counter positions (bit `p · W` holds
@@ -195,14 +201,16 @@ impl<const W: Width> LayerKind for Counting<W> {
     /// its own (README: Counting filters).
     fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
         if let Some(home) = chain.layers.iter_mut().find(|l| Self::holds(l, h)) {
-            Self::increment(home, h);
+            let (_, saturated) = Self::increment(home, h);
+            chain.saturated += saturated;
             return Ok(false);
         }
         if chain.layers[chain.layers.len() - 1].is_full() {
             chain.grow(guard)?;
         }
         let last = chain.layers.len() - 1;
-        Self::increment(&mut chain.layers[last], h);
+        let (_, saturated) = Self::increment(&mut chain.layers[last], h);
+        chain.saturated += saturated;
         Ok(true)
     }
 }
@@ -225,7 +233,7 @@ impl Chain {
         match self.kind() {
             Kind::Counting4 => Ok(Counting::<4>::delete(self, h)),
             Kind::Counting8 => Ok(Counting::<8>::delete(self, h)),
-            Kind::Plain | Kind::RedisBloom => Err(BloomError::NotCounting),
+            Kind::Plain | Kind::RedisBloom | Kind::Blocked => Err(BloomError::NotCounting),
         }
     }
 
@@ -239,7 +247,7 @@ impl Chain {
         match self.kind() {
             Kind::Counting4 => self.delete_many_as::<4, T>(items, out),
             Kind::Counting8 => self.delete_many_as::<8, T>(items, out),
-            Kind::Plain | Kind::RedisBloom => return Err(BloomError::NotCounting),
+            Kind::Plain | Kind::RedisBloom | Kind::Blocked => return Err(BloomError::NotCounting),
         }
         Ok(())
     }

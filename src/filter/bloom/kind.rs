@@ -9,6 +9,8 @@
 //!   [`super::probe`];
 //! - [`Counting`] (in [`super::counting`], with everything else about counting): native
 //!   positions, a counter of `W` bits (4 or 8) per position;
+//! - [`Blocked`]: native layers of bits in 512-bit blocks, every probe of an item inside the
+//!   one block its hash picks ([`Rule::Blocked`]);
 //! - [`RedisBloom`]: layers in RedisBloom's layout, positions `(a + i·b) mod M` with `M` the
 //!   layer's bits or `2^n2` ([`Rule::Modulo`], [`Rule::Pow2`]).
 //!
@@ -16,8 +18,9 @@
 
 use super::bits::{View, ViewMut};
 use super::chain::Chain;
-use super::hash::ItemHash;
+use super::hash::{ItemHash, reduce};
 use super::layer::{Layer, Rule};
+use super::params::{BLOCK_BITS, BLOCK_PROBE_BITS};
 use super::probe::{self, WordArray};
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
@@ -33,6 +36,8 @@ pub enum Kind {
     Counting8,
     /// RedisBloom's layout ([`RedisBloom`]).
     RedisBloom,
+    /// Native bits in 512-bit blocks ([`Blocked`]).
+    Blocked,
 }
 
 impl Kind {
@@ -44,6 +49,7 @@ impl Kind {
             Rule::Counting(4) => Kind::Counting4,
             Rule::Counting(_) => Kind::Counting8,
             Rule::Modulo(_) | Rule::Pow2(_) => Kind::RedisBloom,
+            Rule::Blocked => Kind::Blocked,
         }
     }
 }
@@ -67,6 +73,10 @@ macro_rules! by_kind {
             }
             $crate::filter::bloom::kind::Kind::RedisBloom => {
                 type $K = $crate::filter::bloom::kind::RedisBloom;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::Blocked => {
+                type $K = $crate::filter::bloom::kind::Blocked;
                 $body
             }
         }
@@ -94,6 +104,10 @@ pub trait LayerKind {
     /// items whose first probe is set (an absent item usually stops at its first probe, so it
     /// costs one miss, not `k`). Hints only: nothing changes.
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool);
+
+    /// Whether the batched paths prefetch a chain of this kind that has one layer (when it is
+    /// large enough to prefetch at all: [`super::batch`]).
+    const PREFETCH_ONE_LAYER: bool = true;
 
     /// [`LayerKind::holds`] for each of `hashes`, appended to `out`, where this kind has a
     /// kernel for a whole block; `false`, doing nothing, where not.
@@ -268,6 +282,11 @@ impl RedisBloom {
 }
 
 impl LayerKind for RedisBloom {
+    /// No: a prefetch computes every probe position a second time (a division each), about a
+    /// third of the module's instructions per item on an imported filter, which RedisBloom's
+    /// own code does not spend; a one-layer chain probes the block straight through its kernel.
+    const PREFETCH_ONE_LAYER: bool = false;
+
     /// Stops at the first clear bit, as RedisBloom's `bloom_check` does.
     #[inline]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
@@ -297,6 +316,49 @@ impl LayerKind for RedisBloom {
             View::One(words) => prefetch_modular(words, k, modulus, hashes, candidates_only),
             View::Many(table) => prefetch_modular(table, k, modulus, hashes, candidates_only),
         }
+    }
+
+    /// Either view of the array: the rule's modulus and probe count are read once per block,
+    /// not once per item, and no per-item call into the chain.
+    #[inline]
+    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+        let (k, modulus) = (layer.hashes, layer.positions());
+        match layer.bits.view() {
+            View::One(words) => {
+                out.extend(hashes.iter().map(|&h| all_set_modular(words, k, modulus, h)));
+            }
+            View::Many(table) => {
+                out.extend(hashes.iter().map(|&h| all_set_modular(table, k, modulus, h)));
+            }
+        }
+        true
+    }
+
+    /// As [`RedisBloom::holds_block`](LayerKind::holds_block), when the layer has room for the
+    /// whole block.
+    #[inline]
+    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
+            return None;
+        }
+        let (k, modulus) = (layer.hashes, layer.positions());
+        let (mut new, mut flipped) = (0, 0);
+        let mut each = |n: u64| {
+            flipped += n;
+            new += u64::from(n > 0);
+            out.push(n > 0);
+        };
+        match layer.bits.view_mut() {
+            ViewMut::One(words) => {
+                hashes.iter().for_each(|&h| each(set_modular(words, k, modulus, h)));
+            }
+            ViewMut::Many(table) => {
+                hashes.iter().for_each(|&h| each(set_modular(table, k, modulus, h)));
+            }
+        }
+        layer.items += new;
+        layer.ones += flipped;
+        Some(new)
     }
 }
 
@@ -366,6 +428,155 @@ fn set_modular<A: WordArray + ?Sized>(words: &mut A, k: u32, modulus: u64, h: It
         x = x.wrapping_add(h.h2);
     }
     flipped
+}
+
+/// Native layers of bits in blocks of 512 bits ([`Rule::Blocked`]), after RocksDB's
+/// FastLocalBloom: `h1` picks the block by multiply-shift (`(h1 · blocks) >> 64`), and probe
+/// `i` is bit `x_i >> 55` of it (the top 9 bits), where `x_0 = h2` and `x_{i+1} = x_i · φ`
+/// (`φ` = 0x9E3779B97F4A7C15, odd; RocksDB does the same on 32 bits). The bits an item probes
+/// are one cache line: one miss per item per layer, whatever `k` is.
+pub struct Blocked;
+
+/// The multiplier from one probe of a blocked layer to the next.
+pub const BLOCK_PROBE_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The first word of the block `h` probes in an array of `bits` bits (whole blocks): word
+/// `reduce(h1, bits / 512) · 8`, so every word of the block, up to 7 further, is below
+/// `bits / 64`.
+#[inline(always)]
+pub fn block_base(bits: u64, h: ItemHash) -> u64 {
+    reduce(h.h1, bits / BLOCK_BITS) * (BLOCK_BITS / 64)
+}
+
+/// Calls `f(word index, bit)` for each of the `k` probes of `h` in a blocked array of `bits`
+/// bits, in order, until `f` returns `false`. Every word index is below `bits / 64`
+/// ([`block_base`] + at most 7).
+#[inline(always)]
+fn block_probes(bits: u64, k: u32, h: ItemHash, mut f: impl FnMut(u64, u32) -> bool) {
+    let base = block_base(bits, h);
+    let mut x = h.h2;
+    for _ in 0..k {
+        let p = x >> (64 - BLOCK_PROBE_BITS);
+        if !f(base + (p >> 6), (p & 63) as u32) {
+            return;
+        }
+        x = x.wrapping_mul(BLOCK_PROBE_MUL);
+    }
+}
+
+/// Whether every probe of `h` is set in a blocked array.
+#[inline(always)]
+fn all_set_blocked<A: WordArray + ?Sized>(words: &A, k: u32, h: ItemHash) -> bool {
+    debug_assert!(words.bits() % BLOCK_BITS == 0);
+    let mut all = true;
+    block_probes(words.bits(), k, h, |w, bit| {
+        // SAFETY: `block_probes` gives `w < bits / 64` (the array is whole blocks).
+        all = (unsafe { *words.word(w) } >> bit) & 1 == 1;
+        all
+    });
+    all
+}
+
+/// Sets the probes of `h` in a blocked array; how many were clear.
+#[inline(always)]
+fn set_clear_blocked<A: WordArray + ?Sized>(words: &mut A, k: u32, h: ItemHash) -> u64 {
+    debug_assert!(words.bits() % BLOCK_BITS == 0);
+    let mut flipped = 0;
+    block_probes(words.bits(), k, h, |w, bit| {
+        // SAFETY: as in `all_set_blocked`.
+        let word = unsafe { words.word_mut(w) };
+        flipped += (*word >> bit) & 1 ^ 1;
+        *word |= 1 << bit;
+        true
+    });
+    flipped
+}
+
+/// Starts loading the one cache line each of `hashes` probes in a blocked array.
+#[inline(always)]
+fn prefetch_blocked<A: WordArray + ?Sized>(words: &A, hashes: &[ItemHash]) {
+    let bits = words.bits();
+    for &h in hashes {
+        // SAFETY: `block_base` is below `bits / 64`.
+        crate::filter::mem::prefetch(unsafe { words.word(block_base(bits, h)) });
+    }
+}
+
+impl Blocked {
+    /// Sets the probes of `h`, adds the bits it set to the layer's count and returns how many
+    /// that was.
+    #[inline(always)]
+    fn set_probes(layer: &mut Layer, h: ItemHash) -> u64 {
+        let k = layer.hashes;
+        let flipped = match layer.bits.view_mut() {
+            ViewMut::One(words) => set_clear_blocked(words, k, h),
+            ViewMut::Many(table) => set_clear_blocked(table, k, h),
+        };
+        layer.ones += flipped;
+        flipped
+    }
+}
+
+impl LayerKind for Blocked {
+    #[inline(always)]
+    fn holds(layer: &Layer, h: ItemHash) -> bool {
+        match layer.bits.view() {
+            View::One(words) => all_set_blocked(words, layer.hashes, h),
+            View::Many(table) => all_set_blocked(table, layer.hashes, h),
+        }
+    }
+
+    #[inline]
+    fn insert(layer: &mut Layer, h: ItemHash) {
+        Self::set_probes(layer, h);
+        layer.items += 1;
+    }
+
+    #[inline(always)]
+    fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
+        let flipped = Self::set_probes(layer, h);
+        layer.items += u64::from(flipped > 0);
+        flipped > 0
+    }
+
+    fn prefetch(layer: &Layer, hashes: &[ItemHash], _candidates_only: bool) {
+        // One line per item: the first probe's line is every probe's.
+        match layer.bits.view() {
+            View::One(words) => prefetch_blocked(words, hashes),
+            View::Many(table) => prefetch_blocked(table, hashes),
+        }
+    }
+
+    #[inline]
+    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+        let k = layer.hashes;
+        let View::One(words) = layer.bits.view() else {
+            return false;
+        };
+        out.extend(hashes.iter().map(|&h| all_set_blocked(words, k, h)));
+        true
+    }
+
+    #[inline]
+    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
+            return None;
+        }
+        let k = layer.hashes;
+        let ViewMut::One(words) = layer.bits.view_mut() else {
+            return None;
+        };
+        let (mut new, mut flipped) = (0, 0);
+        for &h in hashes {
+            let n = set_clear_blocked(words, k, h);
+            flipped += n;
+            new += u64::from(n > 0);
+            out.push(n > 0);
+        }
+        layer.items += new;
+        layer.ones += flipped;
+        Some(new)
+    }
 }
 
 /// The chain's one-item paths, each choosing the kind's code once.

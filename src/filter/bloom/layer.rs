@@ -4,7 +4,7 @@
 
 use super::bits::BitArray;
 use super::counting::{self, Width};
-use super::params::{LayerSize, RbLayerSize, layer_size};
+use super::params::{BLOCK_BITS, LayerSize, RbLayerSize, layer_size};
 use crate::filter::BloomError;
 
 /// How a layer turns an item's hash into bit positions: part of the data, like the hash scheme.
@@ -23,6 +23,10 @@ pub enum Rule {
     /// Native counting layers: the positions of [`Rule::Reduce`], each a counter of this many
     /// bits (4 or 8) in an array that many times larger ([`super::counting`]).
     Counting(Width),
+    /// Native blocked layers ([`Layout::Blocked`](super::params::Layout::Blocked)): an item's
+    /// hash picks one block of 512 bits (64 bytes, 8 words, never across a segment), and every
+    /// one of its probes is a bit of that block ([`super::kind::Blocked`]).
+    Blocked,
 }
 
 impl Rule {
@@ -31,7 +35,7 @@ impl Rule {
     pub fn modulus(self, bits: u64) -> u64 {
         match self {
             Rule::Pow2(n2) => 1u64 << n2,
-            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) => bits,
+            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) | Rule::Blocked => bits,
         }
     }
 
@@ -39,7 +43,7 @@ impl Rule {
     pub fn n2(self) -> u8 {
         match self {
             Rule::Pow2(n2) => n2,
-            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) => 0,
+            Rule::Reduce | Rule::Modulo(_) | Rule::Counting(_) | Rule::Blocked => 0,
         }
     }
 }
@@ -61,8 +65,9 @@ pub enum Contents {
 /// Only what the hot paths read is stored — capacity, probe count, item count, the number of
 /// set bits and the bits (whose length is the bit count). The error rate and bits per entry
 /// follow from the chain's parameters and the layer's position
-/// ([`Chain::layer_size`](super::Chain::layer_size)). This keeps a layer at 64 bytes, part of
-/// every filter's fixed memory (a jemalloc size class, as RedisBloom's `SBLink` + `bloom`).
+/// ([`Chain::layer_size`](super::Chain::layer_size)); a counting chain keeps the count of its
+/// saturated counters itself ([`Chain::saturated`](super::Chain::saturated)). This keeps a
+/// layer at 48 bytes, part of every filter's fixed memory (RedisBloom's `SBLink` is 64).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
     pub(super) capacity: u64,
@@ -71,8 +76,6 @@ pub struct Layer {
     /// recounted whenever bits arrive from outside (load, restore, chunks), so `BF.STATS` reads
     /// a layer's fill without a scan. Not persisted. In a counting layer: non-zero counters.
     pub(super) ones: u64,
-    /// Counting layers: counters at their maximum (kept and recounted like `ones`); 0 otherwise.
-    pub(super) saturated: u64,
     pub(super) hashes: u32,
     pub(super) rule: Rule,
     /// For RedisBloom layers: this layer's error is the chain's first layer error × 0.5 to the
@@ -81,6 +84,9 @@ pub struct Layer {
     pub(super) halvings: u16,
     pub(super) bits: BitArray,
 }
+
+// Part of every filter's fixed memory: at most RedisBloom's `SBLink` (64) less 16.
+const _: () = assert!(std::mem::size_of::<Layer>() <= 48);
 
 impl Layer {
     /// Lets `mv` move the layer's bit array (active defragmentation).
@@ -137,7 +143,37 @@ impl Layer {
             Contents::Fresh => 0,
         };
         let capacity = size.capacity;
-        Ok(Self { capacity, items, ones, saturated: 0, hashes: size.hashes, rule, halvings, bits })
+        Ok(Self { capacity, items, ones, hashes: size.hashes, rule, halvings, bits })
+    }
+
+    /// An empty blocked layer of `size` ([`Rule::Blocked`]).
+    pub fn new_blocked(size: &LayerSize) -> Result<Self, BloomError> {
+        let bits = BitArray::new(size.bits)?;
+        Self::from_blocked(*size, 0, bits, Contents::Fresh)
+    }
+
+    /// A blocked layer rebuilt from stored parts: `size.bits` must be a positive number of
+    /// whole blocks, `bits` exactly that long, and `items` must not exceed the capacity.
+    pub fn from_blocked(
+        size: LayerSize,
+        items: u64,
+        bits: BitArray,
+        contents: Contents,
+    ) -> Result<Self, BloomError> {
+        if size.bits == 0
+            || size.bits % BLOCK_BITS != 0
+            || bits.len_bits() != size.bits
+            || items > size.capacity
+        {
+            return Err(BloomError::BadData);
+        }
+        let ones = match contents {
+            Contents::Loaded => bits.count_ones(),
+            Contents::Fresh => 0,
+        };
+        let (capacity, hashes) = (size.capacity, size.hashes);
+        let rule = Rule::Blocked;
+        Ok(Self { capacity, items, ones, hashes, rule, halvings: 0, bits })
     }
 
     /// How positions are computed.
@@ -153,8 +189,8 @@ impl Layer {
 
     /// A layer rebuilt from stored parts, with counters of `width` bits (0: plain bits). `bits`
     /// must have the length the sizing gives (× `width` for counters), `items` must not exceed
-    /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its non-zero and saturated counts are
-    /// counted here for loaded bits, 0 for fresh ones ([`Contents`]).
+    /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its set bits (non-zero
+    /// counters) are counted here for loaded bits, 0 for fresh ones ([`Contents`]).
     pub fn from_parts(
         size: LayerSize,
         items: u64,
@@ -172,15 +208,14 @@ impl Layer {
         if bits.len_bits() != counting::array_bits(size.bits, width)? || !items_fit {
             return Err(BloomError::BadData);
         }
-        let (ones, saturated) = match contents {
-            Contents::Loaded => counting::array_counts(&bits, width),
-            Contents::Fresh => (0, 0),
+        let ones = match contents {
+            Contents::Loaded => counting::array_counts(&bits, width).0,
+            Contents::Fresh => 0,
         };
         Ok(Self {
             capacity: size.capacity,
             items,
             ones,
-            saturated,
             hashes: size.hashes,
             rule,
             halvings: 0,
@@ -194,11 +229,6 @@ impl Layer {
             Rule::Counting(w) => w,
             _ => 0,
         }
-    }
-
-    /// Counters at their maximum (counting layers).
-    pub fn saturated(&self) -> u64 {
-        self.saturated
     }
 
     /// Items this layer is built for.
@@ -253,9 +283,16 @@ impl Layer {
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` of the array (a chunked
-    /// restore), keeping the counts of set bits (non-zero and saturated counters) right: the
-    /// range is counted out before and in after.
-    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+    /// restore), keeping the count of set bits (non-zero counters) right: the range is counted
+    /// out before and in after. Returns the saturated counters of the range before and after
+    /// (`(0, 0)` in a plain layer), for the chain's count ([`Chain::write_layer_bytes`]).
+    ///
+    /// [`Chain::write_layer_bytes`]: super::Chain::write_layer_bytes
+    pub(super) fn write_bytes(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(u64, u64), BloomError> {
         let width = self.width();
         let (mut ones, mut saturated) = (0u64, 0u64);
         // One call maps the pages, instead of a read fault and then a write fault per page.
@@ -265,7 +302,7 @@ impl Layer {
             let (before, after) = self.bits.replace_bytes(offset, data)?;
             debug_assert!(before <= self.ones);
             self.ones = self.ones.saturating_sub(before) + after;
-            return Ok(());
+            return Ok((0, 0));
         }
         self.bits.read_bytes(offset, data.len() as u64, |b| {
             let (n, s) = counting::byte_counts(b, width);
@@ -273,11 +310,10 @@ impl Layer {
             saturated += s;
         })?;
         self.bits.write_bytes(offset, data)?;
-        debug_assert!(ones <= self.ones && saturated <= self.saturated);
+        debug_assert!(ones <= self.ones);
         let (n, s) = counting::byte_counts(data, width);
         self.ones = self.ones.saturating_sub(ones) + n;
-        self.saturated = self.saturated.saturating_sub(saturated) + s;
-        Ok(())
+        Ok((saturated, s))
     }
 
     /// Whether the layer holds as many items as it was sized for.

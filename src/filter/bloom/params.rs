@@ -121,6 +121,118 @@ pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
     Ok(LayerSize { capacity, error, bpe, bits, hashes })
 }
 
+/// Bits in one block of a blocked layer ([`Layout::Blocked`]): a 64-byte cache line.
+pub const BLOCK_BITS: u64 = 512;
+/// Bits of an item's probe hash each probe of a blocked layer takes: log2 of [`BLOCK_BITS`].
+pub const BLOCK_PROBE_BITS: u32 = 9;
+/// Blocked layers size their bits per item in steps of 1/`BPE_STEPS` bit.
+const BPE_STEPS: u64 = 16;
+/// Blocked layers are sized for this fraction of their error by the model
+/// ([`blocked_error`]), a margin for the variance of a measured rate.
+const BLOCKED_MARGIN: f64 = 0.95;
+
+/// How a native layer places an item's probes, chosen when the chain is made and kept by
+/// every layer it grows (`LAYOUT` of `BF.RESERVE` and `BF.INSERT`, the `bf-layout` default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Probes anywhere in the layer, sized as RedisBloom sizes its layers ([`layer_size`]).
+    #[default]
+    Standard,
+    /// Every probe of an item inside one 512-bit block (a cache line), sized for the blocked
+    /// layout's error ([`blocked_layer_size`]): one cache miss per item per layer.
+    Blocked,
+}
+
+impl Layout {
+    /// The size of a layer of this layout for `capacity` items at `error`.
+    pub fn layer_size(self, capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
+        match self {
+            Layout::Standard => layer_size(capacity, error),
+            Layout::Blocked => blocked_layer_size(capacity, error),
+        }
+    }
+}
+
+/// The false-positive rate of a blocked Bloom filter (Putze, Sanders and Singler, 2007) with
+/// `bpe` bits per item and `k` probes per item, each probe uniform in a block of
+/// [`BLOCK_BITS`]: the block an absent item probes holds `i` items with the Poisson
+/// probability of a mean load `λ = BLOCK_BITS / bpe`, and then each probe finds its bit set
+/// with probability `1 − (1 − 1/B)^(k·i)`:
+/// ```text
+/// error = Σ_i  e^-λ λ^i / i!  ·  (1 − (1 − 1/B)^(k·i))^k
+/// ```
+/// (RocksDB's FastLocalBloom: 0.9576% at 10 bits per item and 6 probes.) Only additions,
+/// multiplications, `exp` and `ln`, in a fixed order: the same inputs give the same bits.
+pub fn blocked_error(bpe: f64, k: u32) -> f64 {
+    let lambda = BLOCK_BITS as f64 / bpe;
+    // P(a bit stays clear after one probe of one item), to the k probes of one item.
+    let clear_per_item = ((BLOCK_BITS as f64 - 1.0) / BLOCK_BITS as f64).powi(k as i32);
+    let (mut pmf, mut clear, mut total) = ((-lambda).exp(), 1.0f64, 0.0f64);
+    let mut i = 0u32;
+    // Past the mean, stop once the Poisson terms no longer matter (or a hard bound).
+    while i < 100_000 && !(f64::from(i) > lambda && pmf < 1e-40) {
+        total += pmf * (1.0 - clear).powi(k as i32);
+        i += 1;
+        pmf *= lambda / f64::from(i);
+        clear *= clear_per_item;
+    }
+    total
+}
+
+/// The best probe count at `bpe` bits per item in a blocked layer and its error: the error
+/// is unimodal in `k`, so the scan stops at the first `k` that does worse.
+fn best_blocked_probes(bpe: f64) -> (u32, f64) {
+    let mut best = (1, blocked_error(bpe, 1));
+    for k in 2..=MAX_HASHES {
+        let e = blocked_error(bpe, k);
+        if e >= best.1 {
+            break;
+        }
+        best = (k, e);
+    }
+    best
+}
+
+/// Sizes one blocked layer ([`Layout::Blocked`]) for `capacity` items at `error`: the fewest
+/// bits per item, in steps of 1/16, at which the best probe count gives at most
+/// 0.95 × `error` by [`blocked_error`]; bits = `ceil(capacity × bpe)` rounded up to whole
+/// blocks. The size's `bpe` is [`bits_per_entry`] of the error, as for standard layers. Costs about 4.6% more bits than [`layer_size`] at 1%, 8.7% at 0.1%, 15% at 0.01%;
+/// the cost grows as the error falls (a block holds few items' worth of bits).
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
+pub fn blocked_layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
+    // The standard sizing first: the same refusals (capacity 0, error range, error floor).
+    let standard = layer_size(capacity, error)?;
+    let target = error * BLOCKED_MARGIN;
+    let steps = |bpe: f64| (bpe * BPE_STEPS as f64).floor() as u64;
+    // Binary search over bpe = n / 16: the best error falls as the bits grow.
+    // At least 3/4 bit per item: a block then holds at most ~683 items on average, where
+    // e^-λ stays a normal number (the model needs it).
+    let mut lo = steps(standard.bpe).max(12);
+    let mut hi = (steps(standard.bpe * 16.0) + 1).max(lo);
+    if !(best_blocked_probes(hi as f64 / BPE_STEPS as f64).1 <= target) {
+        return Err(BloomError::ErrorTooSmall);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if best_blocked_probes(mid as f64 / BPE_STEPS as f64).1 <= target {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let (hashes, _) = best_blocked_probes(hi as f64 / BPE_STEPS as f64);
+    let raw = capacity.checked_mul(hi).ok_or(BloomError::TooLarge)?.div_ceil(BPE_STEPS);
+    let bits =
+        raw.max(1).div_ceil(BLOCK_BITS).checked_mul(BLOCK_BITS).ok_or(BloomError::TooLarge)?;
+    if bits >= MAX_LAYER_BITS {
+        return Err(BloomError::TooLarge);
+    }
+    // `bpe` stays RedisBloom's figure for the error, as for every native layer (a chain's
+    // layer sizes carry it from the error alone); the bits per item really spent are
+    // `bits / capacity`.
+    Ok(LayerSize { capacity, error, bpe: standard.bpe, bits, hashes })
+}
+
 /// The size of one layer as RedisBloom's `bloom_init` makes it (`deps/bloom/bloom.c`), for
 /// filters in RedisBloom's schemes: what new layers of an imported filter get.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,7 +1,6 @@
 //! How full a chain is (`BF.STATS`), from the set bits each layer keeps count of: no scan.
 
 use super::chain::Chain;
-use super::layer::Layer;
 
 /// What `BF.STATS` reports ([`Chain::stats`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,8 +60,7 @@ impl Chain {
             estimated_items,
             items: self.items(),
             saturated: estimated_error > target,
-            saturated_counters: (self.counter_width() != 0)
-                .then(|| self.layers.iter().map(Layer::saturated).sum()),
+            saturated_counters: (self.counter_width() != 0).then(|| self.saturated()),
         }
     }
 }

@@ -117,6 +117,14 @@ pub fn huge_page_stats() -> (u64, u64) {
 /// collapsed into huge pages, or to nothing). So each call is made holding `state`, after
 /// checking `released`; [`Words`](super::Words)' drop sets `released` holding it, before freeing — a `DEL`
 /// (or a lazy free, on Redis' background thread) waits for at most one step in progress.
+/// The jobs of live segments, by the segment's address: a segment's handle
+/// ([`Words`](super::Words)) stays at 16 bytes, part of every filter's fixed memory, instead of
+/// carrying its job. Only segments of at least [`HUGE_PAGES_MIN_BYTES`] are ever in it (a few
+/// per GiB of filters), and only their creation, free and defragmentation look it up. An entry
+/// is taken out before its segment is freed, so an address is never in it twice.
+static LIVE_JOBS: Mutex<std::collections::BTreeMap<usize, Arc<HugeJob>>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
 pub struct HugeJob {
     /// The huge-page-aligned part of the segment.
     start: usize,
@@ -142,7 +150,7 @@ pub(super) struct JobState {
 
 /// Locks a job's state; a poisoned lock (a panic while held: none of the code under it panics)
 /// still gives the state, whose fields are always consistent.
-pub(super) fn lock(state: &Mutex<JobState>) -> MutexGuard<'_, JobState> {
+pub(super) fn lock<T>(state: &Mutex<T>) -> MutexGuard<'_, T> {
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -165,7 +173,27 @@ impl HugeJob {
             #[cfg(test)]
             finished: std::sync::Condvar::new(),
         });
-        to_mover(Msg::Job(Arc::clone(&job))).then_some(job)
+        if !to_mover(Msg::Job(Arc::clone(&job))) {
+            return None;
+        }
+        lock(&LIVE_JOBS).insert(words.as_ptr() as usize, Arc::clone(&job));
+        Some(job)
+    }
+
+    /// The job of the live segment `words`, if it was handed to the thread ([`HugeJob::start`]).
+    pub(super) fn of(words: &[u64]) -> Option<Arc<Self>> {
+        if words.len() * 8 < HUGE_PAGES_MIN_BYTES {
+            return None;
+        }
+        lock(&LIVE_JOBS).get(&(words.as_ptr() as usize)).cloned()
+    }
+
+    /// Takes the job of the segment `words` out of the table, before the segment is freed.
+    pub(super) fn take(words: &[u64]) -> Option<Arc<Self>> {
+        if words.len() * 8 < HUGE_PAGES_MIN_BYTES {
+            return None;
+        }
+        lock(&LIVE_JOBS).remove(&(words.as_ptr() as usize))
     }
 
     /// Stops the thread from touching the range again (waiting for a step in progress), and

@@ -27,7 +27,6 @@
 use std::alloc::Layout;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::BloomError;
@@ -48,13 +47,16 @@ pub const HUGE_PAGES_MIN_BYTES: usize = 4 << 20;
 /// The huge page size of x86_64 and of 4 KiB-page arm64 kernels.
 pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
 
+// A segment handle is its allocation alone (its huge-page job is kept in a table by address).
+const _: () = assert!(std::mem::size_of::<Words>() == 16);
+
 /// One zeroed allocation of words: a bit-array segment.
 #[derive(Default)]
 pub struct Words {
+    /// A large segment's move into huge pages, shared with the background thread, is kept in
+    /// a table by the segment's address ([`HugeJob::of`]), and released (under its lock)
+    /// before the memory is freed.
     words: Box<[u64]>,
-    /// A large segment's move into huge pages, shared with the background thread; released
-    /// (under its lock) before the memory is freed.
-    huge: Option<Arc<HugeJob>>,
 }
 
 impl Words {
@@ -76,8 +78,8 @@ impl Words {
             }
             Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
         };
-        let huge = HugeJob::start(&words);
-        Ok(Self { words, huge })
+        HugeJob::start(&words);
+        Ok(Self { words })
     }
 
     /// The words of `bytes` (little-endian), in a fresh zeroed allocation; `None` unless the
@@ -105,14 +107,14 @@ impl Words {
         // SAFETY: the caller's contract is exactly what `Box::from_raw` needs for `[u64]` of
         // length `n`.
         let words = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) };
-        let huge = HugeJob::start(&words);
-        Self { words, huge }
+        HugeJob::start(&words);
+        Self { words }
     }
 
     /// Whether this segment was handed to the background thread to be moved into huge pages
     /// (whether it gets them is up to the kernel).
     pub fn moves_to_huge_pages(&self) -> bool {
-        self.huge.is_some()
+        HugeJob::of(&self.words).is_some()
     }
 }
 
@@ -124,7 +126,7 @@ impl Words {
     /// # Safety
     /// `mv` must keep the contract of [`Mover`].
     pub unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
-        if self.huge.is_none() {
+        if HugeJob::of(&self.words).is_none() {
             // SAFETY: the caller's contract on `mv`.
             unsafe { relocate_boxed_slice(&mut self.words, mv) }
         }
@@ -135,7 +137,7 @@ impl Drop for Words {
     /// Runs before `words` is freed: the huge-page thread is stopped from touching the range
     /// first (waiting for a step in progress, at most one 2 MiB collapse).
     fn drop(&mut self) {
-        if let Some(job) = self.huge.take() {
+        if let Some(job) = HugeJob::take(&self.words) {
             job.release();
         }
     }
@@ -440,7 +442,7 @@ mod tests {
         for (i, x) in w.iter_mut().enumerate() {
             *x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
-        let job = Arc::clone(w.huge.as_ref().unwrap());
+        let job = HugeJob::of(&w).unwrap();
         // Writes while the thread may be collapsing (the kernel keeps them).
         for i in (0..n).step_by(4099) {
             w[i] = !w[i];
@@ -461,7 +463,7 @@ mod tests {
         for round in 0..8 {
             let mut w = Words::zeroed(8 << 20 >> 3).unwrap();
             w.fill(round);
-            let job = w.huge.clone();
+            let job = HugeJob::of(&w);
             drop(w);
             if let Some(job) = job {
                 assert!(job.is_released());

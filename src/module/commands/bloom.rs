@@ -9,6 +9,7 @@ use super::{
     Key, core_err, notify, replicate_header, replicate_madd, window, with_either, with_value,
 };
 use crate::filter::codec;
+use crate::filter::params::Layout;
 use crate::filter::window::WindowParams;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
@@ -20,22 +21,36 @@ use crate::module::options::{self, Creation};
 use crate::module::reply::Reply;
 use crate::module::types::window::WindowValue;
 
-/// Builds a new chain at `key` for `params` with `settings` (scheme and seed) under the
-/// server's allocation policy: a counting chain with counters of `counting` bits when given
-/// (native scheme only).
+/// Builds a new chain at `key` for `params` with `settings` (scheme, seed, default layout)
+/// under the server's allocation policy: a counting chain with counters of `counting` bits
+/// when given (native scheme only), a blocked chain when `layout` says so or, not given, the
+/// `bf-layout` default does (native scheme, not counting). Counting and `LAYOUT BLOCKED`
+/// together are refused, never one of them dropped.
 fn new_chain(
     settings: &Settings,
     key: &[u8],
     params: ChainParams,
     counting: Option<u8>,
+    layout: Option<Layout>,
     guard: &ServerGuard,
 ) -> Result<Chain, Reply> {
     let seed = settings.seed(key);
+    let blocked = match layout {
+        Some(layout) => layout == Layout::Blocked,
+        // The default applies to plain filters in scalebloom's scheme: a counting filter has
+        // no blocked form, and bf.redisbloom-scheme asks for RedisBloom's layout.
+        None => settings.blocked_layout && counting.is_none() && !settings.redisbloom_scheme,
+    };
     let made = match counting {
+        Some(_) if blocked => return Err(Reply::err(errors::COUNTING_BLOCKED)),
         Some(_) if settings.redisbloom_scheme => {
             return Err(Reply::err(errors::COUNTING_REDISBLOOM_SCHEME));
         }
         Some(width) => Chain::new_counting(params, seed, width, guard),
+        None if blocked && settings.redisbloom_scheme => {
+            return Err(Reply::err(errors::BLOCKED_REDISBLOOM_SCHEME));
+        }
+        None if blocked => Chain::new_blocked(params, seed, guard),
         None => Chain::new(params, settings.scheme(), seed, guard),
     };
     made.map_err(|e| core_err(&e))
@@ -49,7 +64,8 @@ fn replicate_creating_command(ctx: &Context, guard: &ServerGuard) {
     ctx.replicate_verbatim();
 }
 
-/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]`
+/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]
+/// [LAYOUT STANDARD|BLOCKED]`
 pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     let grammar = &options::RESERVE;
     let parsed = grammar.error(args.bytes(2)).and_then(|error| {
@@ -62,9 +78,9 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
             None => None,
         };
         let params = if window.is_some() { defaults } else { grammar.params(&given, defaults)? };
-        Ok((params, given.counting, window))
+        Ok((params, given.counting, given.layout, window))
     });
-    let (params, counting, window) = match parsed {
+    let (params, counting, layout, window) = match parsed {
         Ok(p) => p,
         Err(r) => return r,
     };
@@ -87,7 +103,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     }
     let guard = ServerGuard::for_command(ctx);
     let settings = creation::for_command(|| guard.flags());
-    let chain = match new_chain(&settings, args.bytes(1), params, counting, &guard) {
+    let chain = match new_chain(&settings, args.bytes(1), params, counting, layout, &guard) {
         Ok(c) => c,
         Err(r) => return r,
     };
@@ -107,6 +123,8 @@ struct Create {
     nocreate: bool,
     /// `COUNTING w` (BF.INSERT).
     counting: Option<u8>,
+    /// `LAYOUT …` (BF.INSERT); `None`: the settings' default.
+    layout: Option<Layout>,
     /// `WINDOW …` (BF.INSERT): a missing key gets a windowed filter with these parameters.
     window: Option<WindowParams>,
 }
@@ -173,7 +191,8 @@ fn add_items(
                     (settings.defaults().map_err(|e| core_err(&e))?, settings)
                 }
             };
-            created.insert(new_chain(&settings, args.bytes(1), params, create.counting, &guard)?)
+            let (counting, layout) = (create.counting, create.layout);
+            created.insert(new_chain(&settings, args.bytes(1), params, counting, layout, &guard)?)
         }
     };
     let wanted = args.len() - first_item;
@@ -234,7 +253,8 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 
 /// `BF.ADD key item`
 pub fn add(ctx: &Context, args: &Args) -> Reply {
-    let create = Create { params: None, nocreate: false, counting: None, window: None };
+    let create =
+        Create { params: None, nocreate: false, counting: None, layout: None, window: None };
     match add_items(ctx, args, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
@@ -245,12 +265,13 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Context, args: &Args) -> Reply {
-    let create = Create { params: None, nocreate: false, counting: None, window: None };
+    let create =
+        Create { params: None, nocreate: false, counting: None, layout: None, window: None };
     many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
 }
 
 /// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] [COUNTING 4|8]
-/// ITEMS item ...`
+/// [LAYOUT STANDARD|BLOCKED] ITEMS item ...`
 pub fn insert(ctx: &Context, args: &Args) -> Reply {
     let grammar = &options::INSERT;
     let parsed = grammar.options(args, 2).and_then(|given: Creation| {
@@ -268,6 +289,7 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
                 params: Some((params, settings)),
                 nocreate: given.nocreate,
                 counting: given.counting,
+                layout: given.layout,
                 window,
             },
         ))
@@ -462,9 +484,10 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
             for (i, layer) in chain.layers().iter().enumerate() {
                 let s = chain.layer_size(i);
                 // A counting layer: `bits` counts its counters, `bytes` its counter array.
-                let counters = match layer.width() {
-                    0 => String::new(),
-                    w => format!(" counters:{w}"),
+                let counters = match (layer.width(), chain.layout()) {
+                    (0, Layout::Blocked) => " layout:blocked".to_string(),
+                    (0, Layout::Standard) => String::new(),
+                    (w, _) => format!(" counters:{w}"),
                 };
                 lines.push(Reply::Bulk(
                     format!(

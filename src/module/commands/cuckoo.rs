@@ -7,12 +7,17 @@
 //! The core is deterministic (no random kick-outs), so a command that ran whole on the
 //! primary gives the same slots on a replica. What a replica could work out differently is
 //! replaced by what the primary did:
-//! - a created filter is replicated as `CF.LOADCHUNK key 1 <header>` (its exact shape), not as
-//!   the command, whose defaults come from the replica's own `cf-*` settings; the insert command
-//!   that created it follows verbatim (the filter then exists on the replica);
+//! - a creating command (`CF.RESERVE`, or an insert on a missing key) replicates verbatim, as
+//!   RedisBloom's do, preceded when due by `BF.REPLCONF` with the primary's creation settings,
+//!   its `cf-*` defaults among them (`crate::module::creation`): a replica and AOF replay read
+//!   the options a command leaves out from those, not from their own `cf-*` settings. (Before,
+//!   each creation replicated the filter's `CF.LOADCHUNK key 1 <header>`: `RM_Replicate`'s
+//!   command lookup and argument strings made a third of a `CF.RESERVE`'s instructions.)
 //! - an insert command in which an item was refused by a limit a replica does not apply
 //!   (`bf.max-filter-bytes`, `maxmemory`) is replicated as `CF.INSERT key ITEMS <the items
-//!   that went in>`; items refused as full or present changed nothing and are left out.
+//!   that went in>`, after the header of the filter if the command created it (the header
+//!   keeps its `CAPACITY` and `FINGERPRINT`); items refused as full or present changed
+//!   nothing and are left out.
 //!
 //! `cf-max-expansions` is read by replicas too: give replicas the same value as the primary.
 
@@ -27,6 +32,7 @@ use crate::filter::cuckoo::{
 use crate::filter::{BloomError, cuckoo::params::MAX_CAPACITY_8X};
 use crate::module::args::{Arg, Args, parse_i64};
 use crate::module::config;
+use crate::module::creation::{self, CfDefaults};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
@@ -147,14 +153,22 @@ fn parse_fingerprint(b: &[u8]) -> Result<FingerprintWidth, Reply> {
         .ok_or_else(|| Reply::err(FINGERPRINT_RANGE))
 }
 
-/// The parameters of a filter made from the `cf-*` settings, with `capacity`.
-fn default_params(capacity: u64) -> Result<CuckooParams, CuckooError> {
-    CuckooParams::new(
-        capacity,
-        config::CF_BUCKET_SIZE.get() as u16,
-        config::CF_MAX_ITERATIONS.get() as u16,
-        config::CF_EXPANSION.get() as u16,
-    )
+/// The parameters of a filter made from the `cf-*` defaults, with `capacity`.
+fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, CuckooError> {
+    CuckooParams::new(capacity, cf.bucket_size, cf.max_iterations, cf.expansion)
+}
+
+/// The `cf-*` defaults a creating command uses: the server's own, or on a replica and in
+/// replication or AOF replay the stream's (see `crate::module::creation`).
+fn cf_defaults(ctx: &Context) -> CfDefaults {
+    creation::for_command(|| ctx.get_flags()).cf_defaults()
+}
+
+/// Replicates a command that created a filter, verbatim, after the creation settings when
+/// due: a replica or AOF replay makes the same filter from the same command.
+fn replicate_creating_command(ctx: &Context) {
+    creation::announce_if_pending(ctx, || ctx.get_flags());
+    ctx.replicate_verbatim();
 }
 
 /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [FINGERPRINT w]`.
@@ -164,19 +178,20 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     if args.len() % 2 == 0 {
         return Reply::WrongArity;
     }
+    let cf = cf_defaults(ctx);
     let parsed = (|| {
         let capacity = parse_i64(args.bytes(2)).ok_or_else(|| Reply::err(BAD_CAPACITY))?;
         let find = |name: &str| (3..args.len()).step_by(2).find(|&i| args.is(i, name));
-        let mut max_iterations = config::CF_MAX_ITERATIONS.get();
+        let mut max_iterations = i64::from(cf.max_iterations);
         if let Some(i) = find("MAXITERATIONS") {
             max_iterations =
                 option_value(args.bytes(i + 1), "MAXITERATIONS", 1, 65535, MAX_ITERATIONS_RANGE)?;
         }
-        let mut bucket_size = config::CF_BUCKET_SIZE.get();
+        let mut bucket_size = i64::from(cf.bucket_size);
         if let Some(i) = find("BUCKETSIZE") {
             bucket_size = option_value(args.bytes(i + 1), "BUCKETSIZE", 1, 255, BUCKET_SIZE_RANGE)?;
         }
-        let mut expansion = config::CF_EXPANSION.get();
+        let mut expansion = i64::from(cf.expansion);
         if let Some(i) = find("EXPANSION") {
             expansion = option_value(args.bytes(i + 1), "EXPANSION", 0, 32768, EXPANSION_RANGE)?;
         }
@@ -212,17 +227,18 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         Ok(f) => f,
         Err(e) => return create_error(&e),
     };
-    let header = filter.header().encode();
     if let Err(r) = key.set_value(CuckooValue::new(filter)) {
         return r;
     }
-    replicate_header(ctx, args, &header);
+    replicate_creating_command(ctx);
     notify(ctx, c"cf.reserve", &key_name);
     Reply::Ok
 }
 
 /// How an insert command makes a missing filter.
 struct Create {
+    /// The `cf-*` defaults it uses.
+    cf: CfDefaults,
     capacity: u64,
     width: FingerprintWidth,
     nocreate: bool,
@@ -231,32 +247,34 @@ struct Create {
 /// The outcome of each item of an insert command.
 type Outcomes = Vec<Result<Insert, CuckooError>>;
 
-/// Shared body of ADD, ADDNX, INSERT and INSERTNX: creates the filter if needed, inserts the
-/// items in order, replicates what happened (see the module header). `Err`: the reply of the
-/// whole command.
+/// Shared body of ADD, ADDNX, INSERT and INSERTNX on `key` (argv[1], open for writing):
+/// creates the filter if needed, inserts the items in order, replicates what happened (see the
+/// module header). `Err`: the reply of the whole command.
 fn insert_items(
     ctx: &Context,
     args: &Args,
+    key: &mut Key,
     first_item: usize,
     nx: bool,
     create: Create,
     event: &CStr,
 ) -> Result<Outcomes, Reply> {
     let key_name = args.key();
-    let mut key = Key::writable(ctx, &key_name);
     let guard = ServerGuard::for_command(ctx);
     let existing = key.value_mut::<CuckooValue>()?;
     let mut created: Option<CuckooValue> = None;
-    let mut header: Option<Vec<u8>> = None;
+    let mut header: Option<Header> = None;
     let value = match existing {
         Some(v) => v,
         None if create.nocreate => return Err(Reply::err(NOT_FOUND)),
         None => {
-            let params = default_params(create.capacity).map_err(|e| create_error(&e))?;
+            let params =
+                default_params(&create.cf, create.capacity).map_err(|e| create_error(&e))?;
             let filter =
                 CuckooFilter::new(&params, create.width, &guard).map_err(|e| create_error(&e))?;
-            // The empty filter's header, before any item goes in: what replicas create.
-            header = Some(filter.header().encode());
+            // The empty filter's header, before any item goes in: what replicas create if a
+            // limit refuses an item (the command is not replicated verbatim then).
+            header = Some(filter.header());
             created.insert(CuckooValue::new(filter))
         }
     };
@@ -275,14 +293,15 @@ fn insert_items(
     if let Some(v) = created {
         key.set_value(v)?;
     }
-    if let Some(header) = &header {
-        replicate_header(ctx, args, header);
-    }
     let limited = out.iter().any(|r| r.is_err());
-    if inserted > 0 {
-        // After a created filter's header the command itself replays the same on a replica:
-        // the filter exists there, so its creation options are not read again (and a verbatim
-        // replication spares RM_Replicate's command lookup, a few thousand instructions).
+    if header.is_some() && !limited {
+        // The command replays the same on a replica: it creates the filter from the same
+        // options and creation settings, and each item has the outcome it had here.
+        replicate_creating_command(ctx);
+    } else if let Some(header) = &header {
+        replicate_header(ctx, args, &header.encode());
+    }
+    if inserted > 0 && (header.is_none() || limited) {
         if !limited {
             ctx.replicate_verbatim();
         } else {
@@ -305,17 +324,16 @@ fn insert_items(
 }
 
 /// `CF.ADD key item` / `CF.ADDNX key item`. Into an existing filter directly (no outcome
-/// vector: the command's hot path); a missing key goes through [`insert_items`], which creates
-/// the filter and replicates its header.
+/// vector: the command's hot path); a missing key goes through [`insert_items`] (the key
+/// opened once), which creates the filter.
 fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
     let event = if nx { c"cf.addnx" } else { c"cf.add" };
-    {
-        let key_name = args.key();
-        let mut key = Key::writable(ctx, &key_name);
-        if let Some(value) = match key.value_mut::<CuckooValue>() {
-            Err(r) => return r,
-            Ok(v) => v,
-        } {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    match key.value_mut::<CuckooValue>() {
+        Err(r) => return r,
+        Ok(None) => {}
+        Ok(Some(value)) => {
             let guard = ServerGuard::for_command(ctx);
             // What insert_items does for one item: an error or `Full` changed nothing and is
             // not replicated; an insert is replicated verbatim (no limit refused an item).
@@ -332,12 +350,11 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
             };
         }
     }
-    let create = Create {
-        capacity: config::CF_INITIAL_SIZE.get() as u64,
-        width: FingerprintWidth::W8,
-        nocreate: false,
-    };
-    match insert_items(ctx, args, 2, nx, create, event) {
+    // A missing key: the same open key creates it.
+    let cf = cf_defaults(ctx);
+    let create =
+        Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
+    match insert_items(ctx, args, &mut key, 2, nx, create, event) {
         Err(r) => r,
         Ok(out) => match out.into_iter().next() {
             Some(Ok(Insert::Inserted)) => Reply::Bool(true),
@@ -361,11 +378,9 @@ pub fn addnx(ctx: &Context, args: &Args) -> Reply {
 
 /// `CF.INSERT` / `CF.INSERTNX key [CAPACITY n] [NOCREATE] [FINGERPRINT w] ITEMS item…`.
 fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
-    let mut create = Create {
-        capacity: config::CF_INITIAL_SIZE.get() as u64,
-        width: FingerprintWidth::W8,
-        nocreate: false,
-    };
+    let cf = cf_defaults(ctx);
+    let mut create =
+        Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
     let mut i = 2;
     let first_item = loop {
         if i >= args.len() {
@@ -390,7 +405,7 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
                 let Some(c) = parse_i64(value) else {
                     return Reply::err(BAD_CAPACITY);
                 };
-                if c < 2 * config::CF_BUCKET_SIZE.get() || c > MAX_CAPACITY_8X as i64 {
+                if c < 2 * i64::from(cf.bucket_size) || c > MAX_CAPACITY_8X as i64 {
                     return Reply::err(INSERT_CAPACITY_RANGE);
                 }
                 create.capacity = c as u64;
@@ -404,7 +419,9 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
         return Reply::WrongArity;
     }
     let event = if nx { c"cf.insertnx" } else { c"cf.insert" };
-    let out = match insert_items(ctx, args, first_item, nx, create, event) {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    let out = match insert_items(ctx, args, &mut key, first_item, nx, create, event) {
         Ok(out) => out,
         Err(r) => return r,
     };

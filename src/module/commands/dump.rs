@@ -2,7 +2,7 @@
 //! The byte formats and their validation are in `crate::filter::codec` (and `filter::redisbloom`),
 //! the chunks in `crate::filter::chunks`.
 
-use redis_module::{Context, ContextFlags};
+use redis_module::{Context, ContextFlags, RedisString};
 
 use super::{Key, core_err, notify, with_either};
 use crate::filter::chunks::{read_chunk, write_chunk};
@@ -18,36 +18,40 @@ use crate::module::types::window::WindowValue;
 /// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end,
 /// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
 pub fn scandump(ctx: &Context, args: &Args) -> Reply {
-    let end = || Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
     with_either(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
-        |chain: &Chain| match parse_i64(args.bytes(2)) {
-            None => Reply::err(errors::SCANDUMP_ITER),
-            Some(iter) if iter < 0 => end(),
-            Some(0) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(dump_header(chain))]),
-            Some(iter) => match read_chunk(chain, iter as u64 - 1) {
-                None => end(),
-                Some(data) => {
-                    Reply::Array(vec![Reply::Int(iter + data.len() as i64), Reply::Bulk(data)])
-                }
-            },
-        },
-        |w: &WindowValue| match parse_i64(args.bytes(2)) {
-            None => Reply::err(errors::SCANDUMP_ITER),
-            Some(iter) if iter < 0 => end(),
-            Some(0) => {
-                Reply::Array(vec![Reply::Int(1), Reply::Bulk(wcodec::dump_header(&w.filter))])
-            }
-            Some(iter) => match wcodec::read_chunk(&w.filter, iter as u64 - 1) {
-                None => end(),
-                Some(data) => {
-                    Reply::Array(vec![Reply::Int(iter + data.len() as i64), Reply::Bulk(data)])
-                }
-            },
+        |chain: &Chain| scan_step(args, || dump_header(chain), |at| read_chunk(chain, at)),
+        |w: &WindowValue| {
+            scan_step(
+                args,
+                || wcodec::dump_header(&w.filter),
+                |at| wcodec::read_chunk(&w.filter, at),
+            )
         },
     )
+}
+
+/// One BF.SCANDUMP step over any filter type: the iterator argument parsed, then `header()` at
+/// iterator 0 or `chunk(iterator − 1)` (`None` past the end) in RedisBloom's reply shape.
+fn scan_step(
+    args: &Args,
+    header: impl FnOnce() -> Vec<u8>,
+    chunk: impl FnOnce(u64) -> Option<Vec<u8>>,
+) -> Reply {
+    let end = || Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
+    match parse_i64(args.bytes(2)) {
+        None => Reply::err(errors::SCANDUMP_ITER),
+        Some(iter) if iter < 0 => end(),
+        Some(0) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(header())]),
+        Some(iter) => match chunk(iter as u64 - 1) {
+            None => end(),
+            Some(data) => {
+                Reply::Array(vec![Reply::Int(iter + data.len() as i64), Reply::Bulk(data)])
+            }
+        },
+    }
 }
 
 /// `BF.LOADCHUNK` on a windowed filter: a header (iterator 1, [`wcodec::WINDOW_MAGIC`]) makes
@@ -70,26 +74,36 @@ fn loadchunk_window(ctx: &Context, args: &Args, iter: i64, key: &mut Key) -> Rep
         Ok(Some(_)) if iter == 1 && !data.is_empty() => {
             return Reply::err(errors::LOADCHUNK_KEY_EXISTS);
         }
-        Ok(Some(value)) => {
-            let Some(end) = u64::try_from(iter).ok().filter(|&i| i >= 1 && i >= data.len() as u64)
-            else {
-                return Reply::err(errors::BAD_DATA);
-            };
-            let trusted =
-                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-            if !value.awaiting_chunks && !trusted {
-                return Reply::err(errors::NOT_RESTORING);
-            }
-            match end.checked_sub(data.len() as u64 + 1) {
-                None => Err(BloomError::ChunkOffset),
-                Some(offset) => wcodec::write_chunk(&mut value.filter, offset, data),
-            }
-        }
+        Ok(Some(value)) => match chunk_offset(ctx, iter, data.len(), value.awaiting_chunks) {
+            Err(r) => return r,
+            Ok(offset) => wcodec::write_chunk(&mut value.filter, offset, data),
+        },
     };
+    loaded(ctx, &key_name, result)
+}
+
+/// Where a BF.LOADCHUNK chunk of `len` bytes at iterator `iter` goes in an existing filter:
+/// `iter` is 1 + the offset just past the chunk, so at least 1 and at least `len` (checked
+/// before anything else about the filter). Only a filter that awaits its chunks takes one from
+/// a client; replicated commands and AOF replay are not checked, as the primary (or the server
+/// that wrote the AOF) already was.
+fn chunk_offset(ctx: &Context, iter: i64, len: usize, awaiting_chunks: bool) -> Result<u64, Reply> {
+    let Some(end) = u64::try_from(iter).ok().filter(|&i| i >= 1 && i >= len as u64) else {
+        return Err(Reply::err(errors::BAD_DATA));
+    };
+    let trusted = ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+    if !awaiting_chunks && !trusted {
+        return Err(Reply::err(errors::NOT_RESTORING));
+    }
+    end.checked_sub(len as u64 + 1).ok_or_else(|| core_err(&BloomError::ChunkOffset))
+}
+
+/// The reply to a BF.LOADCHUNK, replicated as sent and notified when it changed the key.
+fn loaded(ctx: &Context, key_name: &RedisString, result: Result<(), BloomError>) -> Reply {
     match result {
         Ok(()) => {
             ctx.replicate_verbatim();
-            notify(ctx, c"bf.loadchunk", &key_name);
+            notify(ctx, c"bf.loadchunk", key_name);
             Reply::Ok
         }
         Err(e) => core_err(&e),
@@ -137,30 +151,10 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
         Ok(Some(_)) if iter == 1 && !data.is_empty() => {
             return Reply::err(errors::LOADCHUNK_KEY_EXISTS);
         }
-        Ok(Some(chain)) => {
-            // `iter` is 1 + the offset just past the chunk: at least 1, and at least the
-            // chunk's length. Checked before anything else about the filter.
-            let Some(end) = u64::try_from(iter).ok().filter(|&i| i >= 1 && i >= data.len() as u64)
-            else {
-                return Reply::err(errors::BAD_DATA);
-            };
-            let trusted =
-                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-            if !chain.awaiting_chunks() && !trusted {
-                return Reply::err(errors::NOT_RESTORING);
-            }
-            match end.checked_sub(data.len() as u64 + 1) {
-                None => Err(BloomError::ChunkOffset),
-                Some(offset) => write_chunk(chain, offset, data),
-            }
-        }
+        Ok(Some(chain)) => match chunk_offset(ctx, iter, data.len(), chain.awaiting_chunks()) {
+            Err(r) => return r,
+            Ok(offset) => write_chunk(chain, offset, data),
+        },
     };
-    match result {
-        Ok(()) => {
-            ctx.replicate_verbatim();
-            notify(ctx, c"bf.loadchunk", &key_name);
-            Reply::Ok
-        }
-        Err(e) => core_err(&e),
-    }
+    loaded(ctx, &key_name, result)
 }

@@ -13,5 +13,6 @@ use crate::filter::BloomError;
 use crate::filter::guard::*;
 
 mod batch;
+mod blocked;
 mod chain;
 mod counting_chains;

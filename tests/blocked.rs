@@ -1,0 +1,314 @@
+//! Blocked filters (`LAYOUT BLOCKED`, the `bf-layout` default): the option and its errors,
+//! answers and scaling, and every promise the standard layout keeps (persistence, dumps,
+//! replication, hostile payloads).
+
+mod common;
+use common::hostile::Hostile;
+use common::mutate::fuzz_rng;
+use common::*;
+
+fn add_all(c: &mut Conn, key: &str, items: &[String]) {
+    for chunk in items.chunks(10_000) {
+        c.madd(key, chunk);
+    }
+}
+
+/// What a filter answers: MEXISTS over `probe` items, BF.CARD, BF.STATS and BF.INFO.
+fn answers(c: &mut Conn, key: &str, probe: &[String]) -> (Vec<i64>, i64, Value, Value) {
+    let mut bits = Vec::new();
+    for chunk in probe.chunks(10_000) {
+        bits.extend(c.mexists(key, chunk));
+    }
+    (bits, c.bf_card(key), c.cmd(&["BF.STATS", key]), c.cmd(&["BF.INFO", key]))
+}
+
+/// Whether every layer of `key` is blocked, from BF.DEBUG (and how many layers there are).
+fn blocked_layers(c: &mut Conn, key: &str) -> (bool, usize) {
+    let lines = c.bf_debug(key);
+    let layers = &lines[1..];
+    (!layers.is_empty() && layers.iter().all(|l| l.ends_with(" layout:blocked")), layers.len())
+}
+
+/// `bits:` of BF.DEBUG's first layer line.
+fn first_layer_bits(c: &mut Conn, key: &str) -> u64 {
+    let line = c.bf_debug(key)[1].clone();
+    let field = line.split(' ').find(|f| f.starts_with("bits:")).unwrap();
+    field[5..].parse().unwrap()
+}
+
+/// `LAYOUT BLOCKED` in BF.RESERVE and BF.INSERT (any case) makes a blocked filter of whole
+/// 512-bit blocks, a few percent larger than the standard one; `LAYOUT STANDARD` the usual
+/// one. Bad values, a missing value, COUNTING or WINDOW beside BLOCKED are refused with clear
+/// errors and create nothing.
+#[test]
+fn layout_option_sizes_and_errors() {
+    let srv = Server::start();
+    let mut c = srv.conn();
+    c.ok(&["BF.RESERVE", "std", "0.01", "100000", "NONSCALING"]);
+    c.ok(&["BF.RESERVE", "blk", "0.01", "100000", "NONSCALING", "LAYOUT", "BLOCKED"]);
+    c.ok(&["BF.RESERVE", "std2", "0.01", "1000", "layout", "standard"]);
+    c.ok(&["BF.RESERVE", "blk2", "0.01", "1000", "EXPANSION", "4", "layout", "blocked"]);
+    let ins = c.cmd(&["BF.INSERT", "ins", "CAPACITY", "1000", "LAYOUT", "BLOCKED", "ITEMS", "a"]);
+    assert_eq!(ins.as_array().len(), 1, "{ins:?}");
+    for key in ["blk", "blk2", "ins"] {
+        assert_eq!(blocked_layers(&mut c, key), (true, 1), "{key}");
+    }
+    for key in ["std", "std2"] {
+        assert!(!blocked_layers(&mut c, key).0, "{key}");
+    }
+    assert_eq!(c.bf_info("blk2").expansion, Some(4));
+    let (std_bits, blk_bits) = (first_layer_bits(&mut c, "std"), first_layer_bits(&mut c, "blk"));
+    assert_eq!(blk_bits % 512, 0);
+    let ratio = blk_bits as f64 / std_bits as f64;
+    assert!(ratio > 1.0 && ratio <= 1.10, "blocked / standard bits at 1%: {ratio}");
+    assert_eq!(c.bf_info("blk").size as u64, 32 + 64 + blk_bits / 8);
+    for bad in [
+        vec!["BF.RESERVE", "x", "0.01", "100", "LAYOUT", "CACHELINE"],
+        vec!["BF.RESERVE", "x", "0.01", "100", "LAYOUT", ""],
+        vec!["BF.RESERVE", "x", "0.01", "100", "LAYOUT"],
+        vec!["BF.INSERT", "x", "LAYOUT", "ITEMS", "a"],
+        vec!["BF.INSERT", "x", "LAYOUT", "1", "ITEMS", "a"],
+    ] {
+        c.expect_err(&bad, "ERR LAYOUT must be STANDARD or BLOCKED");
+    }
+    let counting =
+        "ERR LAYOUT BLOCKED has no counting form: COUNTING cannot go with LAYOUT BLOCKED";
+    c.expect_err(
+        &["BF.RESERVE", "x", "0.01", "100", "COUNTING", "4", "LAYOUT", "BLOCKED"],
+        counting,
+    );
+    c.expect_err(&["BF.INSERT", "x", "LAYOUT", "BLOCKED", "COUNTING", "8", "ITEMS", "a"], counting);
+    let window = "ERR a WINDOW filter has its own layout: LAYOUT BLOCKED cannot go with WINDOW";
+    c.expect_err(&["BF.RESERVE", "x", "0.01", "100", "WINDOW", "1h", "LAYOUT", "BLOCKED"], window);
+    assert!(!c.exists_key("x"));
+    // A counting filter and LAYOUT STANDARD go together.
+    c.ok(&["BF.RESERVE", "cs", "0.01", "100", "COUNTING", "4", "LAYOUT", "STANDARD"]);
+    // Not a counting filter: BF.DEL answers as for any plain filter.
+    c.expect_err(
+        &["BF.DEL", "blk", "a"],
+        "ERR not a counting filter: items can be deleted only from a filter created with COUNTING 4 or COUNTING 8",
+    );
+}
+
+/// With `bf.redisbloom-scheme yes`, `LAYOUT BLOCKED` is refused (RedisBloom's layout is asked
+/// for), and the `bf-layout blocked` default does not apply.
+#[test]
+fn redisbloom_scheme_refuses_blocked() {
+    let srv = Server::start_with(ServerOpts::new().module_args(&[
+        "redisbloom-scheme",
+        "yes",
+        "layout",
+        "blocked",
+    ]));
+    let mut c = srv.conn();
+    c.expect_err(
+        &["BF.RESERVE", "x", "0.01", "100", "LAYOUT", "BLOCKED"],
+        "ERR LAYOUT BLOCKED uses scalebloom's own hash scheme: not available while bf.redisbloom-scheme is yes",
+    );
+    assert_eq!(c.int(&["BF.ADD", "auto", "a"]), 1);
+    assert!(!blocked_layers(&mut c, "auto").0);
+}
+
+/// The `bf-layout` default: a module argument (both spellings) and `CONFIG SET` (both
+/// spellings where the server has unprefixed configs) decide what BF.ADD, BF.MADD,
+/// BF.INSERT and BF.RESERVE make without `LAYOUT`; `LAYOUT` overrides it; COUNTING ignores a
+/// blocked default (counting filters have no blocked form); bad values are refused.
+#[test]
+fn bf_layout_default() {
+    for arg in ["layout", "bf-layout"] {
+        let srv = Server::start_with(ServerOpts::new().module_args(&[arg, "BLOCKED"]));
+        let mut c = srv.conn();
+        assert_eq!(c.config_get("bf.layout").as_deref(), Some("blocked"), "{arg}");
+        assert_eq!(c.int(&["BF.ADD", "add", "a"]), 1);
+        c.madd("madd", &items("m", 3));
+        c.cmd(&["BF.INSERT", "ins", "ITEMS", "a"]);
+        c.ok(&["BF.RESERVE", "res", "0.01", "100"]);
+        for key in ["add", "madd", "ins", "res"] {
+            assert!(blocked_layers(&mut c, key).0, "{arg} {key}");
+        }
+        c.ok(&["BF.RESERVE", "std", "0.01", "100", "LAYOUT", "STANDARD"]);
+        assert!(!blocked_layers(&mut c, "std").0);
+        c.ok(&["BF.RESERVE", "cnt", "0.01", "100", "COUNTING", "4"]);
+        assert!(c.bf_debug("cnt")[1].ends_with(" counters:4"));
+    }
+    let srv = Server::start();
+    let mut c = srv.conn();
+    assert_eq!(c.config_get("bf.layout").as_deref(), Some("standard"));
+    let mut names = vec!["bf.layout"];
+    if c.engine().has_unprefixed_module_configs() {
+        names.push("bf-layout");
+    }
+    for (i, name) in names.iter().enumerate() {
+        c.ok(&["CONFIG", "SET", name, "blocked"]);
+        assert_eq!(c.config_get(name).as_deref(), Some("blocked"));
+        let key = format!("k{i}");
+        assert_eq!(c.int(&["BF.ADD", &key, "a"]), 1);
+        assert!(blocked_layers(&mut c, &key).0, "{name}");
+        c.ok(&["CONFIG", "SET", name, "Standard"]);
+        assert_eq!(c.config_get("bf.layout").as_deref(), Some("standard"));
+        let v = c.cmd(&["CONFIG", "SET", name, "cacheline"]);
+        assert!(v.is_err(), "{v:?}");
+        assert_eq!(c.config_get("bf.layout").as_deref(), Some("standard"));
+    }
+    let dir = std::sync::Arc::new(TempDir::new("bad-layout"));
+    let bad = Server::try_start_in(dir, ServerOpts::new().module_args(&["layout", "fast"]));
+    assert!(bad.is_err(), "the module loaded with layout fast");
+}
+
+/// A blocked filter scales (every layer blocked), never forgets an item, answers BF.EXISTS
+/// and BF.MEXISTS alike, keeps its error rate, and reports BF.CARD, BF.INFO and BF.STATS.
+#[test]
+fn blocked_filters_scale_and_answer() {
+    let srv = Server::start();
+    let mut c = srv.conn();
+    c.ok(&["BF.RESERVE", "k", "0.01", "1000", "LAYOUT", "BLOCKED"]);
+    let all = items("s", 30_000);
+    add_all(&mut c, "k", &all);
+    let (blocked, layers) = blocked_layers(&mut c, "k");
+    assert!(blocked && layers >= 5, "{layers} layers");
+    c.assert_all_present("k", &all);
+    for item in &all[..50] {
+        assert_eq!(c.int(&["BF.EXISTS", "k", item]), 1);
+        assert_eq!(c.int(&["BF.ADD", "k", item]), 0);
+    }
+    let absent = items("never", 100_000);
+    let mut hits = 0;
+    for chunk in absent.chunks(10_000) {
+        hits += c.mexists("k", chunk).iter().filter(|&&b| b == 1).count();
+    }
+    assert!(hits <= 1_000, "{hits} false positives in 100000 at 1%");
+    let info = c.bf_info("k");
+    assert_eq!(info.filters as usize, layers);
+    assert_eq!(info.items, c.bf_card("k"));
+    assert!(info.items > 29_000 && info.items <= 30_000, "{info:?}");
+    let stats = c.cmd(&["BF.STATS", "k"]);
+    assert!(!stats.is_err(), "{stats:?}");
+    // Nonscaling: refused once full.
+    c.ok(&["BF.RESERVE", "n", "0.01", "100", "NONSCALING", "LAYOUT", "BLOCKED"]);
+    let replies = c.madd("n", &items("n", 300));
+    let last = replies.last().unwrap();
+    assert!(last.is_err(), "{last:?}");
+}
+
+/// DEBUG RELOAD, DUMP/RESTORE, SCANDUMP/LOADCHUNK into a fresh key, COPY, an AOF rewrite and
+/// restart keep a blocked filter: every answer, BF.CARD, BF.STATS, BF.INFO and the digest,
+/// the layout (it keeps growing blocked layers).
+#[test]
+fn reload_restore_dump_copy_and_aof_keep_every_answer() {
+    let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no");
+    let srv = Server::start_with(opts.clone());
+    let mut c = srv.conn();
+    c.ok(&["BF.RESERVE", "k", "0.01", "500", "LAYOUT", "BLOCKED"]);
+    let all = items("p", 3_000);
+    add_all(&mut c, "k", &all);
+    let mut probe = all.clone();
+    probe.extend(items("absent", 3_000));
+    let before = answers(&mut c, "k", &probe);
+    let digest = c.digest("k");
+    let dump = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
+    assert!(c.cmd(&[&b"RESTORE"[..], b"restored", b"0", &dump]).is_ok());
+    for (it, data) in c.scandump_all("k") {
+        let r = c.cmd(&[&b"BF.LOADCHUNK"[..], b"chunked", it.to_string().as_bytes(), &data]);
+        assert!(r.is_ok(), "{r:?}");
+    }
+    assert_eq!(c.int(&["COPY", "k", "copied"]), 1);
+    c.ok(&["DEBUG", "RELOAD"]);
+    for key in ["k", "restored", "chunked", "copied"] {
+        assert_eq!(answers(&mut c, key, &probe), before, "{key}");
+        assert_eq!(c.digest(key), digest, "{key}");
+        assert!(blocked_layers(&mut c, key).0, "{key}");
+    }
+    let v = c.cmd(&["BGREWRITEAOF"]);
+    assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
+    wait_until("AOF rewrite to finish", || {
+        c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+    });
+    // Writes after the rewrite go to the AOF tail, growing a layer.
+    let more = items("q", 6_000);
+    add_all(&mut c, "copied", &more);
+    let after_tail = answers(&mut c, "copied", &probe);
+    let dir = srv.dir();
+    drop(c);
+    srv.shutdown(&[]);
+    let srv = Server::start_in(dir, opts);
+    let mut c = srv.conn();
+    assert_eq!(answers(&mut c, "k", &probe), before, "after AOF restart");
+    assert_eq!(answers(&mut c, "copied", &probe), after_tail, "AOF tail");
+    assert_eq!(c.digest("k"), digest);
+    c.assert_all_present("copied", &more);
+    assert!(blocked_layers(&mut c, "copied").0);
+}
+
+/// A replica ends with the same bits (digest) as its primary for blocked filters made by
+/// BF.RESERVE, BF.INSERT, and BF.ADD under a primary's `bf.layout blocked` that the replica
+/// does not have itself (the setting travels with the stream).
+#[test]
+fn replicas_build_identical_blocked_filters() {
+    let p = Server::start();
+    let r =
+        Server::start_with(ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", p.port)));
+    let mut rc = r.conn();
+    wait_until("replica link up", || {
+        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
+    });
+    let mut pc = p.conn();
+    pc.ok(&["BF.RESERVE", "res", "0.01", "300", "LAYOUT", "BLOCKED"]);
+    pc.cmd(&["BF.INSERT", "ins", "CAPACITY", "300", "LAYOUT", "BLOCKED", "ITEMS", "a", "b"]);
+    pc.ok(&["CONFIG", "SET", "bf.layout", "blocked"]);
+    assert_eq!(pc.int(&["BF.ADD", "auto", "a"]), 1);
+    assert_eq!(rc.config_get("bf.layout").as_deref(), Some("standard"));
+    let all = items("rep", 3_000);
+    for key in ["res", "ins", "auto"] {
+        add_all(&mut pc, key, &all);
+    }
+    wait_until("WAIT 1", || pc.int(&["WAIT", "1", "5000"]) >= 1);
+    let mut probe = all.clone();
+    probe.extend(items("absent", 3_000));
+    for key in ["res", "ins", "auto"] {
+        assert!(blocked_layers(&mut rc, key).0, "{key}");
+        assert_eq!(rc.digest(key), pc.digest(key), "{key}");
+        assert_eq!(answers(&mut rc, key, &probe), answers(&mut pc, key, &probe), "{key}");
+    }
+}
+
+/// RESTOREs of a blocked filter's DUMP with bytes flipped, fields patched and the layout
+/// field set to every nearby value: each is refused or gives a filter that answers every
+/// command; the server never crashes and every bystander stays as it was.
+#[test]
+fn hostile_restores_of_a_blocked_dump_never_crash() {
+    let mut fx = Hostile::start();
+    fx.conn.ok(&["BF.RESERVE", "blk", "0.01", "200", "LAYOUT", "BLOCKED"]);
+    fx.conn.madd("blk", &items("b", 1_500));
+    fx.add_bystander("blk");
+    let payload = fx.conn.cmd(&["DUMP", "blk"]).as_bytes().to_vec();
+    let (mut rng, seed) = fuzz_rng("hostile_restores_of_a_blocked_dump_never_crash");
+    eprintln!("seed {seed}");
+    let body = payload.len() - 10;
+    for i in 0..300 {
+        let mut p = payload.clone();
+        let flips = 1 + rng.next() % 4;
+        for _ in 0..flips {
+            // Mostly the metadata at the front, sometimes anywhere.
+            let span = if rng.next() % 4 == 0 { body } else { 160.min(body) };
+            let at = rng.next() as usize % span;
+            p[at] ^= 1 << (rng.next() % 8);
+        }
+        fix_dump_crc(&mut p);
+        fx.try_restore(&format!("h{i}"), &p, false);
+    }
+    // The layout field (512) replaced by other counter widths and near values.
+    // Fields: scheme, seed, error, capacity, expansion, counters (512: blocked), …
+    let parsed = ModulePayload::parse(&payload).expect("parse DUMP payload");
+    assert_eq!(parsed.fields[5], Field::Uint(512), "{:?}", &parsed.fields[..8]);
+    for value in [0u64, 4, 8, 511, 513, 1024, u64::MAX] {
+        let mut changed = parsed.clone();
+        changed.fields[5] = Field::Uint(value);
+        let p = changed.serialize();
+        let v = fx.conn.cmd(&[b"RESTORE".as_slice(), b"layout", b"0", &p]);
+        assert!(v.is_err(), "counters {value}: {v:?}");
+        assert!(!fx.conn.exists_key("layout"));
+    }
+    eprintln!("{:?}", fx.tally);
+    fx.assert_intact();
+}
