@@ -129,12 +129,14 @@ class Report(unittest.TestCase):
     """testdata/quick-results.json is the --json output of a `--quick` run of every part but
     import and counting, testdata/quick-import.json of a later `--quick --only import` run,
     testdata/quick-counting.json of a `--quick --only counting` run, testdata/quick-cuckoo.json of
-    a `--quick --only cuckoo` run: each part's report renders
+    a `--quick --only cuckoo` run, testdata/quick-window.json of a `--quick --only window` run:
+    each part's report renders
     from them, with the headings and targets the README explains."""
 
     def test_every_part_renders_from_a_recorded_run(self):
         results = dict(recorded("quick-results.json"), **recorded("quick-import.json"),
-                       **recorded("quick-counting.json"), **recorded("quick-cuckoo.json"))
+                       **recorded("quick-counting.json"), **recorded("quick-cuckoo.json"),
+                       **recorded("quick-window.json"))
         self.assertEqual(set(results), set(compare.PARTS))
         text = compare.report(results)
         for heading in ("### Instructions per item", "### Bits per item", "### ns per item",
@@ -143,7 +145,8 @@ class Report(unittest.TestCase):
                         "### Counting filters against RedisBloom's cuckoo filter",
                         "### Cuckoo filters: scalebloom's CF.* against RedisBloom's",
                         "### Cuckoo filters: a 256 MiB filter", "### Cuckoo filters: instructions per item",
-                        "### Many small cuckoo filters"):
+                        "### Many small cuckoo filters",
+                        "### Windowed filters: `WINDOW ITEMS` against two rotated RedisBloom filters"):
             self.assertEqual(text.count(heading), 1, heading)
         self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
 
@@ -201,6 +204,28 @@ class Report(unittest.TestCase):
         # COUNTING 4 / CF ratios 0.50, 3.00, 0.90: the median is round 3's, every figure is that round's
         self.assertEqual(self.counting_rows(r)["add"][2:],
                          ["60", "90", "100", "100", "0.90×", "1.00×", "1.50×", "3 of 3", "0.50–3.00×"])
+
+    def window_rows(self, r):
+        text = compare.report_window(r)[2]
+        return {(cells[0], cells[1]): cells for cells in ([c.strip() for c in line.strip("|").split("|")]
+                                                          for line in text.splitlines()[4:])}
+
+    def test_window_ratios_are_of_the_medians(self):
+        import copy
+        r = copy.deepcopy(recorded("quick-window.json")["window"])
+        self.assertEqual(r["rounds"], 3)
+        kinds = r["errors"]["0.01"]
+        for k, ns in (("window", (100, 400, 150)), ("plain", (100, 90, 80)), ("rotated", (50, 50, 75)),
+                      ("rotated2", (300, 300, 300))):
+            for run, v in zip(kinds[k], ns):
+                run["madd"] = v
+        # medians: window 150, plain 90, rotated 50, rotated e/2 300
+        self.assertEqual(self.window_rows(r)[("1%", "BF.MADD")][2:],
+                         ["1.67×", "MISSES ≤ 1.50×", "3.00×", "0.50×"])
+        kinds["window"][1]["madd"] = 120
+        self.assertEqual(self.window_rows(r)[("1%", "BF.MADD")][2:4], ["1.33×", "meets ≤ 1.50×"])
+        x, p = kinds["window"][0], kinds["plain"][0]
+        self.assertEqual(self.window_rows(r)[("1%", "bytes (Size)")][2], f"{x['size'] / p['size']:.2f}×")
 
     def test_counting_memory_rows(self):
         r = recorded("quick-counting.json")["counting"]

@@ -14,7 +14,7 @@ use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
 use scalebloom::filter::window::codec as window_codec;
 use scalebloom::filter::window::params as window_params;
-use scalebloom::filter::window::{WindowFilter, WindowKind};
+use scalebloom::filter::window::{WindowFilter, WindowKind, WindowLayout};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 /// A small filter: `items` distinct items added to a chain with these parameters.
@@ -275,13 +275,17 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out
 }
 
-/// Small windowed filters (a time and a count window), with items.
+/// Small windowed filters (a time and a count window in the blocked layout, a time window in
+/// the sliced layout of encoding-1 filters), with items.
 fn window_filters() -> Vec<(&'static str, WindowFilter)> {
     let mut out = Vec::new();
-    for (name, kind) in
-        [("time-1s", WindowKind::Time { window_ms: 1000 }), ("items", WindowKind::Items)]
-    {
-        let p = window_params::choose(kind, 0.05, 40).expect("params");
+    let (blocked, sliced) = (WindowLayout::Blocked, WindowLayout::Sliced);
+    for (name, layout, kind) in [
+        ("time-1s", blocked, WindowKind::Time { window_ms: 1000 }),
+        ("items", blocked, WindowKind::Items),
+        ("sliced-time-1s", sliced, WindowKind::Time { window_ms: 1000 }),
+    ] {
+        let p = window_params::choose_in(layout, kind, 0.05, 40).expect("params");
         let mut f = WindowFilter::new(p, 9, 1000, &Unlimited).expect("filter");
         for i in 0..60u64 {
             f.add(format!("w{i}").as_bytes(), 1000 + i * 37);

@@ -351,3 +351,55 @@ fn aof_replay_and_rewrite_rebuild_the_same_bits() {
         assert_eq!([c.digest("t"), c.digest("n")], digests, "rewrite {rewrite}");
     }
 }
+
+/// A value of encoding 1 (written by the release before the blocked layout: one array per
+/// slice, no layout word) still loads, answers, takes adds and saves again.
+#[test]
+fn encoding_1_values_still_load() {
+    let s = clocked();
+    let mut c = s.conn();
+    c.int(&["BF.DEBUGCLOCK", "SET", T0]);
+    c.ok(&["BF.RESERVE", "w", "0.01", "2000", "WINDOW", "10m"]);
+    let dump = c.cmd(&["DUMP", "w"]).as_bytes().to_vec();
+    let mut p = ModulePayload::parse(&dump).unwrap();
+    // Module id: 8 bytes big-endian after the 0x81 length byte; the low 10 bits are encver.
+    assert_eq!(p.module_id[0], 0x81);
+    let id = u64::from_be_bytes(p.module_id[1..9].try_into().unwrap());
+    assert_eq!(id & 1023, 2);
+    let mut module_id = vec![0x81];
+    module_id.extend_from_slice(&((id & !1023) | 1).to_be_bytes());
+    p.module_id = module_id;
+    // Encoding 2, blocked: layout word 1, the fields, turns, the memory. Encoding 1: the same
+    // fields, then k + l slices (here empty) of slice_bits / 8 bytes each.
+    assert_eq!(p.fields[0], Field::Uint(1));
+    let uint = |f: &Field| match f {
+        Field::Uint(v) => *v,
+        other => panic!("{other:?}"),
+    };
+    let (k, l, slice_bits) = (uint(&p.fields[5]), uint(&p.fields[6]), uint(&p.fields[9]));
+    let n = (k + l) as usize;
+    let mut fields: Vec<Field> = p.fields[1..14 + n].to_vec();
+    for _ in 0..n {
+        fields.push(Field::Str { bytes: vec![0; slice_bits as usize / 8], lzf: None });
+    }
+    p.fields = fields;
+    let mut v1 = p.serialize();
+    fix_dump_crc(&mut v1);
+    c.ok(&[b"RESTORE".as_slice(), b"old", b"0", &v1]);
+    assert_eq!(c.cmd(&["TYPE", "old"]).as_str(), "SBwindow-");
+    let items = names("o", 2000);
+    madd(&mut c, "old", &items);
+    assert_eq!(present(&mut c, "old", &items), 2000);
+    assert_eq!(stat(&mut c, "old", "Items added"), "2000");
+    advance(&mut c, 5 * 60_000);
+    assert_eq!(present(&mut c, "old", &items), 2000);
+    // It saves (encoding 2, sliced) and loads back the same.
+    let digest = c.digest("old");
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert_eq!(c.digest("old"), digest);
+    assert_eq!(present(&mut c, "old", &items), 2000);
+    advance(&mut c, 7 * 60_000);
+    c.cmd(&["BF.ADD", "old", "new"]);
+    assert!(present(&mut c, "old", &items) < 100);
+    assert!(s.panic_lines().is_empty());
+}

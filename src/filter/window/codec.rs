@@ -1,6 +1,6 @@
 //! The windowed filter's byte formats: its RDB value, its `BF.SCANDUMP` header and chunks.
 //!
-//! # Fields (version 1), in order, each a [`FieldWriter`] field
+//! # Fields, in order, each a [`FieldWriter`] field
 //! ```text
 //! u64 kind          0 = time window, 1 = count window
 //! u64 window_ms     the window (time), 0 (count)
@@ -15,13 +15,20 @@
 //! u64 gen_start_ms  when the current generation began (absolute ms)
 //! u64 last_ms       the latest time a write brought (absolute ms)
 //! u64 × (k+l)       items per generation, by physical slice
+//! u64 turns         (blocked layout only) turns of the ring so far
 //! ```
-//! The RDB value is these fields, then each slice (physical order) as one string of
-//! `slice_bits / 8` bytes (little-endian words). The dump header of `BF.SCANDUMP` is
-//! [`WINDOW_MAGIC`] followed by the fields in a byte buffer; its chunks are the slices' bytes
-//! in physical order, each chunk inside one slice and at most 16 MiB, addressed by byte offset
-//! as the Bloom chain's are. Timestamps are absolute, so a filter restored after downtime
-//! forgets on its first write what expired meanwhile.
+//! The memory is then, as little-endian words: sliced, each slice (physical order) of
+//! `slice_bits / 8` bytes; blocked, `slice_bits / 64` rows of `k + l + 1` words (the row's tag,
+//! at most `turns`, then the word of each slice by physical index).
+//!
+//! The RDB value of encoding 2 is a u64 layout (0 sliced, 1 blocked), the fields, then the
+//! memory as strings: one per slice (sliced), or pieces of at most 16 MiB (blocked). Encoding 1
+//! (before the blocked layout) is the sliced fields and slices without the layout word; it is
+//! still read. The dump header of `BF.SCANDUMP` is [`WINDOW_MAGIC`] (sliced) or
+//! [`WINDOW_MAGIC_BLOCKED`] followed by the fields in a byte buffer; its chunks are the memory's
+//! bytes, each at most 16 MiB (and inside one slice, sliced), addressed by byte offset as the
+//! Bloom chain's are. Timestamps are absolute, so a filter restored after downtime forgets on
+//! its first write what expired meanwhile.
 //!
 //! Every field is validated ([`WindowParams::validate`] ties the derived ones to the others),
 //! and the slices are offered to the allocation guard before they are read.
@@ -31,19 +38,23 @@ use super::super::chunks::MAX_CHUNK_BYTES;
 use super::super::fields::{FieldReader, FieldWriter, SliceReader};
 use super::super::guard::AllocGuard;
 use super::super::mem::{Words, le_bytes, set_from_le_bytes};
-use super::WindowFilter;
-use super::params::{WindowKind, WindowParams};
+use super::params::{WindowKind, WindowLayout, WindowParams};
+use super::{Store, WindowFilter};
 
-/// The first bytes of a windowed filter's dump header (never those of a Bloom chain's
+/// The first bytes of a sliced windowed filter's dump header (never those of a Bloom chain's
 /// `SCBLOOM\0` header, nor a plausible RedisBloom header: RedisBloom's begins with a u64
 /// capacity, and this one reads as one above its 2^30 bound).
 pub const WINDOW_MAGIC: [u8; 8] = *b"SBWINDW\x01";
 
-/// The field format version.
-pub const FIELDS_VERSION: u64 = 1;
+/// The first bytes of a blocked windowed filter's dump header.
+pub const WINDOW_MAGIC_BLOCKED: [u8; 8] = *b"SBWINDW\x02";
 
-/// The RDB encoding version of the windowed type.
-pub const RDB_ENCODING_VERSION: i32 = 1;
+/// The RDB encoding version of the windowed type (2: the layout word and the blocked layout).
+pub const RDB_ENCODING_VERSION: i32 = 2;
+
+/// Largest `turns` accepted from stored data (no filter turns 2^62 times; a write adds at most
+/// `k + l`, so the count never wraps).
+const MAX_TURNS: u64 = 1 << 62;
 
 /// Writes the fields (not the slices).
 pub fn write_meta(f: &WindowFilter, w: &mut impl FieldWriter) {
@@ -68,6 +79,9 @@ pub fn write_meta(f: &WindowFilter, w: &mut impl FieldWriter) {
     for &c in &f.counts {
         w.u64(c);
     }
+    if p.layout == WindowLayout::Blocked {
+        w.u64(f.turns);
+    }
 }
 
 /// A filter's fields, read and validated, before its slices.
@@ -79,10 +93,11 @@ pub struct Meta {
     gen_start_ms: u64,
     last_ms: u64,
     counts: Vec<u64>,
+    turns: u64,
 }
 
-/// Reads and validates the fields.
-pub fn read_meta(r: &mut impl FieldReader) -> Result<Meta, BloomError> {
+/// Reads and validates the fields of a filter in `layout`.
+pub fn read_meta(r: &mut impl FieldReader, layout: WindowLayout) -> Result<Meta, BloomError> {
     let bad = || BloomError::BadData;
     let kind = match (r.u64()?, r.u64()?) {
         (0, window_ms) => WindowKind::Time { window_ms },
@@ -102,6 +117,7 @@ pub fn read_meta(r: &mut impl FieldReader) -> Result<Meta, BloomError> {
         gen_items: r.u64()?,
         gen_ms: r.u64()?,
         slice_bits: r.u64()?,
+        layout,
     };
     params.validate()?;
     let seed = r.u64()?;
@@ -125,112 +141,233 @@ pub fn read_meta(r: &mut impl FieldReader) -> Result<Meta, BloomError> {
         }
         counts.push(c);
     }
-    Ok(Meta { params, seed, head, gen_start_ms, last_ms, counts })
+    let turns = match layout {
+        WindowLayout::Sliced => 0,
+        WindowLayout::Blocked => Some(r.u64()?).filter(|&t| t <= MAX_TURNS).ok_or_else(bad)?,
+    };
+    Ok(Meta { params, seed, head, gen_start_ms, last_ms, counts, turns })
+}
+
+/// Whether every row tag among `data` (little-endian words from word `first` of the blocked
+/// memory on) is at most `turns`: a later tag would keep recycled slices from reading as empty.
+fn tags_ok(data: &[u8], first: u64, row_words: u64, turns: u64) -> bool {
+    // row_words ≤ 201 (validated parameters).
+    let skip = ((row_words - first % row_words) % row_words) as usize;
+    data.chunks_exact(8)
+        .skip(skip)
+        .step_by(row_words as usize)
+        .all(|w| u64::from_le_bytes(w.try_into().expect("chunks of 8")) <= turns)
 }
 
 impl Meta {
     /// The filter with these fields and slices.
-    fn with_slices(self, slices: Vec<Words>) -> WindowFilter {
+    fn with_store(self, store: Store) -> WindowFilter {
         WindowFilter {
             params: self.params,
             seed: self.seed,
-            slices,
+            store,
             counts: self.counts,
             head: self.head,
             gen_start_ms: self.gen_start_ms,
             last_ms: self.last_ms,
+            turns: self.turns,
         }
     }
 
-    /// The filter with all slices zero (a dump header: the chunks fill them), offered to
+    /// The filter with all memory zero (a dump header: the chunks fill it), offered to
     /// `guard` first.
     pub fn allocate(self, guard: &dyn AllocGuard) -> Result<WindowFilter, BloomError> {
         let bytes = self.params.bytes();
         guard.admit(bytes, bytes)?;
-        let slices = (0..self.params.slices())
-            .map(|_| Words::zeroed(self.params.slice_words()))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(self.with_slices(slices))
+        let store = WindowFilter::zeroed_store(&self.params)?;
+        Ok(self.with_store(store))
     }
 }
 
-/// Writes the RDB value: the fields, then each slice.
+/// The RDB layout word of encoding 2.
+fn layout_code(layout: WindowLayout) -> u64 {
+    match layout {
+        WindowLayout::Sliced => 0,
+        WindowLayout::Blocked => 1,
+    }
+}
+
+/// Writes the RDB value (encoding 2): the layout, the fields, then the memory.
 pub fn write_rdb(f: &WindowFilter, w: &mut impl FieldWriter) {
+    w.u64(layout_code(f.params.layout));
     write_meta(f, w);
-    for s in &f.slices {
-        w.bytes(&le_bytes(s));
+    match &f.store {
+        Store::Sliced(slices) => {
+            for s in slices {
+                w.bytes(&le_bytes(s));
+            }
+        }
+        Store::Blocked(words) => {
+            for piece in words.chunks(MAX_CHUNK_BYTES as usize / 8) {
+                w.bytes(&le_bytes(piece));
+            }
+        }
     }
 }
 
-/// Reads an RDB value (or a DUMP payload), every field validated and the slices offered to
-/// `guard` before they are read.
+/// Reads an RDB value (or a DUMP payload) of encoding 2, every field validated and the memory
+/// offered to `guard` before it is read.
 pub fn read_rdb(
     r: &mut impl FieldReader,
     guard: &dyn AllocGuard,
 ) -> Result<WindowFilter, BloomError> {
-    let meta = read_meta(r)?;
-    let bytes = meta.params.bytes();
-    guard.admit(bytes, bytes)?;
-    let mut slices = Vec::with_capacity(meta.params.slices());
-    for _ in 0..meta.params.slices() {
-        slices.push(r.words(meta.params.slice_words())?);
-    }
-    Ok(meta.with_slices(slices))
+    let layout = match r.u64()? {
+        0 => WindowLayout::Sliced,
+        1 => WindowLayout::Blocked,
+        _ => return Err(BloomError::BadData),
+    };
+    read_body(r, layout, guard)
 }
 
-/// The dump header of `BF.SCANDUMP`: [`WINDOW_MAGIC`], then the fields.
+/// Reads an RDB value of encoding 1 (the sliced layout, no layout word).
+pub fn read_rdb_v1(
+    r: &mut impl FieldReader,
+    guard: &dyn AllocGuard,
+) -> Result<WindowFilter, BloomError> {
+    read_body(r, WindowLayout::Sliced, guard)
+}
+
+fn read_body(
+    r: &mut impl FieldReader,
+    layout: WindowLayout,
+    guard: &dyn AllocGuard,
+) -> Result<WindowFilter, BloomError> {
+    let meta = read_meta(r, layout)?;
+    let bytes = meta.params.bytes();
+    guard.admit(bytes, bytes)?;
+    let store = match layout {
+        WindowLayout::Sliced => {
+            let mut slices = Vec::with_capacity(meta.params.slices());
+            for _ in 0..meta.params.slices() {
+                slices.push(r.words(meta.params.slice_words())?);
+            }
+            Store::Sliced(slices)
+        }
+        WindowLayout::Blocked => {
+            // The first piece is read before the memory is allocated: a value that claims more
+            // than 16 MiB must bring 16 MiB first (the guard above bounds the rest), and a
+            // smaller one allocates no more than it brought.
+            let row_words = meta.params.row_words() as u64;
+            let piece_words = MAX_CHUNK_BYTES as usize / 8;
+            let total = usize::try_from(bytes / 8).map_err(|_| BloomError::TooLarge)?;
+            let first_piece = r.bytes()?;
+            if first_piece.as_ref().len() != total.min(piece_words) * 8 {
+                return Err(BloomError::BadData);
+            }
+            let mut words = Words::zeroed(total as u64)?;
+            let mut pending = Some(first_piece);
+            for (i, piece) in words.chunks_mut(piece_words).enumerate() {
+                let data = match pending.take() {
+                    Some(d) => d,
+                    None => r.bytes()?,
+                };
+                let first = (i * piece_words) as u64;
+                if !tags_ok(data.as_ref(), first, row_words, meta.turns)
+                    || !set_from_le_bytes(piece, data.as_ref())
+                {
+                    return Err(BloomError::BadData);
+                }
+            }
+            Store::Blocked(words)
+        }
+    };
+    Ok(meta.with_store(store))
+}
+
+/// The dump header of `BF.SCANDUMP`: [`WINDOW_MAGIC`] or [`WINDOW_MAGIC_BLOCKED`], then the
+/// fields.
 pub fn dump_header(f: &WindowFilter) -> Vec<u8> {
-    let mut out = WINDOW_MAGIC.to_vec();
+    let mut out = match f.params.layout {
+        WindowLayout::Sliced => WINDOW_MAGIC.to_vec(),
+        WindowLayout::Blocked => WINDOW_MAGIC_BLOCKED.to_vec(),
+    };
     write_meta(f, &mut out);
     out
 }
 
 /// Whether `data` is a windowed filter's dump header (by its magic).
 pub fn is_window_header(data: &[u8]) -> bool {
-    data.starts_with(&WINDOW_MAGIC)
+    data.starts_with(&WINDOW_MAGIC) || data.starts_with(&WINDOW_MAGIC_BLOCKED)
 }
 
 /// Parses a dump header; nothing may follow the fields.
 pub fn parse_dump_header(data: &[u8]) -> Result<Meta, BloomError> {
-    let rest = data.strip_prefix(&WINDOW_MAGIC).ok_or(BloomError::BadData)?;
+    let (layout, rest) = if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC) {
+        (WindowLayout::Sliced, rest)
+    } else if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC_BLOCKED) {
+        (WindowLayout::Blocked, rest)
+    } else {
+        return Err(BloomError::BadData);
+    };
     let mut r = SliceReader::new(rest);
-    let meta = read_meta(&mut r)?;
+    let meta = read_meta(&mut r, layout)?;
     if r.remaining() != 0 {
         return Err(BloomError::BadData);
     }
     Ok(meta)
 }
 
-/// The chunk at byte `offset` of the slices (physical order): `(slice, byte within it, len)`,
-/// inside one slice and at most 16 MiB; `None` at or past the end.
+/// The chunk at byte `offset` of the memory: `(slice, byte within it, len)`, inside one slice
+/// (sliced; the blocked memory counts as one slice) and at most 16 MiB; `None` at or past the
+/// end.
 fn locate(f: &WindowFilter, offset: u64) -> Option<(usize, usize, usize)> {
-    let slice_bytes = f.params.slice_bits / 8;
-    let slice = usize::try_from(offset / slice_bytes).ok().filter(|&s| s < f.slices.len())?;
+    let (slices, slice_bytes) = match f.store {
+        Store::Sliced(_) => (f.params.slices() as u64, f.params.slice_bits / 8),
+        Store::Blocked(_) => (1, f.params.bytes()),
+    };
+    let slice = Some(offset / slice_bytes).filter(|&s| s < slices)? as usize;
     let inner = offset % slice_bytes;
     let len = (slice_bytes - inner).min(MAX_CHUNK_BYTES);
     Some((slice, inner as usize, len as usize))
 }
 
+/// The words of slice `slice` (the whole memory when blocked).
+fn slice_words(f: &WindowFilter, slice: usize) -> &[u64] {
+    match &f.store {
+        Store::Sliced(slices) => &slices[slice],
+        Store::Blocked(words) => words,
+    }
+}
+
 /// The chunk of `BF.SCANDUMP` at byte `offset`, or `None` past the end.
 pub fn read_chunk(f: &WindowFilter, offset: u64) -> Option<Vec<u8>> {
     let (slice, inner, len) = locate(f, offset)?;
-    let bytes = le_bytes(&f.slices[slice]);
-    Some(bytes[inner..inner + len].to_vec())
+    let words = slice_words(f, slice);
+    // The words that hold bytes inner..inner + len (inside the slice, by `locate`).
+    let (first, last) = (inner / 8, (inner + len).div_ceil(8));
+    let bytes = le_bytes(&words[first..last]);
+    Some(bytes[inner - first * 8..inner - first * 8 + len].to_vec())
 }
 
 /// Writes a chunk of `BF.LOADCHUNK` at byte `offset`: it must start on a word and lie inside
-/// one slice.
+/// one slice (sliced) or the memory (blocked), and row tags in it must not be past `turns`.
 pub fn write_chunk(f: &mut WindowFilter, offset: u64, data: &[u8]) -> Result<(), BloomError> {
-    let slice_bytes = f.params.slice_bits / 8;
-    let slice = usize::try_from(offset / slice_bytes)
-        .ok()
-        .filter(|&s| s < f.slices.len())
-        .ok_or(BloomError::ChunkOffset)?;
+    let (slices, slice_bytes) = match f.store {
+        Store::Sliced(_) => (f.params.slices() as u64, f.params.slice_bits / 8),
+        Store::Blocked(_) => (1, f.params.bytes()),
+    };
+    let slice =
+        Some(offset / slice_bytes).filter(|&s| s < slices).ok_or(BloomError::ChunkOffset)? as usize;
     let inner = offset % slice_bytes;
     if inner % 8 != 0 || data.len() % 8 != 0 || data.len() as u64 > slice_bytes - inner {
         return Err(BloomError::ChunkTooBig);
     }
     let first = (inner / 8) as usize;
-    let words = &mut f.slices[slice][first..first + data.len() / 8];
+    let row_words = f.params.row_words() as u64;
+    let turns = f.turns;
+    let words = match &mut f.store {
+        Store::Sliced(slices) => &mut slices[slice][first..first + data.len() / 8],
+        Store::Blocked(words) => {
+            if !tags_ok(data, first as u64, row_words, turns) {
+                return Err(BloomError::BadData);
+            }
+            &mut words[first..first + data.len() / 8]
+        }
+    };
     if set_from_le_bytes(words, data) { Ok(()) } else { Err(BloomError::BadData) }
 }

@@ -17,6 +17,17 @@
 //!
 //! Sizing (which `k, l`; `m`) is in [`params`]; the byte formats in [`codec`].
 //!
+//! # Layout
+//! New filters are blocked ([`WindowLayout::Blocked`]): memory is rows of `k + l + 1` words, a
+//! tag and then one word of each slice. An item's hash picks one row, and in each slice's word
+//! of it one bit (a mix of the hash and the slice's physical index), so an insert or a query
+//! reads one row — a few adjacent cache lines — instead of one line per slice. A turn clears
+//! nothing at once: the tag of a row is the ring's turn count when a write last brought the row
+//! up to date, the slices recycled by the turns since then (ages `0..turns − tag`) read as
+//! empty, and the next write to the row zeroes them. A turn costs O(1) however large the filter
+//! is. Filters written before (encoding 1) keep their layout ([`WindowLayout::Sliced`]: one
+//! array per slice, a turn clears the oldest array).
+//!
 //! # Time
 //! The core never reads a clock: every write and read takes `now` (ms). Writes move the ring
 //! ([`WindowFilter::advance`]); time never goes back for a filter (a `now` below the latest one
@@ -37,16 +48,24 @@ pub mod params;
 use super::BloomError;
 use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
-use super::mem::{Mover, Words};
-pub use params::{WindowKind, WindowParams};
+use super::mem::{Mover, Words, prefetch};
+pub use params::{WindowKind, WindowLayout, WindowParams};
+
+/// Where the slices' bits are.
+#[derive(Clone, PartialEq)]
+enum Store {
+    /// One array per slice, by physical index.
+    Sliced(Vec<Words>),
+    /// Rows of `k + l + 1` words: the row's tag, then the word of each slice (physical index).
+    Blocked(Words),
+}
 
 /// An age-partitioned Bloom filter with a time or count window.
 #[derive(Clone, PartialEq)]
 pub struct WindowFilter {
     params: WindowParams,
     seed: u64,
-    /// The ring, by physical index; `slices[head]` is age 0.
-    slices: Vec<Words>,
+    store: Store,
     /// Items inserted while each slice (physical index) was the newest: its generation's count.
     counts: Vec<u64>,
     /// Physical index of the newest slice.
@@ -55,6 +74,9 @@ pub struct WindowFilter {
     gen_start_ms: u64,
     /// The latest `now` a write brought.
     last_ms: u64,
+    /// Turns of the ring so far (blocked layout; a catch-up that clears all counts `k + l`).
+    /// A row whose tag is `t` reads its slices of ages `0..turns − t` as empty.
+    turns: u64,
 }
 
 impl std::fmt::Debug for WindowFilter {
@@ -65,6 +87,7 @@ impl std::fmt::Debug for WindowFilter {
             .field("counts", &self.counts)
             .field("gen_start_ms", &self.gen_start_ms)
             .field("last_ms", &self.last_ms)
+            .field("turns", &self.turns)
             .finish_non_exhaustive()
     }
 }
@@ -86,8 +109,175 @@ pub struct WindowStats {
     pub saturated: bool,
 }
 
+/// How many items ahead a batch fetches rows.
+const AHEAD: usize = 4;
+
+/// Physical index of age `age` in a ring of `n` whose newest slice is `head` (both below `n`).
+#[inline]
+fn ring(head: usize, n: usize, age: usize) -> usize {
+    // head < n and age < n, so one subtraction replaces a division.
+    let p = head + age;
+    if p >= n { p - n } else { p }
+}
+
+/// The bit an item has in physical slice `p` of the sliced layout: (word, mask).
+#[inline]
+fn sliced_bit(slice_bits: u64, h: ItemHash, p: usize) -> (usize, u64) {
+    let x = h.h1.wrapping_add((p as u64).wrapping_mul(h.h2));
+    let pos = reduce(x, slice_bits);
+    ((pos / 64) as usize, 1u64 << (pos % 64))
+}
+
+/// Six bits of each of eight slices' positions: a mix (splitmix64's finalizer) of the item's
+/// second hash and the group `g` of eight physical slices. Independent from group to group (a
+/// linear step such as `h2 + p·c` would make two items that agree in one slice agree in all).
+#[inline]
+fn group_mix(h2: u64, g: usize) -> u64 {
+    let z = h2 ^ (g as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Slices per [`group_mix`] (eight groups make the 64 slices of one mask word).
+const GROUP: usize = 8;
+
+/// The bit an item has in the word of physical slice `p` of its row (blocked layout).
+#[inline]
+fn row_bit(h2: u64, p: usize) -> u64 {
+    let z = group_mix(h2, p / GROUP) >> (6 * (p % GROUP));
+    1u64 << (z & 63)
+}
+
+/// A set of ages (at most 256: `k + l ≤ 200`), one bit each.
+type AgeMask = [u64; 4];
+
+/// Bit `age` of the result is whether the slice of that age holds the item's bit in its row
+/// (`slots`: the row's slice words by physical index; `head`: physical index of age 0). No
+/// branch on the data: every slice is read, eight positions per mix, gathered in physical
+/// order in a register and then rotated into age order.
+#[inline]
+fn age_mask(slots: &[u64], h2: u64, head: usize) -> AgeMask {
+    // The item's bit of each slice of group `g` (eight slices), as eight bits.
+    #[inline(always)]
+    fn group_bits(group: &[u64], z: u64) -> u64 {
+        let mut bits = 0u64;
+        for (j, &w) in group.iter().enumerate() {
+            bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
+        }
+        bits
+    }
+    let mut phys = [0u64; 4];
+    let mut groups = slots.chunks_exact(GROUP);
+    for (g, group) in (&mut groups).enumerate() {
+        let group: &[u64; GROUP] = group.try_into().expect("chunks_exact");
+        phys[g / 8] |= group_bits(group, group_mix(h2, g)) << ((g % 8) * GROUP);
+    }
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        let g = slots.len() / GROUP;
+        phys[g / 8] |= group_bits(rest, group_mix(h2, g)) << ((g % 8) * GROUP);
+    }
+    if head == 0 {
+        return phys;
+    }
+    // Age a is physical (a + head) mod n; bits past n are ignored by `has_run`'s range.
+    let (low, high) = (shr(phys, head), shl(phys, slots.len() - head));
+    [low[0] | high[0], low[1] | high[1], low[2] | high[2], low[3] | high[3]]
+}
+
+/// `m` shifted towards higher ages by `s` (< 256): bit `i + s` of the result is bit `i` of `m`.
+#[inline]
+fn shl(m: AgeMask, s: usize) -> AgeMask {
+    let (words, bits) = (s / 64, s % 64);
+    let mut out = [0u64; 4];
+    for (i, o) in out.iter_mut().enumerate().skip(words) {
+        let lo = m[i - words];
+        let below = if i > words { m[i - words - 1] } else { 0 };
+        *o = if bits == 0 { lo } else { (lo << bits) | (below >> (64 - bits)) };
+    }
+    out
+}
+
+/// `m` shifted towards lower ages by `s` (< 256): bit `i` of the result is bit `i + s` of `m`.
+#[inline]
+fn shr(m: AgeMask, s: usize) -> AgeMask {
+    let (words, bits) = (s / 64, s % 64);
+    let mut out = [0u64; 4];
+    for (i, o) in out.iter_mut().enumerate() {
+        let lo = m.get(i + words).copied().unwrap_or(0);
+        let hi = m.get(i + words + 1).copied().unwrap_or(0);
+        *o = if bits == 0 { lo } else { (lo >> bits) | (hi << (64 - bits)) };
+    }
+    out
+}
+
+/// Whether `m` holds `k` consecutive ages within `lo..hi`.
+#[inline]
+fn has_run(m: AgeMask, k: usize, lo: usize, hi: usize) -> bool {
+    let mut y = [0u64; 4];
+    for (i, w) in y.iter_mut().enumerate() {
+        let (a, b) = (i * 64, i * 64 + 64);
+        let from = lo.clamp(a, b) - a;
+        let to = hi.clamp(a, b) - a;
+        let keep = if to <= from { 0 } else { (u64::MAX >> (64 - (to - from))) << from };
+        *w = m[i] & keep;
+    }
+    // After each step, bit i of y says that ages i..i + len all hit.
+    let mut len = 1;
+    while len * 2 <= k {
+        let t = shr(y, len);
+        for (w, t) in y.iter_mut().zip(t) {
+            *w &= t;
+        }
+        len *= 2;
+    }
+    if len < k {
+        let t = shr(y, k - len);
+        for (w, t) in y.iter_mut().zip(t) {
+            *w &= t;
+        }
+    }
+    y.iter().any(|&w| w != 0)
+}
+
+/// Whether `k` consecutive ages among `lo..hi` hit.
+///
+/// Every run of `k` ages contains an age `i` with `i ≡ lo + k − 1 (mod k)` past the last miss,
+/// so only those are probed first (the paper's skipping query): a miss at `i` rules out every
+/// run through `i`, and the next candidate is `i + k`; a hit is grown left and right into its
+/// maximal run, and after the miss `r` that ends it the next candidate is `r + k`. An absent
+/// item costs about `2(k + l)/k` probes instead of `k + l`.
+#[inline]
+fn found(k: usize, lo: usize, hi: usize, hit: impl Fn(usize) -> bool) -> bool {
+    let mut i = lo + k - 1;
+    while i < hi {
+        if !hit(i) {
+            i += k;
+            continue;
+        }
+        let mut run = 1;
+        let mut left = i;
+        while run < k && left > lo && hit(left - 1) {
+            left -= 1;
+            run += 1;
+        }
+        let mut right = i + 1;
+        while run < k && right < hi && hit(right) {
+            right += 1;
+            run += 1;
+        }
+        if run >= k {
+            return true;
+        }
+        // `right` is a miss (or the end): the next run lies wholly after it.
+        i = right + k;
+    }
+    false
+}
+
 impl WindowFilter {
-    /// An empty filter whose first generation begins at `now_ms`; its slices are offered to
+    /// An empty filter whose first generation begins at `now_ms`; its memory is offered to
     /// `guard` first.
     pub fn new(
         params: WindowParams,
@@ -97,17 +287,28 @@ impl WindowFilter {
     ) -> Result<Self, BloomError> {
         params.validate()?;
         guard.admit(params.bytes(), params.bytes())?;
-        let slices = (0..params.slices())
-            .map(|_| Words::zeroed(params.slice_words()))
-            .collect::<Result<Vec<_>, _>>()?;
+        let store = Self::zeroed_store(&params)?;
         Ok(Self {
             params,
             seed,
             counts: vec![0; params.slices()],
-            slices,
+            store,
             head: 0,
             gen_start_ms: now_ms,
             last_ms: now_ms,
+            turns: 0,
+        })
+    }
+
+    /// All-zero memory for `params` (validated).
+    fn zeroed_store(params: &WindowParams) -> Result<Store, BloomError> {
+        Ok(match params.layout {
+            WindowLayout::Sliced => Store::Sliced(
+                (0..params.slices())
+                    .map(|_| Words::zeroed(params.slice_words()))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            WindowLayout::Blocked => Store::Blocked(Words::zeroed(params.bytes() / 8)?),
         })
     }
 
@@ -152,31 +353,39 @@ impl WindowFilter {
     /// Physical index of the slice of age `age`.
     #[inline]
     fn at_age(&self, age: usize) -> usize {
-        // head < n and age < n (callers), so one subtraction replaces a division.
-        let p = self.head + age;
-        if p >= self.slices.len() { p - self.slices.len() } else { p }
+        ring(self.head, self.params.slices(), age)
     }
 
-    /// Turns the ring once: the oldest slice is cleared and becomes the newest.
+    /// Turns the ring once: the oldest slice becomes the newest, empty (cleared now in the
+    /// sliced layout, row by row on their next write in the blocked one).
     fn turn(&mut self) {
-        let n = self.slices.len();
+        let n = self.params.slices();
         self.head = (self.head + n - 1) % n;
-        self.slices[self.head].fill(0);
         self.counts[self.head] = 0;
+        match &mut self.store {
+            Store::Sliced(slices) => slices[self.head].fill(0),
+            Store::Blocked(_) => self.turns += 1,
+        }
     }
 
     /// Every generation ended (a write after a pause longer than the window): every slice is
-    /// cleared. Each is swapped for a fresh zeroed allocation, whose pages the kernel zeroes
-    /// lazily, rather than written over (a memset of the whole filter: ~0.3 s for 1 GiB);
-    /// where the allocator refuses, the slice is written over instead. The ring's position
-    /// does not matter when all is empty; it turns as many times as `turn` would have.
+    /// emptied. Blocked: `k + l` turns are counted, which makes every row's slices read as
+    /// empty. Sliced: each slice is swapped for a fresh zeroed allocation, whose pages the
+    /// kernel zeroes lazily, rather than written over (a memset of the whole filter: ~0.3 s
+    /// for 1 GiB); where the allocator refuses, the slice is written over instead. The ring's
+    /// position does not matter when all is empty.
     fn clear_all(&mut self) {
         let words = self.params.slice_words();
-        for s in &mut self.slices {
-            match Words::zeroed(words) {
-                Ok(fresh) => *s = fresh,
-                Err(_) => s.fill(0),
+        match &mut self.store {
+            Store::Sliced(slices) => {
+                for s in slices {
+                    match Words::zeroed(words) {
+                        Ok(fresh) => *s = fresh,
+                        Err(_) => s.fill(0),
+                    }
+                }
             }
+            Store::Blocked(_) => self.turns += self.params.slices() as u64,
         }
         self.counts.fill(0);
     }
@@ -192,7 +401,7 @@ impl WindowFilter {
             if turns > 0 {
                 // turns·gen_ms ≤ now − gen_start: no overflow.
                 self.gen_start_ms += turns * self.params.gen_ms;
-                if turns >= self.slices.len() as u64 {
+                if turns >= self.params.slices() as u64 {
                     self.clear_all();
                 } else {
                     for _ in 0..turns {
@@ -209,79 +418,147 @@ impl WindowFilter {
         HashScheme::Xxh3Enhanced.hash(item, self.seed)
     }
 
-    /// The bit an item has in physical slice `p`: (word, mask).
+    /// The first word of the item's row (blocked layout).
     #[inline]
-    fn bit(&self, h: ItemHash, p: usize) -> (usize, u64) {
-        let x = h.h1.wrapping_add((p as u64).wrapping_mul(h.h2));
-        let pos = reduce(x, self.params.slice_bits);
-        ((pos / 64) as usize, 1u64 << (pos % 64))
+    fn row_start(&self, h: ItemHash) -> usize {
+        // reduce(…, rows) < rows, and rows × row_words words are allocated.
+        reduce(h.h1, self.params.rows()) as usize * self.params.row_words()
     }
 
-    /// Whether the item's bit is set in the slice of age `age`.
+    /// Ages of a row with tag `tag` that turns since recycled (read as empty): `0..stale`.
     #[inline]
-    fn hit(&self, h: ItemHash, age: usize) -> bool {
-        let p = self.at_age(age);
-        let (w, mask) = self.bit(h, p);
-        self.slices[p][w] & mask != 0
+    fn stale(&self, tag: u64) -> usize {
+        // A tag above `turns` is refused on load; saturating all the same.
+        usize::try_from(self.turns.saturating_sub(tag))
+            .unwrap_or(usize::MAX)
+            .min(self.params.slices())
     }
 
     /// Whether `k` consecutive slices among ages `0..valid` hold the item.
-    ///
-    /// Every run of `k` ages contains an age `i` with `i ≡ k − 1 (mod k)` past the last miss,
-    /// so only those are probed first (the paper's skipping query): a miss at `i` rules out
-    /// every run through `i`, and the next candidate is `i + k`; a hit is grown left and right
-    /// into its maximal run, and after the miss `r` that ends it the next candidate is
-    /// `r + k`. An absent item costs about `2(k + l)/k` probes instead of `k + l`.
-    fn found(&self, h: ItemHash, valid: usize) -> bool {
+    fn found_hash(&self, h: ItemHash, valid: usize) -> bool {
         let k = self.params.k as usize;
-        let mut i = k - 1;
-        while i < valid {
-            if !self.hit(h, i) {
-                i += k;
-                continue;
+        let (head, n) = (self.head, self.params.slices());
+        match &self.store {
+            Store::Sliced(slices) => found(k, 0, valid, |age| {
+                let p = ring(head, n, age);
+                let (w, mask) = sliced_bit(self.params.slice_bits, h, p);
+                slices[p][w] & mask != 0
+            }),
+            Store::Blocked(words) => {
+                let start = self.row_start(h);
+                let row = &words[start..start + n + 1];
+                has_run(age_mask(&row[1..], h.h2, head), k, self.stale(row[0]), valid)
             }
-            let mut run = 1;
-            let mut left = i;
-            while run < k && left > 0 && self.hit(h, left - 1) {
-                left -= 1;
-                run += 1;
-            }
-            let mut right = i + 1;
-            while run < k && right < valid && self.hit(h, right) {
-                right += 1;
-                run += 1;
-            }
-            if run >= k {
-                return true;
-            }
-            // `right` is a miss (or the end): the next run lies wholly after it.
-            i = right + k;
         }
-        false
     }
 
     /// Whether the item may have been added within the window, as seen at `now_ms` (no write:
     /// generations that ended are treated as gone).
     pub fn contains(&self, item: &[u8], now_ms: u64) -> bool {
-        let valid = self.slices.len() - self.due_turns(now_ms);
-        self.found(self.hash(item), valid)
+        let valid = self.params.slices() - self.due_turns(now_ms);
+        self.found_hash(self.hash(item), valid)
+    }
+
+    /// [`contains`](Self::contains) of each item, in order: the rows of the next items are
+    /// fetched while the current one is probed.
+    pub fn contains_many<'a>(
+        &self,
+        items: impl ExactSizeIterator<Item = &'a [u8]>,
+        now_ms: u64,
+    ) -> Vec<bool> {
+        let valid = self.params.slices() - self.due_turns(now_ms);
+        let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
+        for h in hashes.iter().take(AHEAD) {
+            self.prefetch_row(*h);
+        }
+        (0..hashes.len())
+            .map(|i| {
+                if let Some(h) = hashes.get(i + AHEAD) {
+                    self.prefetch_row(*h);
+                }
+                self.found_hash(hashes[i], valid)
+            })
+            .collect()
+    }
+
+    /// Starts loading the item's row (blocked layout; nothing for the sliced one).
+    #[inline]
+    fn prefetch_row(&self, h: ItemHash) {
+        if let Store::Blocked(words) = &self.store {
+            let start = self.row_start(h);
+            let row = &words[start..start + self.params.row_words()];
+            for w in row.iter().step_by(8) {
+                prefetch(w);
+            }
+            prefetch(&row[row.len() - 1]);
+        }
     }
 
     /// Adds an item at `now_ms` (moving the window first). Returns whether it was new (not
     /// found before); an item found is refreshed all the same: it is remembered for a whole
     /// window from now.
     pub fn add(&mut self, item: &[u8], now_ms: u64) -> bool {
+        let h = self.hash(item);
+        self.add_hash(h, now_ms)
+    }
+
+    /// [`add`](Self::add) of each item, in order: the rows of the next items are fetched while
+    /// the current one is written.
+    pub fn add_many<'a>(
+        &mut self,
+        items: impl ExactSizeIterator<Item = &'a [u8]>,
+        now_ms: u64,
+    ) -> Vec<bool> {
+        let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
+        for h in hashes.iter().take(AHEAD) {
+            self.prefetch_row(*h);
+        }
+        (0..hashes.len())
+            .map(|i| {
+                if let Some(h) = hashes.get(i + AHEAD) {
+                    self.prefetch_row(*h);
+                }
+                self.add_hash(hashes[i], now_ms)
+            })
+            .collect()
+    }
+
+    fn add_hash(&mut self, h: ItemHash, now_ms: u64) -> bool {
         self.advance(now_ms);
         if self.params.kind == WindowKind::Items && self.counts[self.head] >= self.params.gen_items
         {
             self.turn();
         }
-        let h = self.hash(item);
-        let new = !self.found(h, self.slices.len());
-        for age in 0..self.params.k as usize {
-            let p = self.at_age(age);
-            let (w, mask) = self.bit(h, p);
-            self.slices[p][w] |= mask;
+        let n = self.params.slices();
+        let k = self.params.k as usize;
+        let head = self.head;
+        let turns = self.turns;
+        let slice_bits = self.params.slice_bits;
+        let start = self.row_start(h);
+        let new = !self.found_hash(h, n);
+        match &mut self.store {
+            Store::Sliced(slices) => {
+                for age in 0..k {
+                    let p = ring(head, n, age);
+                    let (w, mask) = sliced_bit(slice_bits, h, p);
+                    slices[p][w] |= mask;
+                }
+            }
+            Store::Blocked(words) => {
+                let row = &mut words[start..start + n + 1];
+                // Bring the row up to date: the slices recycled since its last write are
+                // zeroed (`found_hash` read them as empty), and its tag says so.
+                let stale = usize::try_from(turns.saturating_sub(row[0])).unwrap_or(n).min(n);
+                for age in 0..stale {
+                    row[1 + ring(head, n, age)] = 0;
+                }
+                row[0] = turns;
+                for age in 0..k {
+                    let p = ring(head, n, age);
+                    row[1 + p] |= row_bit(h.h2, p);
+                }
+                debug_assert!(has_run(age_mask(&row[1..], h.h2, head), k, 0, n));
+            }
         }
         self.counts[self.head] = self.counts[self.head].saturating_add(1);
         new
@@ -296,11 +573,10 @@ impl WindowFilter {
         }
         (0..=l - due).fold(0u64, |sum, age| sum.saturating_add(self.counts[self.at_age(age)]))
     }
-
     /// How full the filter is at `now_ms`, and what a query's error is now.
     pub fn stats(&self, now_ms: u64) -> WindowStats {
         let due = self.due_turns(now_ms);
-        let n = self.slices.len();
+        let n = self.params.slices();
         let k = self.params.k as usize;
         let m = self.params.slice_bits as f64;
         // Slice of age a holds the items of generations of ages a−k+1 ..= a.
@@ -346,9 +622,15 @@ impl WindowFilter {
     /// # Safety
     /// `mv` keeps the [`Mover`] contract.
     pub unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
-        for s in &mut self.slices {
+        match &mut self.store {
+            Store::Sliced(slices) => {
+                for s in slices {
+                    // SAFETY: the caller keeps the `Mover` contract.
+                    unsafe { s.relocate(mv) };
+                }
+            }
             // SAFETY: the caller keeps the `Mover` contract.
-            unsafe { s.relocate(mv) };
+            Store::Blocked(words) => unsafe { words.relocate(mv) },
         }
     }
 }

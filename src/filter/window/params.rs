@@ -48,6 +48,31 @@ pub enum WindowKind {
     Items,
 }
 
+/// How the slices lie in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowLayout {
+    /// One array per slice (encoding 1, filters written before the blocked layout): an item's
+    /// bits are in `k + l` separate arrays, one cache line each.
+    Sliced,
+    /// Rows of `k + l + 1` words: a tag word, then one word of each slice. An item's bits all
+    /// lie in one row (its hash picks the row, and a bit of each slice's word in it), so a
+    /// query reads a few adjacent cache lines. The tag is the ring's turn count when the row
+    /// was last written: the slices that turns since then recycled are read as empty and
+    /// cleared by the next write to the row, so a turn clears nothing at once.
+    Blocked,
+}
+
+/// Extra bits per slice of the blocked layout, by `k`: the items of a row share its words
+/// in every slice, so a row that drew more items than the mean is fuller in all of them at
+/// once, which raises the chance of `k` hits in a row. A lower fill makes up for it; the
+/// factor is the one the steady-state tests measure to keep the rate at or under the target.
+pub fn blocked_factor(k: u32) -> f64 {
+    1.0 + BLOCKED_FACTOR_PER_K * f64::from(k)
+}
+
+/// See [`blocked_factor`].
+const BLOCKED_FACTOR_PER_K: f64 = 0.005;
+
 /// A windowed filter's parameters, all derived from (kind, error, capacity) by [`choose`] or
 /// read back (and validated) from stored data.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,8 +91,10 @@ pub struct WindowParams {
     pub gen_items: u64,
     /// Length of a generation in ms (`ceil(window / l)`; 0 for a count window).
     pub gen_ms: u64,
-    /// Bits per slice, a multiple of 64.
+    /// Bits per slice, a multiple of 64 (in the blocked layout, one word per row).
     pub slice_bits: u64,
+    /// How the slices lie in memory.
+    pub layout: WindowLayout,
 }
 
 impl WindowParams {
@@ -81,10 +108,24 @@ impl WindowParams {
         self.slice_bits / 64
     }
 
-    /// Bytes of all slices.
+    /// Words per row of the blocked layout: the tag, then one per slice.
+    pub fn row_words(&self) -> usize {
+        self.slices() + 1
+    }
+
+    /// Rows of the blocked layout (one word of each slice per row).
+    pub fn rows(&self) -> u64 {
+        self.slice_bits / 64
+    }
+
+    /// Bytes of all slices (and the row tags of the blocked layout).
     pub fn bytes(&self) -> u64 {
-        // Bounded by validation: slice_bits ≤ 2^36, slices ≤ 104.
-        self.slice_bits / 8 * self.slices() as u64
+        // Bounded by validation: slice_bits ≤ 2^36, slices ≤ 200.
+        let words_per_row = match self.layout {
+            WindowLayout::Sliced => self.slices(),
+            WindowLayout::Blocked => self.row_words(),
+        };
+        self.slice_bits / 8 * words_per_row as u64
     }
 
     /// The slack: how long after the window an item may still answer "present" more often
@@ -195,9 +236,20 @@ pub fn choose_kl(error: f64) -> Option<(u32, u32)> {
     best.map(|(_, k, l)| (k, l))
 }
 
-/// The parameters of a new windowed filter.
-#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is how NaN is refused
+/// The parameters of a new windowed filter (the blocked layout).
 pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, BloomError> {
+    choose_in(WindowLayout::Blocked, kind, error, capacity)
+}
+
+/// The parameters of a windowed filter in `layout` (new filters are blocked; the sliced layout
+/// is chosen only to test the loading of encoding-1 data).
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is how NaN is refused
+pub fn choose_in(
+    layout: WindowLayout,
+    kind: WindowKind,
+    error: f64,
+    capacity: u64,
+) -> Result<WindowParams, BloomError> {
     if !error_in_range(error) {
         return Err(BloomError::ErrorRange);
     }
@@ -213,12 +265,16 @@ pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParam
         WindowKind::Time { .. } => return Err(BloomError::BadParameter),
         WindowKind::Items => 0,
     };
-    let bits = (f64::from(k) * gen_items as f64 / std::f64::consts::LN_2).ceil();
+    let factor = match layout {
+        WindowLayout::Sliced => 1.0,
+        WindowLayout::Blocked => blocked_factor(k),
+    };
+    let bits = (f64::from(k) * gen_items as f64 / std::f64::consts::LN_2 * factor).ceil();
     if !(bits <= MAX_SLICE_BITS as f64) {
         return Err(BloomError::TooLarge);
     }
     let slice_bits = (bits as u64).max(64).div_ceil(64) * 64;
-    let p = WindowParams { kind, error, capacity, k, l, gen_items, gen_ms, slice_bits };
+    let p = WindowParams { kind, error, capacity, k, l, gen_items, gen_ms, slice_bits, layout };
     p.validate()?;
     Ok(p)
 }

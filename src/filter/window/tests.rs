@@ -1,16 +1,46 @@
 use super::codec::{
-    dump_header, parse_dump_header, read_chunk, read_meta, read_rdb, write_chunk, write_rdb,
+    dump_header, parse_dump_header, read_chunk, read_meta, read_rdb, read_rdb_v1, write_chunk,
+    write_meta, write_rdb,
 };
-use super::params::{WindowKind, choose};
+use super::params::{WindowKind, WindowLayout, choose_in};
 use super::*;
+use super::{age_mask, found, group_mix, has_run, row_bit};
+use crate::filter::fields::FieldWriter;
 use crate::filter::fields::SliceReader;
+use crate::filter::mem::le_bytes;
 use crate::filter::{MaxFilterBytes, Unlimited};
 
 const MIN: u64 = 60_000;
 
+const LAYOUTS: [WindowLayout; 2] = [WindowLayout::Blocked, WindowLayout::Sliced];
+
 fn time_filter(error: f64, capacity: u64, window_ms: u64, t0: u64) -> WindowFilter {
-    let p = choose(WindowKind::Time { window_ms }, error, capacity).unwrap();
+    time_filter_in(WindowLayout::Blocked, error, capacity, window_ms, t0)
+}
+
+fn time_filter_in(
+    layout: WindowLayout,
+    error: f64,
+    capacity: u64,
+    window_ms: u64,
+    t0: u64,
+) -> WindowFilter {
+    let p = choose_in(layout, WindowKind::Time { window_ms }, error, capacity).unwrap();
     WindowFilter::new(p, 7, t0, &Unlimited).unwrap()
+}
+
+/// Set bits of the slice of age `age` as queries see them (blocked rows' recycled slices read
+/// as empty).
+fn ones_at_age(f: &WindowFilter, age: usize) -> u32 {
+    let p = f.at_age(age);
+    match &f.store {
+        Store::Sliced(slices) => slices[p].iter().map(|w| w.count_ones()).sum(),
+        Store::Blocked(words) => words
+            .chunks(f.params.row_words())
+            .filter(|row| age >= f.stale(row[0]))
+            .map(|row| row[1 + p].count_ones())
+            .sum(),
+    }
 }
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
@@ -24,8 +54,14 @@ fn fp_rate(f: &WindowFilter, now: u64, n: usize) -> f64 {
 
 #[test]
 fn no_false_negative_within_the_window_and_all_forgotten_after_the_slack() {
+    for layout in LAYOUTS {
+        no_false_negative_in(layout);
+    }
+}
+
+fn no_false_negative_in(layout: WindowLayout) {
     let t0 = 1_000_000;
-    let mut f = time_filter(0.01, 10_000, 10 * MIN, t0);
+    let mut f = time_filter_in(layout, 0.01, 10_000, 10 * MIN, t0);
     let slack = f.params().slack();
     // 10 000 items spread over the window, one every 60 ms.
     let items = names("x", 10_000);
@@ -54,16 +90,21 @@ fn no_false_negative_within_the_window_and_all_forgotten_after_the_slack() {
     let mut g = f.clone();
     g.add(b"new", later + 365 * 24 * 3600 * 1000);
     let k = g.params().k as usize;
-    for age in 0..g.slices.len() {
-        let ones: u32 = g.slices[g.at_age(age)].iter().map(|w| w.count_ones()).sum();
-        assert_eq!(ones, u32::from(age < k), "age {age}");
+    for age in 0..g.params().slices() {
+        assert_eq!(ones_at_age(&g, age), u32::from(age < k), "age {age}");
     }
 }
 
 #[test]
 fn old_items_answer_as_never_added_at_the_target_rate() {
+    for layout in LAYOUTS {
+        old_items_in(layout);
+    }
+}
+
+fn old_items_in(layout: WindowLayout) {
     let t0 = 5;
-    let mut f = time_filter(0.01, 20_000, MIN, t0);
+    let mut f = time_filter_in(layout, 0.01, 20_000, MIN, t0);
     let slack = f.params().slack();
     let old = names("old", 20_000);
     for (i, x) in old.iter().enumerate() {
@@ -86,7 +127,13 @@ fn old_items_answer_as_never_added_at_the_target_rate() {
 
 #[test]
 fn count_window_remembers_the_last_capacity_items() {
-    let p = choose(WindowKind::Items, 0.01, 1000).unwrap();
+    for layout in LAYOUTS {
+        count_window_in(layout);
+    }
+}
+
+fn count_window_in(layout: WindowLayout) {
+    let p = choose_in(layout, WindowKind::Items, 0.01, 1000).unwrap();
     let mut f = WindowFilter::new(p, 1, 0, &Unlimited).unwrap();
     let items = names("c", 5000);
     for (i, x) in items.iter().enumerate() {
@@ -148,7 +195,13 @@ fn the_same_writes_at_the_same_times_give_the_same_bits() {
 
 #[test]
 fn rdb_round_trip_and_every_truncation_refused() {
-    let mut f = time_filter(0.01, 300, 5000, 100);
+    for layout in LAYOUTS {
+        rdb_round_trip_in(layout);
+    }
+}
+
+fn rdb_round_trip_in(layout: WindowLayout) {
+    let mut f = time_filter_in(layout, 0.01, 300, 5000, 100);
     for (i, x) in names("r", 900).iter().enumerate() {
         f.add(x.as_bytes(), 100 + i as u64 * 9);
     }
@@ -170,7 +223,8 @@ fn corrupt_fields_are_refused() {
     let mut meta = Vec::new();
     super::codec::write_meta(&f, &mut meta);
     let fields = meta.len() / 8;
-    assert!(read_meta(&mut SliceReader::new(&meta)).is_ok());
+    let layout = WindowLayout::Blocked;
+    assert!(read_meta(&mut SliceReader::new(&meta), layout).is_ok());
     // Flipping any field's high bits (or zeroing it) never passes validation silently, except
     // the seed (index 9) and the counts of a time window (any value is valid).
     for i in 0..fields {
@@ -184,14 +238,20 @@ fn corrupt_fields_are_refused() {
                 continue;
             }
             m[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-            assert!(read_meta(&mut SliceReader::new(&m)).is_err(), "field {i} = {v}");
+            assert!(read_meta(&mut SliceReader::new(&m), layout).is_err(), "field {i} = {v}");
         }
     }
 }
 
 #[test]
 fn scandump_chunks_rebuild_the_filter() {
-    let p = choose(WindowKind::Items, 0.01, 50_000).unwrap();
+    for layout in LAYOUTS {
+        scandump_in(layout);
+    }
+}
+
+fn scandump_in(layout: WindowLayout) {
+    let p = choose_in(layout, WindowKind::Items, 0.01, 50_000).unwrap();
     let mut f = WindowFilter::new(p, 3, 9, &Unlimited).unwrap();
     for x in names("s", 60_000) {
         f.add(x.as_bytes(), 9);
@@ -214,8 +274,186 @@ fn scandump_chunks_rebuild_the_filter() {
 
 #[test]
 fn bytes_per_item_near_the_formula() {
-    let p = choose(WindowKind::Items, 0.01, 1_000_000).unwrap();
-    let bits_per_item = p.bytes() as f64 * 8.0 / 1_000_000.0;
-    let formula = params::bits_per_item(p.k, p.l);
-    assert!((bits_per_item - formula).abs() / formula < 0.01, "{bits_per_item} vs {formula}");
+    for layout in LAYOUTS {
+        let p = choose_in(layout, WindowKind::Items, 0.01, 1_000_000).unwrap();
+        let bits_per_item = p.bytes() as f64 * 8.0 / 1_000_000.0;
+        // The paper's formula; the blocked layout adds its fill margin and a tag word per row.
+        let formula = params::bits_per_item(p.k, p.l)
+            * match layout {
+                WindowLayout::Sliced => 1.0,
+                WindowLayout::Blocked => {
+                    params::blocked_factor(p.k) * p.row_words() as f64 / p.slices() as f64
+                }
+            };
+        assert!((bits_per_item - formula).abs() / formula < 0.01, "{bits_per_item} vs {formula}");
+    }
+}
+
+#[test]
+fn encoding_1_data_loads_as_a_sliced_filter_that_works() {
+    let mut f = time_filter_in(WindowLayout::Sliced, 0.01, 2000, 10 * MIN, 100);
+    let items = names("v1", 2000);
+    for (i, x) in items.iter().enumerate() {
+        f.add(x.as_bytes(), 100 + i as u64);
+    }
+    // Encoding 1: the sliced fields, then each slice; no layout word.
+    let mut v1 = Vec::new();
+    write_meta(&f, &mut v1);
+    let Store::Sliced(slices) = &f.store else { panic!("sliced") };
+    for s in slices {
+        v1.bytes(&le_bytes(s));
+    }
+    let mut g = read_rdb_v1(&mut SliceReader::new(&v1), &Unlimited).unwrap();
+    assert!(g == f);
+    assert_eq!(g.params().layout, WindowLayout::Sliced);
+    assert!(items.iter().all(|x| g.contains(x.as_bytes(), 100 + 5 * MIN)));
+    // It keeps working, and saves in encoding 2 as what it is.
+    g.add(b"later", 100 + 5 * MIN);
+    let mut v2 = Vec::new();
+    write_rdb(&g, &mut v2);
+    assert!(read_rdb(&mut SliceReader::new(&v2), &Unlimited).unwrap() == g);
+    // Encoding-1 bytes are not encoding 2, nor the reverse.
+    assert!(read_rdb(&mut SliceReader::new(&v1), &Unlimited).is_err());
+}
+
+#[test]
+fn a_blocked_turn_writes_nothing_and_rows_catch_up_on_their_next_write() {
+    let mut f = time_filter(0.01, 1000, MIN, 0);
+    let items = names("t", 1000);
+    for x in &items {
+        f.add(x.as_bytes(), 10);
+    }
+    let Store::Blocked(before) = f.store.clone() else { panic!("blocked") };
+    let gen_ms = f.params().gen_ms;
+    // Turns over the whole ring but k: the memory is untouched, and reads already see the
+    // items' bits gone from the recycled slices.
+    let n = f.params().slices() as u64;
+    f.advance(10 + gen_ms * (n - 1));
+    let Store::Blocked(after) = &f.store else { panic!("blocked") };
+    assert!(&before == after);
+    assert_eq!(f.turns, n - 1);
+    for age in 0..f.params().slices() - 1 {
+        assert_eq!(ones_at_age(&f, age), 0, "age {age}");
+    }
+    // A write brings its row up to date: only its own bits are left in it.
+    f.add(b"fresh", 10 + gen_ms * (n - 1));
+    let h = f.hash(b"fresh");
+    let start = f.row_start(h);
+    let Store::Blocked(words) = &f.store else { panic!("blocked") };
+    let row = &words[start..start + f.params().row_words()];
+    assert_eq!(row[0], f.turns);
+    let k = f.params().k as usize;
+    for age in 0..f.params().slices() - 1 {
+        let ones = row[1 + f.at_age(age)].count_ones();
+        assert_eq!(ones, u32::from(age < k), "age {age}");
+    }
+}
+
+#[test]
+fn row_tags_past_the_turn_count_are_refused() {
+    let mut f = time_filter(0.01, 300, 5000, 100);
+    for (i, x) in names("g", 300).iter().enumerate() {
+        f.add(x.as_bytes(), 100 + i as u64 * 40);
+    }
+    assert!(f.turns > 0);
+    let mut buf = Vec::new();
+    write_rdb(&f, &mut buf);
+    assert!(read_rdb(&mut SliceReader::new(&buf), &Unlimited).is_ok());
+    // The first row's tag is the first word of the memory (after its length).
+    let mut meta = vec![0u8; 8];
+    write_meta(&f, &mut meta);
+    let tag_at = meta.len() + 8;
+    let mut bad = buf.clone();
+    bad[tag_at..tag_at + 8].copy_from_slice(&(f.turns + 1).to_le_bytes());
+    assert!(read_rdb(&mut SliceReader::new(&bad), &Unlimited).is_err());
+    // A chunk with such a tag is refused too, and nothing is written.
+    let mut g = f.clone();
+    let mut chunk = read_chunk(&f, 0).unwrap();
+    chunk[..8].copy_from_slice(&(f.turns + 1).to_le_bytes());
+    assert!(write_chunk(&mut g, 0, &chunk).is_err());
+    assert!(g == f);
+}
+
+/// Measured false-positive rate in steady state: items arrive at `capacity` per window for
+/// four windows; absent items are probed at eight moments of the last two.
+fn steady_state_fp(layout: WindowLayout, error: f64, capacity: u64) -> (f64, f64) {
+    let window = 100 * MIN;
+    let mut f = time_filter_in(layout, error, capacity, window, 0);
+    let per_ms = capacity as f64 / window as f64;
+    let total = 4 * capacity;
+    let probes = 40_000;
+    let mut rates = Vec::new();
+    let mut next_probe = 2 * capacity;
+    for i in 0..total {
+        let t = (i as f64 / per_ms) as u64;
+        f.add(format!("in:{i}").as_bytes(), t);
+        if i == next_probe {
+            let hits =
+                (0..probes).filter(|j| f.contains(format!("out:{i}:{j}").as_bytes(), t)).count();
+            rates.push(hits as f64 / probes as f64);
+            next_probe += capacity / 4;
+        }
+    }
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    let max = rates.iter().copied().fold(0.0, f64::max);
+    (mean, max)
+}
+
+#[test]
+fn steady_state_false_positives_at_or_under_the_target() {
+    for (error, capacity) in [(0.01, 100_000), (0.001, 100_000)] {
+        for layout in LAYOUTS {
+            let (mean, max) = steady_state_fp(layout, error, capacity);
+            let p = choose_in(layout, WindowKind::Items, error, capacity).unwrap();
+            let bits = p.bytes() as f64 * 8.0 / capacity as f64;
+            eprintln!(
+                "{layout:?} error {error}: k={} l={} {bits:.2} bits per window item, fp mean \
+                 {mean:.5} max {max:.5}",
+                p.k, p.l
+            );
+            assert!(mean <= error, "{layout:?} {error}: mean fp {mean}");
+        }
+    }
+}
+
+#[test]
+fn the_mask_query_agrees_with_the_skipping_query() {
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        group_mix(x, 0)
+    };
+    let mut runs = 0;
+    for _ in 0..20_000 {
+        let n = 1 + (next() % 200) as usize;
+        let k = 1 + (next() % n.min(40) as u64) as usize;
+        let (a, b) = ((next() % (n as u64 + 1)) as usize, (next() % (n as u64 + 1)) as usize);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let dense = next() % 2 == 0;
+        let mut m = [0u64; 4];
+        for w in &mut m {
+            *w = next() | next() | if dense { next() | next() } else { 0 };
+        }
+        let expected = found(k, lo, hi, |age| m[age / 64] >> (age % 64) & 1 == 1);
+        runs += usize::from(expected);
+        assert_eq!(has_run(m, k, lo, hi), expected, "n {n} k {k} lo {lo} hi {hi} {m:x?}");
+    }
+    assert!(runs > 1000, "{runs}");
+}
+
+#[test]
+fn the_age_mask_reads_each_slice_at_the_item_bit() {
+    for n in [5usize, 63, 64, 65, 99, 128, 155, 200] {
+        for head in [0, 1, n / 2, n - 1] {
+            let h2 = 0xdead_beef_1234_5677u64.wrapping_mul(n as u64 + 1) | 1;
+            // Slices of even physical index hold the item's bit, odd ones every bit but it.
+            let slots: Vec<u64> =
+                (0..n).map(|p| if p % 2 == 0 { row_bit(h2, p) } else { !row_bit(h2, p) }).collect();
+            let m = age_mask(&slots, h2, head);
+            for age in 0..n {
+                let p = (head + age) % n;
+                assert_eq!(m[age / 64] >> (age % 64) & 1 == 1, p % 2 == 0, "n {n} head {head}");
+            }
+        }
+    }
 }

@@ -361,11 +361,8 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
             Reply::Bools(results, None)
         },
         |w: &WindowValue| {
-            let now = clock::now_ms();
-            Reply::Bools(
-                (2..args.len()).map(|i| w.filter.contains(args.bytes(i), now)).collect(),
-                None,
-            )
+            let items = (2..args.len()).map(|i| args.bytes(i));
+            Reply::Bools(w.filter.contains_many(items, clock::now_ms()), None)
         },
     )
 }

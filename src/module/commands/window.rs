@@ -75,8 +75,7 @@ pub fn add_items(
     let value = key.value_mut::<WindowValue>()?.ok_or_else(|| Reply::err(errors::INTERNAL))?;
     value.awaiting_chunks = false;
     let now = clock::now_ms();
-    let results: Vec<bool> =
-        (first_item..args.len()).map(|i| value.filter.add(args.bytes(i), now)).collect();
+    let results = value.filter.add_many((first_item..args.len()).map(|i| args.bytes(i)), now);
     replicate_windowadd(ctx, args, value.filter.last_ms(), first_item);
     notify(ctx, event, &args.key());
     Ok(results)
@@ -99,9 +98,7 @@ pub fn windowadd(ctx: &Context, args: &Args) -> Reply {
         Ok(Some(v)) => v,
     };
     value.awaiting_chunks = false;
-    for i in 3..args.len() {
-        value.filter.add(args.bytes(i), ms);
-    }
+    value.filter.add_many((3..args.len()).map(|i| args.bytes(i)), ms);
     ctx.replicate_verbatim();
     notify(ctx, c"bf.add", &key_name);
     Reply::Ok

@@ -33,19 +33,21 @@ impl NativeType for WindowValue {
     }
 
     fn load(io: &mut RdbReader, encver: c_int, guard: &dyn AllocGuard) -> Result<Self, String> {
-        if encver != RDB_ENCODING_VERSION {
-            return Err(format!(
-                "scalebloom: refused an SBwindow- value of unknown encoding version {encver}"
-            ));
-        }
-        codec::read_rdb(io, guard)
-            .map(|filter| WindowValue { filter, awaiting_chunks: false })
-            .map_err(|e| match e {
-                BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
-                    format!("scalebloom: RESTORE refused: {}", errors::text(&e))
-                }
-                _ => "scalebloom: refused a corrupt or inconsistent SBwindow- value".to_string(),
-            })
+        let read = match encver {
+            1 => codec::read_rdb_v1(io, guard),
+            RDB_ENCODING_VERSION => codec::read_rdb(io, guard),
+            _ => {
+                return Err(format!(
+                    "scalebloom: refused an SBwindow- value of unknown encoding version {encver}"
+                ));
+            }
+        };
+        read.map(|filter| WindowValue { filter, awaiting_chunks: false }).map_err(|e| match e {
+            BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
+                format!("scalebloom: RESTORE refused: {}", errors::text(&e))
+            }
+            _ => "scalebloom: refused a corrupt or inconsistent SBwindow- value".to_string(),
+        })
     }
 
     fn save(&self, io: &mut RdbWriter) {
