@@ -159,7 +159,10 @@ fn chunk_seeds() -> Vec<(&'static str, Vec<u8>)> {
     nonscaling.extend(record(0, 0, 0, 0, 0)); // an empty chunk
     nonscaling.extend(record(0, 0, 3, 5, 0x33)); // unaligned
     nonscaling.extend(record(1, 0, 0, 1, 0x44)); // zero bytes before the end: past it
-    vec![("three-layers", walk), ("nonscaling", nonscaling)]
+    // The three-layer walk again over blocked layers (expansion byte 2 + 128).
+    let mut blocked = walk.clone();
+    blocked[3] = 2 + 128;
+    vec![("three-layers", walk), ("nonscaling", nonscaling), ("blocked-three-layers", blocked)]
 }
 
 /// Small cuckoo filters of every width, bucket size and expansion the cuckoo targets read:

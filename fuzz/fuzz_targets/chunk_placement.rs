@@ -6,7 +6,7 @@
 //! ```text
 //! [0]      error rate: ERRORS[b % len]
 //! [1..3)   first layer's capacity: 1 + (u16 LE % 1000)
-//! [3]      expansion: b % 5 (0 = nonscaling)
+//! [3]      expansion: b % 5 (0 = nonscaling); layout: blocked if b ≥ 128, else standard
 //! [4]      layers: 1 + b % 4 (always 1 when nonscaling)
 //! [5]      items in the last layer: b % (its capacity + 1)
 //! then 7-byte chunk records until the input ends:
@@ -27,7 +27,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::bloom::claims::expected_layer;
+use scalebloom::filter::bloom::claims::expected_layer_in;
+use scalebloom::filter::bloom::params::Layout;
 use scalebloom::filter::chunks::{MAX_CHUNK_BYTES, chunk_at, read_chunk, write_chunk};
 use scalebloom::filter::codec::{ChainMeta, dump_header, parse_dump_header};
 use scalebloom::filter::{BloomError, Chain, ChainParams, HashScheme, MaxFilterBytes};
@@ -56,23 +57,28 @@ impl Input<'_> {
 fn filter_from(input: &mut Input) -> Option<Chain> {
     let error = ERRORS[input.u8() as usize % ERRORS.len()];
     let capacity = 1 + u64::from(input.u16() % 1000);
-    let expansion = u64::from(input.u8() % 5);
+    let shape = input.u8();
+    let expansion = u64::from(shape % 5);
     let layers = 1 + input.u8() as usize % 4;
     let layers = if expansion == 0 { 1 } else { layers };
     let params =
         ChainParams::new(error, capacity, expansion).expect("every parameter is inside its range");
     // Full layers, then a partly filled last one, exactly as a chain grows: built as a
     // description rather than by adding thousands of items per run.
+    // Standard or blocked layers (a blocked layer is a whole number of 512-bit blocks).
+    let layout = if shape >= 128 { Layout::Blocked } else { Layout::Standard };
     let mut meta = ChainMeta {
         params,
         scheme: HashScheme::Xxh3Enhanced,
         seed: 7,
         width: 0,
+        layout,
         items: 0,
         layers: Vec::new(),
     };
     for i in 0..layers {
-        let size = expected_layer(&params, i).expect("four layers of at most 64000 items");
+        let size =
+            expected_layer_in(&params, layout, i).expect("four layers of at most 64000 items");
         meta.layers.push((size, size.capacity));
         meta.items += size.capacity;
     }
