@@ -205,25 +205,12 @@ fn reload_restore_dump_copy_and_aof_keep_every_answer() {
     probe.extend(items("absent", 3_000));
     let before = answers(&mut c, "k", &probe);
     let digest = c.digest("k");
-    let dump = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
-    assert!(c.cmd(&[&b"RESTORE"[..], b"restored", b"0", &dump]).is_ok());
-    for (it, data) in c.scandump_all("k") {
-        let r = c.cmd(&[&b"BF.LOADCHUNK"[..], b"chunked", it.to_string().as_bytes(), &data]);
-        assert!(r.is_ok(), "{r:?}");
-    }
-    assert_eq!(c.int(&["COPY", "k", "copied"]), 1);
-    c.ok(&["DEBUG", "RELOAD"]);
-    for key in ["k", "restored", "chunked", "copied"] {
+    for key in c.copy_every_way("k") {
         assert_eq!(answers(&mut c, key, &probe), before, "{key}");
         assert_eq!(c.digest(key), digest, "{key}");
         assert!(blocked_layers(&mut c, key).0, "{key}");
     }
-    let v = c.cmd(&["BGREWRITEAOF"]);
-    assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
-    wait_until("AOF rewrite to finish", || {
-        c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-            && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-    });
+    c.rewrite_aof();
     // Writes after the rewrite go to the AOF tail, growing a layer.
     let more = items("q", 6_000);
     add_all(&mut c, "copied", &more);

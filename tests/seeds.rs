@@ -183,11 +183,7 @@ fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
         let dir = s.dir();
         let mut c = s.conn();
         let mut keys = create_each_way(&mut c, "base");
-        c.cmd(&["BGREWRITEAOF"]);
-        wait_until("AOF rewrite to finish", || {
-            c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-                && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-        });
+        c.rewrite_aof();
         keys.extend(create_each_way(&mut c, "tail"));
         c.ok(&["CONFIG", "SET", "bf.expansion-factor", "5"]);
         keys.extend(create_each_way(&mut c, "tail2"));

@@ -181,12 +181,7 @@ fn stats_survive_reload_restore_chunks_and_copy() {
         c.cmd(&["DEL", "restored", "chunked", "copied"]);
         befores.push((key, before));
     }
-    let v = c.cmd(&["BGREWRITEAOF"]);
-    assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
-    wait_until("AOF rewrite to finish", || {
-        c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-            && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-    });
+    c.rewrite_aof();
     assert_eq!(c.info_field("persistence", "aof_last_bgrewrite_status").as_deref(), Some("ok"));
     let dir = s.dir();
     drop(c);

@@ -84,6 +84,32 @@ impl Conn {
         }
     }
 
+    /// Copies Bloom filter `key` by every path a filter moves by: DUMP/RESTORE into
+    /// `restored`, SCANDUMP/LOADCHUNK into `chunked`, COPY into `copied` (none of which may
+    /// exist), then DEBUG RELOAD. Returns the four keys, `key` first.
+    pub fn copy_every_way<'k>(&mut self, key: &'k str) -> [&'k str; 4] {
+        let dump = self.cmd(&["DUMP", key]).as_bytes().to_vec();
+        let r = self.cmd(&[&b"RESTORE"[..], b"restored", b"0", &dump]);
+        assert!(r.is_ok(), "RESTORE -> {r:?}");
+        for (it, data) in self.scandump_all(key) {
+            let r = self.cmd(&[&b"BF.LOADCHUNK"[..], b"chunked", it.to_string().as_bytes(), &data]);
+            assert!(r.is_ok(), "BF.LOADCHUNK -> {r:?}");
+        }
+        assert_eq!(self.int(&["COPY", key, "copied"]), 1);
+        self.ok(&["DEBUG", "RELOAD"]);
+        [key, "restored", "chunked", "copied"]
+    }
+
+    /// Runs BGREWRITEAOF and waits until no rewrite runs or is scheduled.
+    pub fn rewrite_aof(&mut self) {
+        let v = self.cmd(&["BGREWRITEAOF"]);
+        assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
+        super::server::wait_until("AOF rewrite to finish", || {
+            self.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+                && self.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+        });
+    }
+
     /// The SCANDUMP chunks of a key: (iterator, data) pairs, as a client would store them.
     pub fn scandump_all(&mut self, key: &str) -> Vec<(i64, Vec<u8>)> {
         let mut out = Vec::new();
