@@ -112,6 +112,27 @@ pub struct WindowStats {
 /// How many items ahead a batch fetches rows.
 const AHEAD: usize = 4;
 
+/// `f(filter, h)` for each of `hashes` in order, with `prefetch(filter, h)` called [`AHEAD`] items
+/// before: the batched paths' loop, for reads (`&WindowFilter`) and writes (`&mut`) alike.
+fn fetching_ahead<F>(
+    hashes: &[ItemHash],
+    mut filter: F,
+    prefetch: impl Fn(&F, ItemHash),
+    mut f: impl FnMut(&mut F, ItemHash) -> bool,
+) -> Vec<bool> {
+    for &h in hashes.iter().take(AHEAD) {
+        prefetch(&filter, h);
+    }
+    (0..hashes.len())
+        .map(|i| {
+            if let Some(&h) = hashes.get(i + AHEAD) {
+                prefetch(&filter, h);
+            }
+            f(&mut filter, hashes[i])
+        })
+        .collect()
+}
+
 /// Physical index of age `age` in a ring of `n` whose newest slice is `head` (both below `n`).
 #[inline]
 fn ring(head: usize, n: usize, age: usize) -> usize {
@@ -468,17 +489,7 @@ impl WindowFilter {
     ) -> Vec<bool> {
         let valid = self.params.slices() - self.due_turns(now_ms);
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
-        for h in hashes.iter().take(AHEAD) {
-            self.prefetch_row(*h);
-        }
-        (0..hashes.len())
-            .map(|i| {
-                if let Some(h) = hashes.get(i + AHEAD) {
-                    self.prefetch_row(*h);
-                }
-                self.found_hash(hashes[i], valid)
-            })
-            .collect()
+        fetching_ahead(&hashes, self, |w, h| w.prefetch_row(h), |w, h| w.found_hash(h, valid))
     }
 
     /// Starts loading the item's row (blocked layout; nothing for the sliced one).
@@ -510,17 +521,7 @@ impl WindowFilter {
         now_ms: u64,
     ) -> Vec<bool> {
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
-        for h in hashes.iter().take(AHEAD) {
-            self.prefetch_row(*h);
-        }
-        (0..hashes.len())
-            .map(|i| {
-                if let Some(h) = hashes.get(i + AHEAD) {
-                    self.prefetch_row(*h);
-                }
-                self.add_hash(hashes[i], now_ms)
-            })
-            .collect()
+        fetching_ahead(&hashes, self, |w, h| w.prefetch_row(h), |w, h| w.add_hash(h, now_ms))
     }
 
     fn add_hash(&mut self, h: ItemHash, now_ms: u64) -> bool {
