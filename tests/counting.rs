@@ -297,12 +297,7 @@ fn reload_restore_dump_copy_and_aof_keep_every_answer() {
 #[test]
 fn replicas_apply_deletes_identically() {
     let p = Server::start();
-    let r =
-        Server::start_with(ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", p.port)));
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
+    let (_replica, mut rc) = Server::start_replica_of(&p);
     let mut pc = p.conn();
     c_setup(&mut pc);
     // Adds of present items answer 0 but count: they must replicate too.

@@ -150,6 +150,19 @@ impl Server {
         Server::start_with(ServerOpts::new())
     }
 
+    /// A server replicating `primary` (default options), returned once its link is up, with a
+    /// connection to it.
+    pub fn start_replica_of(primary: &Server) -> (Server, Conn) {
+        let r = Server::start_with(
+            ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", primary.port)),
+        );
+        let mut rc = r.conn();
+        wait_until("replica link up", || {
+            rc.info_field("replication", "master_link_status").as_deref() == Some("up")
+        });
+        (r, rc)
+    }
+
     pub fn start_with(opts: ServerOpts) -> Server {
         Server::start_in(Arc::new(TempDir::new("srv")), opts)
     }

@@ -183,12 +183,7 @@ fn replica_with_another_clock_is_digest_equal() {
     let p = clocked();
     let mut pc = p.conn();
     pc.int(&["BF.DEBUGCLOCK", "SET", T0]);
-    let r =
-        Server::start_with(ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", p.port)));
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
+    let (_replica, mut rc) = Server::start_replica_of(&p);
     pc.ok(&["BF.RESERVE", "t", "0.001", "2000", "WINDOW", "1m"]);
     pc.cmd(&["BF.INSERT", "n", "WINDOW", "ITEMS", "CAPACITY", "500", "ITEMS", "a", "b"]);
     for (i, batch) in names("r", 6000).chunks(200).enumerate() {
