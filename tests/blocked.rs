@@ -244,7 +244,7 @@ fn replicas_build_identical_blocked_filters() {
     for key in ["res", "ins", "auto"] {
         add_all(&mut pc, key, &all);
     }
-    wait_until("WAIT 1", || pc.int(&["WAIT", "1", "5000"]) >= 1);
+    pc.wait_acked();
     let mut probe = all.clone();
     probe.extend(items("absent", 3_000));
     for key in ["res", "ins", "auto"] {

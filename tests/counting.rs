@@ -313,7 +313,7 @@ fn replicas_apply_deletes_identically() {
         offset_before,
         "a delete that changed nothing replicated"
     );
-    wait_until("WAIT 1", || pc.int(&["WAIT", "1", "5000"]) >= 1);
+    pc.wait_acked();
     let probe: Vec<String> = items("rep", 4_000);
     for key in ["res", "ins"] {
         assert_eq!(rc.digest(key), pc.digest(key), "{key}");

@@ -259,16 +259,9 @@ fn a_replica_loads_its_primary_asynchronously_with_swapdb() {
     let mut pc = p.conn();
     pc.ok(&["BF.RESERVE", "f", "0.01", "1000"]);
     pc.madd("f", &items("r", 800));
-    let r = Server::start_with(
-        ServerOpts::new()
-            .arg("repl-diskless-load", "swapdb")
-            .arg("replicaof", &format!("127.0.0.1 {}", p.port)),
-    );
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
-    wait_until("WAIT 1", || pc.int(&["WAIT", "1", "5000"]) >= 1);
+    let (r, mut rc) =
+        Server::start_replica(p.port, None, ServerOpts::new().arg("repl-diskless-load", "swapdb"));
+    pc.wait_acked();
     assert_eq!(rc.digest("f"), pc.digest("f"));
     let log = r.log_text();
     assert!(
@@ -284,16 +277,19 @@ fn a_replica_loads_its_primary_asynchronously_with_swapdb() {
 #[test]
 fn auto_created_filters_replicate_exactly_to_a_replica_with_other_defaults() {
     let p = Server::start_with(ServerOpts::new().arg("repl-diskless-sync-delay", "0"));
-    let r = Server::start_with(
-        ServerOpts::new()
-            .module_args(&["error-rate", "0.2", "initial-size", "7", "expansion-factor", "5"])
-            .arg("replicaof", &format!("127.0.0.1 {}", p.port)),
-    );
     let mut pc = p.conn();
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
+    let (_r, mut rc) = Server::start_replica(
+        p.port,
+        None,
+        ServerOpts::new().module_args(&[
+            "error-rate",
+            "0.2",
+            "initial-size",
+            "7",
+            "expansion-factor",
+            "5",
+        ]),
+    );
     pc.cmd(&["BF.ADD", "add", "a"]);
     pc.madd("madd", &items("m", 300));
     pc.cmd(&[
@@ -310,7 +306,7 @@ fn auto_created_filters_replicate_exactly_to_a_replica_with_other_defaults() {
         "y",
     ]);
     pc.cmd(&["BF.INSERT", "ins", "CAPACITY", "99", "ITEMS", "z"]);
-    wait_until("WAIT 1", || pc.int(&["WAIT", "1", "5000"]) >= 1);
+    pc.wait_acked();
     for key in ["add", "madd", "ins"] {
         assert_eq!(rc.digest(key), pc.digest(key), "{key}");
         assert_eq!(rc.bf_info(key), pc.bf_info(key), "{key}");

@@ -121,7 +121,6 @@ fn the_secret_never_reaches_a_replicas_log_monitor_or_slow_log() {
     let mut pc = p.conn();
     let engine = pc.engine();
     let mut opts = ServerOpts::new()
-        .arg("replicaof", &format!("127.0.0.1 {}", p.port))
         .arg("replica-read-only", "no")
         .arg("slowlog-log-slower-than", "0")
         .arg("slowlog-max-len", "10000");
@@ -132,11 +131,7 @@ fn the_secret_never_reaches_a_replicas_log_monitor_or_slow_log() {
             .arg("commandlog-large-request-max-len", "10000")
             .arg("commandlog-large-reply-max-len", "10000");
     }
-    let r = Server::start_with(opts);
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
+    let (r, mut rc) = Server::start_replica(p.port, None, opts);
     // And the primary done with what marks the settings due again (a replica coming online, a
     // fork): otherwise such an event can land between the creations below and send a third
     // BF.REPLCONF.

@@ -11,19 +11,8 @@ const OTHER_DEFAULTS: &[&str] =
 
 /// A replica of the server on `upstream`, with [`OTHER_DEFAULTS`], in `dir` if given.
 fn replica_of(upstream: u16, dir: Option<std::sync::Arc<TempDir>>) -> Server {
-    let opts = ServerOpts::new()
-        .module_args(OTHER_DEFAULTS)
-        .arg("replicaof", &format!("127.0.0.1 {upstream}"))
-        .arg("repl-diskless-sync-delay", "0");
-    let r = match dir {
-        Some(dir) => Server::start_in(dir, opts),
-        None => Server::start_with(opts),
-    };
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
-    r
+    let opts = ServerOpts::new().module_args(OTHER_DEFAULTS).arg("repl-diskless-sync-delay", "0");
+    Server::start_replica(upstream, dir, opts).0
 }
 
 fn start_primary() -> Server {

@@ -153,13 +153,24 @@ impl Server {
     /// A server replicating `primary` (default options), returned once its link is up, with a
     /// connection to it.
     pub fn start_replica_of(primary: &Server) -> (Server, Conn) {
-        let r = Server::start_with(
-            ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", primary.port)),
-        );
+        Server::start_replica(primary.port, None, ServerOpts::new())
+    }
+
+    /// A server with `opts` replicating the server on `upstream`, started in `dir` if given (it
+    /// may hold an RDB or AOF of an earlier server), returned once its link is up, with a
+    /// connection to it.
+    pub fn start_replica(
+        upstream: u16,
+        dir: Option<Arc<TempDir>>,
+        opts: ServerOpts,
+    ) -> (Server, Conn) {
+        let opts = opts.arg("replicaof", &format!("127.0.0.1 {upstream}"));
+        let r = match dir {
+            Some(dir) => Server::start_in(dir, opts),
+            None => Server::start_with(opts),
+        };
         let mut rc = r.conn();
-        wait_until("replica link up", || {
-            rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-        });
+        rc.wait_link_up();
         (r, rc)
     }
 
@@ -425,5 +436,20 @@ pub fn poll_until<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T 
             }
             Err(_) => std::thread::sleep(Duration::from_millis(5)), // polling interval
         }
+    }
+}
+
+impl Conn {
+    /// Waits until this server (a replica) reports its link to its primary up.
+    pub fn wait_link_up(&mut self) {
+        wait_until("replica link up", || {
+            self.info_field("replication", "master_link_status").as_deref() == Some("up")
+        });
+    }
+
+    /// Waits until a replica of this server (a primary) acknowledged everything written so far
+    /// (`WAIT 1`).
+    pub fn wait_acked(&mut self) {
+        wait_until("WAIT 1", || self.int(&["WAIT", "1", "5000"]) >= 1);
     }
 }

@@ -114,13 +114,7 @@ fn replica_of_a_redisbloom_primary() {
     let rb_srv = redisbloom_server("cf-rb-primary");
     let mut rb = rb_srv.conn();
     let made = make_filters(&mut rb);
-    let sb_srv = Server::start_with(
-        ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", rb_srv.port)),
-    );
-    let mut sb = sb_srv.conn();
-    wait_until("replica link up", || {
-        sb.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
+    let (_sb_srv, mut sb) = Server::start_replica(rb_srv.port, None, ServerOpts::new());
     cf_insert(&mut rb, "grown1", &names("grown1:live", 3000));
     rb.ok(&["CF.RESERVE", "live-new", "100", "EXPANSION", "2"]);
     cf_insert(&mut rb, "live-new", &names("live-new", 500));

@@ -3,19 +3,6 @@
 
 use super::*;
 
-fn start_replica(primary: &Server, opts: ServerOpts) -> Server {
-    let r = Server::start_with(opts.arg("replicaof", &format!("127.0.0.1 {}", primary.port)));
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
-    r
-}
-
-fn wait_replicated(primary: &mut Conn) {
-    wait_until("WAIT 1 to acknowledge", || primary.int(&["WAIT", "1", "5000"]) >= 1);
-}
-
 fn assert_digests_equal(a: &mut Conn, b: &mut Conn, keys: &[&str]) {
     for k in keys {
         let d = a.digest(k);
@@ -32,8 +19,9 @@ fn assert_digests_equal(a: &mut Conn, b: &mut Conn, keys: &[&str]) {
 fn replica_is_digest_equal_after_every_kind_of_write() {
     let p = Server::start();
     let mut pc = p.conn();
-    let r = start_replica(
-        &p,
+    let (_r, mut rc) = Server::start_replica(
+        p.port,
+        None,
         ServerOpts::new().module_args(&[
             "cf-initial-size",
             "4096",
@@ -45,13 +33,12 @@ fn replica_is_digest_equal_after_every_kind_of_write() {
             "4",
         ]),
     );
-    let mut rc = r.conn();
     let made = make_filters(&mut pc);
     pc.cmd(&["CF.ADDNX", "auto-nx", "x"]);
     pc.cmd(&["CF.INSERTNX", "auto-insertnx", "CAPACITY", "100", "ITEMS", "x", "y", "x"]);
     pc.ok(&["CF.RESERVE", "w32", "200", "FINGERPRINT", "32", "EXPANSION", "2"]);
     cf_insert(&mut pc, "w32", &names("w32", 900));
-    wait_replicated(&mut pc);
+    pc.wait_acked();
     let mut keys: Vec<&str> = made.iter().map(|(k, _)| *k).collect();
     keys.extend(["auto-nx", "auto-insertnx", "w32"]);
     assert_digests_equal(&mut pc, &mut rc, &keys);
@@ -65,15 +52,14 @@ fn replica_is_digest_equal_after_every_kind_of_write() {
 fn loadchunk_chunks_replicate() {
     let p = Server::start();
     let mut pc = p.conn();
-    let r = start_replica(&p, ServerOpts::new());
-    let mut rc = r.conn();
+    let (_r, mut rc) = Server::start_replica(p.port, None, ServerOpts::new());
     let src = Server::start();
     let mut sc = src.conn();
     make_filters(&mut sc);
     let steps = cf_scandump_all(&mut sc, "grown1");
     assert!(steps.len() > 2, "a dump of several chunks");
     cf_loadchunks(&mut pc, "copy", &steps);
-    wait_replicated(&mut pc);
+    pc.wait_acked();
     assert!(cf_scandump_all(&mut rc, "copy") == steps, "the replica's copy");
     assert_eq!(rc.digest("copy"), sc.digest("grown1"));
 }
@@ -114,8 +100,11 @@ fn aof_rewrite_and_replay_restore_every_filter() {
 fn a_failed_insert_loses_nothing() {
     let p = Server::start_with(ServerOpts::new().module_args(&["cf-max-expansions", "2"]));
     let mut pc = p.conn();
-    let r = start_replica(&p, ServerOpts::new().module_args(&["cf-max-expansions", "2"]));
-    let mut rc = r.conn();
+    let (_r, mut rc) = Server::start_replica(
+        p.port,
+        None,
+        ServerOpts::new().module_args(&["cf-max-expansions", "2"]),
+    );
     for (key, reserve) in [
         ("e0", vec!["CF.RESERVE", "e0", "64", "EXPANSION", "0", "MAXITERATIONS", "30"]),
         ("max2", vec!["CF.RESERVE", "max2", "64", "BUCKETSIZE", "1", "EXPANSION", "1"]),
@@ -147,7 +136,7 @@ fn a_failed_insert_loses_nothing() {
         let r = pc.cmd(&["CF.INSERT", key, "ITEMS", "more1", "more2"]);
         assert!(r.is_err() || r.as_array().iter().all(|v| *v == Value::Int(-1)), "{key}: {r:?}");
     }
-    wait_replicated(&mut pc);
+    pc.wait_acked();
     assert_digests_equal(&mut pc, &mut rc, &["e0", "max2"]);
 }
 
@@ -157,8 +146,7 @@ fn a_failed_insert_loses_nothing() {
 fn inserts_refused_by_the_byte_limit_replicate_exactly() {
     let p = Server::start_with(ServerOpts::new().module_args(&["max-filter-bytes", "8192"]));
     let mut pc = p.conn();
-    let r = start_replica(&p, ServerOpts::new());
-    let mut rc = r.conn();
+    let (_r, mut rc) = Server::start_replica(p.port, None, ServerOpts::new());
     pc.ok(&["CF.RESERVE", "lim", "2048", "EXPANSION", "2"]);
     let replies = cf_insert(&mut pc, "lim", &names("lim", 6000));
     let errors: Vec<&Value> = replies.iter().filter(|v| v.is_err()).collect();
@@ -173,7 +161,7 @@ fn inserts_refused_by_the_byte_limit_replicate_exactly() {
     let replies = pc.cmd(&insert).as_array().to_vec();
     assert!(replies.iter().any(|v| v.is_err()), "the limit never refused growth of lim3");
     assert!(replies.iter().any(|v| !v.is_err()), "nothing went into lim3");
-    wait_replicated(&mut pc);
+    pc.wait_acked();
     assert_digests_equal(&mut pc, &mut rc, &["lim", "lim2", "lim3"]);
 }
 

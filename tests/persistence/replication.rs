@@ -2,25 +2,6 @@
 
 use super::*;
 
-fn start_replica(primary: &Server) -> Server {
-    let r = Server::start_with(
-        ServerOpts::new().arg("replicaof", &format!("127.0.0.1 {}", primary.port)),
-    );
-    let mut rc = r.conn();
-    wait_until("replica link up", || {
-        rc.info_field("replication", "master_link_status").as_deref() == Some("up")
-    });
-    r
-}
-
-fn wait_replicated(primary: &mut Conn) {
-    let mut n = 0;
-    wait_until("WAIT 1 to acknowledge", || {
-        n = primary.int(&["WAIT", "1", "5000"]);
-        n >= 1
-    });
-}
-
 fn replica_digests_match(pc: &mut Conn, rc: &mut Conn, keys: &[&str]) {
     for k in keys {
         let p = pc.digest(k);
@@ -36,9 +17,8 @@ fn full_sync_copies_existing_filters(diskless: &str) {
     let mut pc = p.conn();
     let fx = build_fixture(&mut pc);
     let before = snapshot(&mut pc, &fx);
-    let r = start_replica(&p);
-    let mut rc = r.conn();
-    wait_replicated(&mut pc);
+    let (_r, mut rc) = Server::start_replica(p.port, None, ServerOpts::new());
+    pc.wait_acked();
     assert_same(&mut rc, &fx, &before, "replica after full sync");
 }
 
@@ -55,9 +35,8 @@ fn replica_full_sync_copies_existing_filters_from_disk() {
 #[test]
 fn replica_applies_every_write_identically() {
     let p = Server::start_with(ServerOpts::new().arg("repl-diskless-sync-delay", "0"));
-    let r = start_replica(&p);
+    let (_r, mut rc) = Server::start_replica(p.port, None, ServerOpts::new());
     let mut pc = p.conn();
-    let mut rc = r.conn();
     pc.ok(&["BF.RESERVE", "res", "0.01", "50", "EXPANSION", "3"]);
     let its = items("r", 500);
     let ra = added(&its, &pc.madd("res", &its));
@@ -84,7 +63,7 @@ fn replica_applies_every_write_identically() {
     // refused writes must not diverge either
     assert!(pc.cmd(&["BF.RESERVE", "res", "0.01", "50"]).is_err());
     assert!(pc.cmd(&["BF.RESERVE", "bad", "2", "50"]).is_err());
-    wait_replicated(&mut pc);
+    pc.wait_acked();
     replica_digests_match(&mut pc, &mut rc, &["res", "auto", "ins", "insdef", "full", "loaded"]);
     assert_eq!(rc.int(&["DBSIZE"]), pc.int(&["DBSIZE"]));
     rc.assert_all_present("res", &ra);
