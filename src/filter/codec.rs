@@ -320,12 +320,8 @@ fn header_of(chain: &Chain, as_created: bool) -> Vec<u8> {
     out.extend_from_slice(&version.to_le_bytes());
     // Straight from the chain, not through a `ChainMeta`: the description's layer list would
     // be one more allocation.
-    let layers = chain
-        .layers()
-        .iter()
-        .enumerate()
-        .take(n)
-        .map(|(i, l)| (chain.layer_size(i), if as_created { 0 } else { l.items() }));
+    let layers = (0..n)
+        .map(|i| (chain.layer_size(i), if as_created { 0 } else { chain.layers()[i].items() }));
     let (scheme, seed, params) = (chain.scheme(), chain.seed(), chain.params());
     let items = if as_created { 0 } else { chain.items() };
     write_fields(scheme, seed, params, width, items, layers, &mut out);

@@ -90,7 +90,7 @@ impl Chain {
         for chunk in items.chunks(BATCH) {
             let hashes = block.load::<K, T>(self, chunk, Purpose::Lookup);
             // One layer (the common case): its kernel straight over the block.
-            if let [only] = &*self.layers {
+            if let Some(only) = self.layers.only() {
                 if K::holds_block(only, hashes, out) {
                     continue;
                 }
@@ -126,7 +126,7 @@ impl Chain {
             let hashes = block.load::<K, T>(self, chunk, Purpose::Add);
             // One layer with room for the whole block (the common case): no layer to grow
             // and none to consult first, so its kernel runs straight over the block.
-            if let [only] = &mut *self.layers {
+            if let Some(only) = self.layers.only_mut() {
                 if K::insert_block(only, hashes, out).is_some() {
                     continue;
                 }

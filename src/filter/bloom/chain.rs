@@ -10,6 +10,7 @@ use super::counting::{self, Width};
 use super::hash::{HashScheme, ItemHash};
 use super::kind::Kind;
 use super::layer::{Layer, Rule};
+use super::layers::Layers;
 use super::params::{
     ChainParams, LayerSize, Layout, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING,
     bits_per_entry, info_size, layer_size, rb_layer_size,
@@ -20,7 +21,7 @@ use crate::filter::guard::AllocGuard;
 /// A scalable Bloom filter.
 ///
 /// The parameters are stored as flat fields rather than a [`ChainParams`], so the scheme and the
-/// flags fit in what would be its padding: with the first layer inline, the chain is 96 bytes.
+/// flags fit in what would be its padding: with the first layer inline, the chain is 80 bytes.
 ///
 /// A chain in one of RedisBloom's schemes ([`HashScheme::is_redisbloom`]) keeps RedisBloom's
 /// layout: its layers carry RedisBloom's position rules and per-layer errors, and new layers are
@@ -30,15 +31,13 @@ use crate::filter::guard::AllocGuard;
 pub struct Chain {
     seed: u64,
     /// The layers: the first inline, so a filter that never grows (most small ones) is one
-    /// allocation besides its bits, 96 bytes, as RedisBloom's `SBChain` (32) + `SBLink` (64).
+    /// allocation besides its bits, 80 bytes (RedisBloom's `SBChain` (32) + `SBLink` (64) are
+    /// 96); later layers, and a counting chain's count of saturated counters, in one tail
+    /// allocation ([`Layers`]).
     pub(super) layers: Layers,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
     /// The first layer's capacity, the other parameter, is the first layer's own.
     error: f64,
-    /// Counting chains: counters at their maximum, over all layers (`BF.STATS`), kept as adds
-    /// saturate them and recounted whenever counters arrive from outside, as each layer's
-    /// `ones`; 0 in other chains. Kept here rather than in every layer of every kind.
-    pub(super) saturated: u64,
     /// Growth factor; 0 when nonscaling.
     expansion: u32,
     scheme: HashScheme,
@@ -54,64 +53,9 @@ pub struct Chain {
     kind: Kind,
 }
 
-/// A chain's layers: one, inline in the chain, or a table of exactly as many slots as layers
-/// (a chain grows rarely, and spare slots would stay in every filter).
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Layers {
-    One(Layer),
-    Many(Box<[Layer]>),
-}
-
-impl Layers {
-    /// From a loader's list (not empty: `from_parts` refuses a chain without layers).
-    fn from_vec(mut layers: Vec<Layer>) -> Self {
-        match (layers.pop(), layers.is_empty()) {
-            (Some(only), true) => Layers::One(only),
-            (Some(last), false) => {
-                layers.push(last);
-                Layers::Many(layers.into_boxed_slice())
-            }
-            (None, _) => Layers::Many(Box::new([])),
-        }
-    }
-
-    /// Appends a layer: the table grows by exactly one slot.
-    fn push(&mut self, layer: Layer) {
-        let mut all = match std::mem::replace(self, Layers::Many(Box::new([]))) {
-            Layers::One(first) => {
-                let mut v = Vec::with_capacity(2);
-                v.push(first);
-                v
-            }
-            Layers::Many(table) => {
-                let mut v = table.into_vec();
-                v.reserve_exact(1);
-                v
-            }
-        };
-        all.push(layer);
-        *self = Layers::Many(all.into_boxed_slice());
-    }
-}
-
-impl std::ops::Deref for Layers {
-    type Target = [Layer];
-    fn deref(&self) -> &[Layer] {
-        match self {
-            Layers::One(layer) => std::slice::from_ref(layer),
-            Layers::Many(table) => table,
-        }
-    }
-}
-
-impl std::ops::DerefMut for Layers {
-    fn deref_mut(&mut self) -> &mut [Layer] {
-        match self {
-            Layers::One(layer) => std::slice::from_mut(layer),
-            Layers::Many(table) => table,
-        }
-    }
-}
+// The Redis value of every filter, and all a one-layer filter has besides its bits (RedisBloom:
+// a 32-byte `SBChain` and a 64-byte `SBLink`).
+const _: () = assert!(std::mem::size_of::<Chain>() == 80);
 
 /// Equal filters have equal parameters, scheme, seed and layers; whether a restore is under way
 /// is not part of what a filter holds.
@@ -134,14 +78,7 @@ impl Chain {
     /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
     pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
         // SAFETY: the caller's contract on `mv`.
-        unsafe {
-            if let Layers::Many(table) = &mut self.layers {
-                crate::filter::mem::relocate_boxed_slice(table, mv);
-            }
-            for layer in self.layers.iter_mut() {
-                layer.relocate(mv);
-            }
-        }
+        unsafe { self.layers.relocate(mv) }
     }
 
     /// An empty chain with one layer, after asking `guard` for the memory.
@@ -158,7 +95,7 @@ impl Chain {
             // As RedisBloom 2.x creates filters: options NOROUND | FORCE64 (| NONSCALING).
             let first = rb_layer_size(params.capacity, params.first_layer_error(), true)?;
             guard.admit(info_size(1, first.bits / 8), first.bits / 8)?;
-            let layers = Layers::One(Layer::new_redisbloom(&first, 0)?);
+            let layers = Layers::one(Layer::new_redisbloom(&first, 0)?);
             let params = ChainParams { error: first.error, ..params };
             let mut chain = Self::assemble(params, scheme, 0, layers);
             chain.noround = true;
@@ -185,7 +122,7 @@ impl Chain {
         let first = layer_size(params.capacity, params.first_layer_error())?;
         let bytes = array_bytes(&first, width)?;
         guard.admit(info_size(1, bytes), bytes)?;
-        let layers = Layers::One(Layer::new_counting(&first, width)?);
+        let layers = Layers::one(Layer::new_counting(&first, width)?);
         Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
     }
 
@@ -198,7 +135,7 @@ impl Chain {
     ) -> Result<Self, BloomError> {
         let first = Layout::Blocked.layer_size(params.capacity, params.first_layer_error())?;
         guard.admit(info_size(1, first.bytes()), first.bytes())?;
-        let layers = Layers::One(Layer::new_blocked(&first)?);
+        let layers = Layers::one(Layer::new_blocked(&first)?);
         Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
     }
 
@@ -249,7 +186,8 @@ impl Chain {
             return Err(BloomError::BadData);
         }
         let params = ChainParams { error: first_error, capacity: layers[0].capacity(), expansion };
-        let mut chain = Self::assemble(params, scheme, 0, Layers::from_vec(layers));
+        let layers = Layers::from_vec(layers).ok_or(BloomError::BadData)?;
+        let mut chain = Self::assemble(params, scheme, 0, layers);
         chain.noround = noround;
         Ok(chain)
     }
@@ -282,23 +220,24 @@ impl Chain {
         check_layers(&params, layout, &claims, items, counting)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        let mut chain = Self::assemble(params, scheme, seed, Layers::from_vec(layers));
+        let layers = Layers::from_vec(layers).ok_or(BloomError::BadData)?;
+        let mut chain = Self::assemble(params, scheme, seed, layers);
         if let Rule::Counting(width) = rule {
-            chain.saturated =
+            let saturated =
                 chain.layers.iter().map(|l| counting::array_counts(l.bits(), width).1).sum();
+            chain.layers.set_saturated(saturated);
         }
         Ok(chain)
     }
 
     fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
         let ChainParams { error, capacity, expansion } = params;
-        debug_assert_eq!(layers.first().map(Layer::capacity), Some(capacity));
-        let kind = layers.first().map_or(Kind::Plain, |l| Kind::of(l.rule()));
+        debug_assert_eq!(layers.first().capacity(), capacity);
+        let kind = Kind::of(layers.first().rule());
         Self {
             seed,
             layers,
             error,
-            saturated: 0,
             expansion,
             scheme,
             noround: false,
@@ -357,13 +296,13 @@ impl Chain {
     }
 
     /// The layers, oldest first.
-    pub fn layers(&self) -> &[Layer] {
+    pub fn layers(&self) -> &Layers {
         &self.layers
     }
 
     /// Counters at their maximum over all layers (counting chains; 0 in others).
     pub fn saturated(&self) -> u64 {
-        self.saturated
+        self.layers.saturated()
     }
 
     /// Overwrites the bytes at `[offset, offset + data.len())` of layer `index`'s array (a
@@ -376,8 +315,9 @@ impl Chain {
     ) -> Result<(), BloomError> {
         let layer = self.layers.get_mut(index).ok_or(BloomError::ChunkOffset)?;
         let (before, after) = layer.write_bytes(offset, data)?;
-        debug_assert!(before <= self.saturated);
-        self.saturated = self.saturated.saturating_sub(before) + after;
+        let saturated = self.layers.saturated();
+        debug_assert!(before <= saturated);
+        self.layers.set_saturated(saturated.saturating_sub(before) + after);
         Ok(())
     }
 

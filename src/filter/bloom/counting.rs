@@ -202,15 +202,14 @@ impl<const W: Width> LayerKind for Counting<W> {
     fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
         if let Some(home) = chain.layers.iter_mut().find(|l| Self::holds(l, h)) {
             let (_, saturated) = Self::increment(home, h);
-            chain.saturated += saturated;
+            chain.layers.add_saturated(saturated);
             return Ok(false);
         }
-        if chain.layers[chain.layers.len() - 1].is_full() {
+        if chain.layers.last().is_full() {
             chain.grow(guard)?;
         }
-        let last = chain.layers.len() - 1;
-        let (_, saturated) = Self::increment(&mut chain.layers[last], h);
-        chain.saturated += saturated;
+        let (_, saturated) = Self::increment(chain.layers.last_mut(), h);
+        chain.layers.add_saturated(saturated);
         Ok(true)
     }
 }

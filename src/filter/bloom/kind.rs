@@ -127,13 +127,10 @@ pub trait LayerKind {
     /// ([`super::counting`]).
     #[inline(always)]
     fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
-        // `layers` is never empty: constructors make or require at least one layer.
-        let Some((last, older)) = chain.layers.split_last_mut() else {
-            return Err(BloomError::BadData);
-        };
+        let (last, older) = chain.layers.split_last_mut();
         // A plain loop, not `any`: the iterator adapter would be compiled out of line around
         // the inlined kernel, a call per add even when there is no older layer.
-        for layer in older.iter().rev() {
+        for layer in older.newest_first() {
             if Self::holds(layer, h) {
                 return Ok(false);
             }
@@ -154,12 +151,11 @@ fn add_past_full<K: LayerKind + ?Sized>(
     h: ItemHash,
     guard: &dyn AllocGuard,
 ) -> Result<bool, BloomError> {
-    if chain.layers.last().is_some_and(|l| K::holds(l, h)) {
+    if K::holds(chain.layers.last(), h) {
         return Ok(false);
     }
     chain.grow(guard)?;
-    let last = chain.layers.len() - 1;
-    K::insert(&mut chain.layers[last], h);
+    K::insert(chain.layers.last_mut(), h);
     Ok(true)
 }
 

@@ -1,5 +1,6 @@
 //! The scalable Bloom chain: parameters and sizing ([`params`]), hashing ([`hash`]), bit arrays
-//! ([`bits`]) and their probe kernels ([`probe`]), layers ([`layer`]) and their kinds as types
+//! ([`bits`]) and their probe kernels ([`probe`]), layers ([`layer`]), how a chain stores them
+//! ([`layers`]) and their kinds as types
 //! ([`kind`]), the chain ([`chain`]),
 //! its batched paths ([`batch`]), counting ([`counting`]), fill statistics ([`stats`]) and the
 //! rule every stored chain obeys ([`claims`]).
@@ -51,6 +52,7 @@ pub mod counting;
 pub mod hash;
 pub mod kind;
 pub mod layer;
+pub mod layers;
 pub mod params;
 pub mod probe;
 pub mod stats;

@@ -15,7 +15,7 @@ fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<b
     if c.layers.iter().any(present) {
         return Ok(false);
     }
-    if c.layers.last().is_some_and(Layer::is_full) {
+    if c.layers.last().is_full() {
         c.grow(guard)?;
     }
     let last = c.layers.len() - 1;

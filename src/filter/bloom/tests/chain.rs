@@ -54,7 +54,8 @@ fn relocation_moves_memory_and_changes_nothing() {
     assert!(c.layers().len() > 1);
     let before = c.clone();
     let addresses = |c: &Chain| {
-        let mut a = vec![c.layers.as_ptr() as usize];
+        // Layer 1 lives in the tail allocation: its address is the tail's.
+        let mut a = vec![&c.layers[1] as *const Layer as usize];
         for l in c.layers.iter() {
             let mut first = None;
             l.bits().for_each_segment_bytes(|seg| {
@@ -72,7 +73,7 @@ fn relocation_moves_memory_and_changes_nothing() {
     };
     // SAFETY: a mover that moves nothing keeps the contract trivially.
     unsafe { c.relocate(&mut keep) };
-    assert_eq!(offered, 1 + c.layers().len(), "the table and one array per layer");
+    assert_eq!(offered, 1 + c.layers().len(), "the tail and one array per layer");
     assert_eq!(addresses(&c), old);
 
     // Holds the old allocations until the end, so the new ones cannot reuse their
@@ -201,23 +202,50 @@ fn the_guard_sees_each_allocation_and_a_refusal_changes_nothing() {
     assert_eq!(c.items(), 100);
 }
 
+/// jemalloc's size class for a small request (16, 32, 48, 64, 80, 96, 112, 128, then four
+/// classes per doubling), as the server allocates it.
+fn jemalloc_class(bytes: usize) -> usize {
+    if bytes <= 8 {
+        return 8;
+    }
+    if bytes <= 128 {
+        return bytes.div_ceil(16) * 16;
+    }
+    let group = (bytes - 1).ilog2(); // 2^group < bytes <= 2^(group + 1)
+    let step = 1usize << (group - 2);
+    bytes.div_ceil(step) * step
+}
+
 /// A filter's fixed memory: the chain with its first layer inline, 80 bytes, under RedisBloom's
-/// `SBChain` + `SBLink` (32 + 64, in two allocations); after growing or loading, a table of
-/// one 48-byte record per layer (RedisBloom's: 64), with no spare slots.
+/// `SBChain` + `SBLink` (32 + 64, in two allocations); after growing or loading, one tail of a
+/// 16-byte header and one 48-byte record per later layer (RedisBloom's: 64 per layer), with no
+/// spare slots — at or under RedisBloom's bytes, allocator classes included, for every count of
+/// layers from 1 to 8.
 #[test]
 fn a_filter_has_small_fixed_tables_without_spare_slots() {
     assert_eq!(std::mem::size_of::<Chain>(), 80);
     assert_eq!(std::mem::size_of::<Layer>(), 48);
+    assert_eq!((jemalloc_class(160), jemalloc_class(161), jemalloc_class(300)), (160, 192, 320));
     let mut c = chain(0.01, 10, 2);
-    for i in 0..300 {
-        c.add(&item(i), &Unlimited).unwrap();
+    assert_eq!(c.layers.tail_bytes(), 0, "one layer: the chain alone");
+    let mut i = 0;
+    for n in 1..=8usize {
+        while c.layers.len() < n {
+            c.add(&item(i), &Unlimited).unwrap();
+            i += 1;
+        }
+        let tail = c.layers.tail_bytes();
+        assert_eq!(tail, if n == 1 { 0 } else { 16 + 48 * (n - 1) });
+        let ours = 80 + if tail == 0 { 0 } else { jemalloc_class(tail) };
+        let redisbloom = 32 + jemalloc_class(64 * n);
+        assert!(ours <= redisbloom, "{n} layers: {ours} bytes against RedisBloom's {redisbloom}");
     }
-    assert_eq!(c.layers.len(), 5);
-    // Collected through an iterator of unknown length, as the loader does: spare slots.
-    let layers: Vec<Layer> = c.layers().iter().filter(|_| true).cloned().collect();
+    // A loader's list with spare slots.
+    let mut layers: Vec<Layer> = Vec::with_capacity(16);
+    layers.extend(c.layers().iter().cloned());
     assert!(layers.capacity() > layers.len());
     let loaded = Chain::from_parts(c.params(), c.scheme(), c.seed(), layers, c.items()).unwrap();
-    assert_eq!(loaded.layers.len(), 5, "a boxed slice holds no spare slot");
+    assert_eq!(loaded.layers.tail_bytes(), c.layers.tail_bytes(), "no spare slot");
     assert_eq!(loaded, c);
 }
 

@@ -198,3 +198,36 @@ fn batched_lookups_and_deletes_equal_one_by_one_on_a_prefetched_layer() {
     assert_eq!(c, one);
     check_counts(&c);
 }
+
+/// The saturated count lives in the tail allocation, which a one-layer counting chain only
+/// gets once a counter saturates (until then it is the 80-byte chain alone, as a plain one);
+/// the count survives growing (the tail is rebuilt with one more layer), clones and loads.
+#[test]
+fn the_saturated_count_has_a_tail_only_when_needed() {
+    let mut c = counting(0.01, 10, 2, 4);
+    c.add(b"cold", &Unlimited).unwrap();
+    assert_eq!((c.layers.tail_bytes(), c.saturated()), (0, 0));
+    for _ in 0..20 {
+        c.add(b"hot", &Unlimited).unwrap();
+    }
+    let sat = c.saturated();
+    assert!(sat >= 1);
+    assert_eq!(c.layers.len(), 1);
+    assert_eq!(c.layers.tail_bytes(), 16, "the header alone");
+    check_counts(&c);
+    let mut i = 0;
+    while c.layers.len() < 3 {
+        c.add(&name("grow", i), &Unlimited).unwrap();
+        i += 1;
+    }
+    assert!(c.saturated() >= sat);
+    check_counts(&c);
+    let copy = c.clone();
+    assert_eq!(copy, c);
+    assert_eq!(copy.saturated(), c.saturated());
+    let loaded =
+        Chain::from_parts(c.params(), c.scheme(), c.seed(), c.layers().to_vec(), c.items())
+            .unwrap();
+    assert_eq!(loaded.saturated(), c.saturated());
+    assert_eq!(loaded, c);
+}
