@@ -29,6 +29,13 @@ def memory_configs(quick):
     cap = n // 10
     out = []
     for error in (0.01, 0.001):
+        if error == 0.01:
+            # Grown filters of 2 and 3 layers (the scaling rows below have 4), where the fixed
+            # memory of a grown chain shows in `Δ bytes` (issue 23 item 3).
+            for items, layers in ((2 * cap, 2), (5 * cap, 3)):
+                out.append({"label": f"{error:g} scaling, {layers} layers (cap {cap:,}, {items:,} items)",
+                            "error": error, "capacity": cap, "nonscaling": False, "items": items,
+                            "layers": layers})
         out.append({"label": f"{error:g} scaling (cap {cap:,}, {n:,} items)", "error": error,
                     "capacity": cap, "nonscaling": False, "items": n})
         out.append({"label": f"{error:g} nonscaling (cap = {n:,} items)", "error": error,
@@ -53,6 +60,8 @@ def part_memory(cfg):
                 send_all(srv, "BF.MADD", "m", batches[conf["items"]])
                 info_size = bf_info(meter, "m", "SIZE")
                 layers = bf_info(meter, "m", "FILTERS")
+                if conf.get("layers", layers) != layers:
+                    raise SystemExit(f"memory: {name}: {conf['label']} has {layers} layers")
                 usage = int(meter.execute_command("MEMORY", "USAGE", "m"))
                 before = used_memory(meter)
                 meter.delete("m")

@@ -364,18 +364,34 @@ fn prefetch_modular<A: WordArray + ?Sized>(
         // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64` (see above).
         unsafe { words.word(p >> 6) }
     };
-    if candidates_only {
-        hashes.iter().for_each(|h| crate::filter::mem::prefetch(word(h.h1 % modulus)));
-    }
-    for h in hashes {
-        let first = h.h1 % modulus;
-        if candidates_only && (*word(first) >> (first & 63)) & 1 == 0 {
-            continue;
+    if !candidates_only {
+        for h in hashes {
+            let mut x = h.h1;
+            for _ in 0..k {
+                crate::filter::mem::prefetch(word(x % modulus));
+                x = x.wrapping_add(h.h2);
+            }
         }
-        let mut x = h.h1;
-        for _ in 0..k {
-            crate::filter::mem::prefetch(word(x % modulus));
-            x = x.wrapping_add(h.h2);
+        return;
+    }
+    // Each item's first position is computed once (a 64-bit division): prefetched in the
+    // first pass, tested in the second, whose probes start at the second position.
+    const STEP: usize = super::batch::BATCH;
+    for chunk in hashes.chunks(STEP) {
+        let mut firsts = [0u64; STEP];
+        for (f, h) in firsts.iter_mut().zip(chunk) {
+            *f = h.h1 % modulus;
+            crate::filter::mem::prefetch(word(*f));
+        }
+        for (&first, h) in firsts.iter().zip(chunk) {
+            if (*word(first) >> (first & 63)) & 1 == 0 {
+                continue;
+            }
+            let mut x = h.h1.wrapping_add(h.h2);
+            for _ in 1..k {
+                crate::filter::mem::prefetch(word(x % modulus));
+                x = x.wrapping_add(h.h2);
+            }
         }
     }
 }
