@@ -127,11 +127,16 @@ pub trait LayerKind {
     /// ([`super::counting`]).
     #[inline(always)]
     fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
-        let (last, older) = chain.layers.split_last_mut();
-        // A plain loop, not `any`: the iterator adapter would be compiled out of line around
-        // the inlined kernel, a call per add even when there is no older layer.
-        for layer in older.newest_first() {
+        let (last, first, between) = chain.layers.split_last_mut();
+        // Plain loops, not `any` nor a chained iterator: the adapter would be compiled out of
+        // line around the inlined kernel, a call per add even when there is no older layer.
+        for layer in between.iter().rev() {
             if Self::holds(layer, h) {
+                return Ok(false);
+            }
+        }
+        if let Some(first) = first {
+            if Self::holds(first, h) {
                 return Ok(false);
             }
         }
@@ -588,13 +593,13 @@ impl Chain {
     /// layers first: they are the largest and hold the most recent items.
     #[inline]
     pub(super) fn contains_as<K: LayerKind>(&self, h: ItemHash) -> bool {
-        // A plain loop, for the reason given in `LayerKind::add`.
-        for layer in self.layers.iter().rev() {
+        // Plain loops, for the reason given in `LayerKind::add`.
+        for layer in self.layers.rest().iter().rev() {
             if K::holds(layer, h) {
                 return true;
             }
         }
-        false
+        K::holds(self.layers.first(), h)
     }
 
     /// Whether an item with hash `h` is (probably) present.

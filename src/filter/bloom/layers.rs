@@ -65,9 +65,9 @@ impl Layers {
         Some(Self { first, tail })
     }
 
-    /// The layers after the first.
+    /// The layers after the first, oldest first (empty for a one-layer chain).
     #[inline(always)]
-    fn rest(&self) -> &[Layer] {
+    pub fn rest(&self) -> &[Layer] {
         match &self.tail {
             Some(t) => t.rest(),
             None => &[],
@@ -145,13 +145,15 @@ impl Layers {
         }
     }
 
-    /// The newest layer, writable, and the older ones, newest first, read-only.
+    /// The newest layer, writable, and the older ones, read-only: the first layer (when it is
+    /// not the newest) and those between it and the newest, oldest first. Plain parts rather
+    /// than an iterator, so the hot paths loop over them without an adapter's state.
     #[inline(always)]
-    pub fn split_last_mut(&mut self) -> (&mut Layer, Older<'_>) {
+    pub fn split_last_mut(&mut self) -> (&mut Layer, Option<&Layer>, &[Layer]) {
         let Self { first, tail } = self;
         match tail.as_mut().and_then(|t| t.rest_mut().split_last_mut()) {
-            Some((last, between)) => (last, Older { first: Some(first), between }),
-            None => (first, Older { first: None, between: &[] }),
+            Some((last, between)) => (last, Some(first), between),
+            None => (first, None, &[]),
         }
     }
 
@@ -228,20 +230,6 @@ impl Layers {
                 layer.relocate(mv);
             }
         }
-    }
-}
-
-/// The layers older than the newest, newest first ([`Layers::split_last_mut`]).
-pub struct Older<'a> {
-    first: Option<&'a Layer>,
-    between: &'a [Layer],
-}
-
-impl<'a> Older<'a> {
-    /// The older layers, newest first.
-    #[inline(always)]
-    pub fn newest_first(&self) -> impl Iterator<Item = &'a Layer> + use<'a> {
-        self.between.iter().rev().chain(self.first)
     }
 }
 
