@@ -59,8 +59,15 @@ impl Block {
             *h = chain.hash(item.as_ref());
         }
         if self.prefetch {
-            for layer in chain.layers.iter().filter(|l| is_large(l)) {
-                K::prefetch(layer, hashes, purpose == Purpose::Lookup);
+            // The first layer, then the later ones: plain loops over the parts, no adapter.
+            let first = chain.layers.first();
+            if is_large(first) {
+                K::prefetch(first, hashes, purpose == Purpose::Lookup);
+            }
+            for layer in chain.layers.rest() {
+                if is_large(layer) {
+                    K::prefetch(layer, hashes, purpose == Purpose::Lookup);
+                }
             }
         }
         hashes
