@@ -45,6 +45,7 @@
 
 pub mod batch;
 pub mod bits;
+pub mod blocked;
 pub mod chain;
 pub mod claims;
 pub mod counting;
