@@ -139,7 +139,8 @@ fn probe_bit(x: u64) -> u32 {
 /// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant.
 #[inline(always)]
 fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
-    let test = |p: u32| (block[(p >> 6) as usize] >> (p & 63)) & 1 == 1;
+    // `wrapping_shr`/`wrapping_shl` take the shift mod 64, as `bt`/`bts` do: no mask.
+    let test = |p: u32| block[(p >> 6) as usize].wrapping_shr(p) & 1 == 1;
     if K > 0 {
         (0..K as usize).all(|i| test(probe_bit(h2.wrapping_mul(POWERS[i]))))
     } else {
@@ -161,8 +162,8 @@ fn set_clear_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 
     let mut flipped = 0u32;
     let mut set = |p: u32| {
         let word = &mut block[(p >> 6) as usize];
-        flipped += ((!*word >> (p & 63)) & 1) as u32;
-        *word |= 1 << (p & 63);
+        flipped += ((!*word).wrapping_shr(p) & 1) as u32;
+        *word |= 1u64.wrapping_shl(p);
     };
     if K > 0 {
         (0..K as usize).for_each(|i| set(probe_bit(h2.wrapping_mul(POWERS[i]))));
@@ -182,36 +183,132 @@ fn set_clear_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 
 type AllSet = unsafe fn(&[u64; 8], u32, u64) -> bool;
 /// Adds a blocked item: sets its probes, returns how many bits were clear.
 type SetClear = unsafe fn(&mut [u64; 8], u32, u64) -> u32;
+/// Tests every one of a batch of items in one array (words, probe count, hashes, answers).
+type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], &mut Vec<bool>);
+/// Adds every one of a batch of items in order (words, probe count, hashes, answers: whether
+/// each was new); returns (items new, bits set).
+type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], &mut Vec<bool>) -> (u64, u64);
 
-/// The kernels for one probe count, chosen once per batch (see [`super::probe::Kernels`]).
+/// The kernels for one probe count, chosen once per batch (see [`super::probe::Kernels`]): one
+/// item at a time, and whole batches over one slice, where the item's code is inlined into
+/// the loop (no call per item, the constants loaded once).
 ///
 /// Invariant: every kernel held runs on this CPU.
 #[derive(Clone, Copy)]
 pub struct BlockedKernels {
     all_set: AllSet,
     set_clear: SetClear,
+    all_set_many: AllSetMany,
+    set_clear_many: SetClearMany,
 }
 
-unsafe fn all_set_base<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+/// The batch loop of [`AllSetMany`] around an inlined one-item test.
+#[inline(always)]
+fn all_set_many_with(
+    words: &[u64],
+    hashes: &[ItemHash],
+    out: &mut Vec<bool>,
+    test: impl Fn(&[u64; 8], u64) -> bool,
+) {
+    out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2)));
+}
+
+/// The batch loop of [`SetClearMany`] around an inlined one-item add.
+#[inline(always)]
+fn set_clear_many_with(
+    words: &mut [u64],
+    hashes: &[ItemHash],
+    out: &mut Vec<bool>,
+    set: impl Fn(&mut [u64; 8], u64) -> u32,
+) -> (u64, u64) {
+    let (mut new, mut flipped) = (0, 0);
+    out.reserve(hashes.len());
+    for &h in hashes {
+        let n = set(block_of_mut(words, h), h.h2);
+        flipped += u64::from(n);
+        new += u64::from(n > 0);
+        out.push(n > 0);
+    }
+    (new, flipped)
+}
+
+/// Defines the one-item and batch kernels of one feature set (`$features`, or none: the
+/// baseline) from the inlined bodies `$all_set` and `$set_clear`.
+macro_rules! kernel_set {
+    ($all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident,
+     $all_body:ident, $set_body:ident $(, $features:literal)?) => {
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $all_set<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+            // SAFETY: this function's own precondition (the CPU has `$features`).
+            unsafe { $all_body::<K>(block, k, h2) }
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $set_clear<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+            $set_body::<K>(block, k, h2)
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $all_many<const K: u32>(
+            words: &[u64],
+            k: u32,
+            hashes: &[ItemHash],
+            out: &mut Vec<bool>,
+        ) {
+            // SAFETY: as in the one-item kernel.
+            all_set_many_with(words, hashes, out, |b, h2| unsafe { $all_body::<K>(b, k, h2) })
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $set_many<const K: u32>(
+            words: &mut [u64],
+            k: u32,
+            hashes: &[ItemHash],
+            out: &mut Vec<bool>,
+        ) -> (u64, u64) {
+            set_clear_many_with(words, hashes, out, |b, h2| $set_body::<K>(b, k, h2))
+        }
+    };
+}
+
+/// [`all_set_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
+#[inline(always)]
+unsafe fn all_set_scalar_unsafe<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
     all_set_scalar::<K>(block, k, h2)
 }
 
-unsafe fn set_clear_base<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-    set_clear_scalar::<K>(block, k, h2)
-}
+kernel_set!(
+    all_set_base,
+    set_clear_base,
+    all_set_many_base,
+    set_clear_many_base,
+    all_set_scalar_unsafe,
+    set_clear_scalar
+);
 
 // Precondition of the `_bmi2` kernels: the CPU has BMI2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-unsafe fn all_set_bmi2<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
-    all_set_scalar::<K>(block, k, h2)
-}
+kernel_set!(
+    all_set_bmi2,
+    set_clear_bmi2,
+    all_set_many_bmi2,
+    set_clear_many_bmi2,
+    all_set_scalar_unsafe,
+    set_clear_scalar,
+    "bmi2"
+);
 
+// Precondition of the `_avx2` kernels: the CPU has AVX2 and BMI2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-unsafe fn set_clear_bmi2<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-    set_clear_scalar::<K>(block, k, h2)
-}
+kernel_set!(
+    all_set_avx2,
+    set_clear_avx2,
+    all_set_many_avx2,
+    set_clear_many_avx2,
+    all_set_vector,
+    set_clear_scalar,
+    "avx2,bmi2"
+);
 
 /// The low and high 32-bit halves of `φ^i`, eight per vector.
 #[cfg(target_arch = "x86_64")]
@@ -227,98 +324,132 @@ const POWER_HALVES: ([u32; 16], [u32; 16]) = {
 };
 
 /// [`all_set_scalar`] for `K` in 1..=16, 8 probes per AVX2 vector. Precondition: the CPU has
-/// AVX2 (and BMI2, for the block index; checked with it).
+/// AVX2; inlined only into functions compiled with it (the `_avx2` kernels).
 ///
 /// For probes `i` of one vector, with `a = h2` and `b = φ^i` split in 32-bit halves, the top
 /// 32 bits of the low 64 of `a · b` are `mulhi(a_lo, b_lo) + a_lo · b_hi + a_hi · b_lo`
 /// (mod 2^32); the probe is their top 9 bits, bit `p & 31` of the block's 32-bit word `p >> 5`
 /// (little-endian: the same bit as bit `p & 63` of 64-bit word `p >> 6`).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-unsafe fn all_set_avx2<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bool {
-    use std::arch::x86_64::*;
-    let p = block.as_ptr().cast::<__m256i>();
-    // SAFETY: `block` is 64 readable bytes: two unaligned 32-byte loads inside it.
-    let (low, high) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-    let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
-    let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
-    let mut missing = _mm256_setzero_si256();
-    let mut g = 0;
-    while g * 8 < K as usize {
-        // SAFETY: `g · 8 < K ≤ 16`: lanes `8g..8g + 8` of the 16-entry tables.
-        let (b_lo, b_hi) = unsafe {
-            (
+#[inline(always)]
+unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bool {
+    // SAFETY: the caller's precondition: the CPU has AVX2, so the intrinsics run; the loads
+    // are inside `block` and the power tables (see below).
+    unsafe {
+        use std::arch::x86_64::*;
+        let p = block.as_ptr().cast::<__m256i>();
+        // `block` is 64 readable bytes: two unaligned 32-byte loads inside it.
+        let (low, high) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
+        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
+        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+        let mut missing = _mm256_setzero_si256();
+        let mut g = 0;
+        while g * 8 < K as usize {
+            // `g · 8 < K ≤ 16`: lanes `8g..8g + 8` of the 16-entry tables.
+            let (b_lo, b_hi) = (
                 _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
                 _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
-            )
-        };
-        // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
-        // from another of the odd halves, blended.
-        let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
-        let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
-        let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
-        let cross =
-            _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
-        let top = _mm256_add_epi32(mulhi, cross);
-        let word = _mm256_srli_epi32::<28>(top);
-        let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
-        let from_low = _mm256_permutevar8x32_epi32(low, word);
-        let from_high = _mm256_permutevar8x32_epi32(high, word);
-        // Bit 3 of the word index, moved to the sign bit, picks the high half.
-        let pick = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word));
-        let words = _mm256_castps_si256(_mm256_blendv_ps(
-            _mm256_castsi256_ps(from_low),
-            _mm256_castsi256_ps(from_high),
-            pick,
-        ));
-        let mut probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
-        let lanes = K as i32 - (g * 8) as i32;
-        if lanes < 8 {
-            let live = _mm256_cmpgt_epi32(
-                _mm256_set1_epi32(lanes),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
             );
-            probe = _mm256_and_si256(probe, live);
+            // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
+            // from another of the odd halves, blended.
+            let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
+            let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
+            let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
+            let cross =
+                _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
+            let top = _mm256_add_epi32(mulhi, cross);
+            let word = _mm256_srli_epi32::<28>(top);
+            let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
+            let from_low = _mm256_permutevar8x32_epi32(low, word);
+            let from_high = _mm256_permutevar8x32_epi32(high, word);
+            // Bit 3 of the word index, moved to the sign bit, picks the high half.
+            let pick = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word));
+            let words = _mm256_castps_si256(_mm256_blendv_ps(
+                _mm256_castsi256_ps(from_low),
+                _mm256_castsi256_ps(from_high),
+                pick,
+            ));
+            let mut probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
+            let lanes = K as i32 - (g * 8) as i32;
+            if lanes < 8 {
+                let live = _mm256_cmpgt_epi32(
+                    _mm256_set1_epi32(lanes),
+                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                );
+                probe = _mm256_and_si256(probe, live);
+            }
+            missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
+            g += 1;
         }
-        missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
-        g += 1;
+        _mm256_testz_si256(missing, missing) == 1
     }
-    _mm256_testz_si256(missing, missing) == 1
 }
-
-/// Generates the kernel table for `$k` from the given `const K` kernels.
+/// Generates the kernel table for `$k` from the `const K` kernels of one feature set.
 macro_rules! blocked_table {
-    ($k:expr, $all_set:ident, $set_clear:ident) => {
-        blocked_table!(@pick $k, $all_set, $set_clear; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    ($k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident) => {
+        blocked_table!(@pick $k, $all_set, $set_clear, $all_many, $set_many;
+            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
     };
-    (@pick $k:expr, $all_set:ident, $set_clear:ident; $($n:literal)*) => {
+    (@pick $k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident;
+     $($n:literal)*) => {
         match $k {
-            $($n => BlockedKernels { all_set: $all_set::<$n>, set_clear: $set_clear::<$n> },)*
+            $($n => BlockedKernels {
+                all_set: $all_set::<$n>,
+                set_clear: $set_clear::<$n>,
+                all_set_many: $all_many::<$n>,
+                set_clear_many: $set_many::<$n>,
+            },)*
             // Past the unrolled ones (and 0, which no layer has), `K = 0` reads the count.
-            _ => BlockedKernels { all_set: all_set_base::<0>, set_clear: set_clear_base::<0> },
+            _ => BlockedKernels {
+                all_set: all_set_base::<0>,
+                set_clear: set_clear_base::<0>,
+                all_set_many: all_set_many_base::<0>,
+                set_clear_many: set_clear_many_base::<0>,
+            },
         }
     };
 }
 
 impl BlockedKernels {
-    /// The best kernels this CPU runs for `k` probes: AVX2 tests and BMI2 adds, else BMI2 for
-    /// both, else the baseline ones.
+    /// The best kernels this CPU runs for `k` probes ([`BlockedKernels::detect`]), from a table
+    /// made once per process: a load, not a feature test and a table match per call.
     #[inline]
     pub fn for_hashes(k: u32) -> Self {
+        static BEST: std::sync::OnceLock<[BlockedKernels; BLOCKED_UNROLLED_MAX as usize + 1]> =
+            std::sync::OnceLock::new();
+        let best = BEST.get_or_init(|| std::array::from_fn(|k| Self::detect(k as u32)));
+        // Index 0 holds the loop, which also serves every `k` past the unrolled ones.
+        best[if k <= BLOCKED_UNROLLED_MAX { k as usize } else { 0 }]
+    }
+
+    /// The best kernels this CPU runs for `k` probes: AVX2 tests and BMI2 adds, else BMI2 for
+    /// both, else the baseline ones.
+    fn detect(k: u32) -> Self {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("bmi2") {
-            let mut kernels = blocked_table!(k, all_set_bmi2, set_clear_bmi2);
-            if std::arch::is_x86_feature_detected!("avx2") && (1..=16).contains(&k) {
-                kernels.all_set = blocked_table!(k, all_set_avx2, set_clear_bmi2).all_set;
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Self::avx2(k);
             }
-            return kernels;
+            return Self::bmi2(k);
         }
         Self::baseline(k)
     }
 
     /// The kernels compiled for the target's baseline.
     pub fn baseline(k: u32) -> Self {
-        blocked_table!(k, all_set_base, set_clear_base)
+        blocked_table!(k, all_set_base, set_clear_base, all_set_many_base, set_clear_many_base)
+    }
+
+    /// The kernels compiled with BMI2. Only where the CPU has it (the struct's invariant).
+    #[cfg(target_arch = "x86_64")]
+    fn bmi2(k: u32) -> Self {
+        blocked_table!(k, all_set_bmi2, set_clear_bmi2, all_set_many_bmi2, set_clear_many_bmi2)
+    }
+
+    /// The kernels compiled with AVX2 and BMI2. Only where the CPU has both.
+    #[cfg(target_arch = "x86_64")]
+    fn avx2(k: u32) -> Self {
+        blocked_table!(k, all_set_avx2, set_clear_avx2, all_set_many_avx2, set_clear_many_avx2)
     }
 
     /// Every kernel set this CPU runs for `k` (baseline first): for the tests.
@@ -327,9 +458,9 @@ impl BlockedKernels {
         let mut v = vec![("baseline", Self::baseline(k))];
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("bmi2") {
-            v.push(("bmi2", blocked_table!(k, all_set_bmi2, set_clear_bmi2)));
+            v.push(("bmi2", Self::bmi2(k)));
             if std::arch::is_x86_feature_detected!("avx2") {
-                v.push(("avx2", Self::for_hashes(k)));
+                v.push(("avx2", Self::avx2(k)));
             }
         }
         v
@@ -347,6 +478,27 @@ impl BlockedKernels {
     pub fn set_clear<A: Blocks + ?Sized>(self, words: &mut A, k: u32, h: ItemHash) -> u32 {
         // SAFETY: as in `all_set`.
         unsafe { (self.set_clear)(block_of_mut(words, h), k, h.h2) }
+    }
+
+    /// [`BlockedKernels::all_set`] for each of `hashes` in one slice, appended to `out`.
+    #[inline(always)]
+    pub fn all_set_many(self, words: &[u64], k: u32, hashes: &[ItemHash], out: &mut Vec<bool>) {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.all_set_many)(words, k, hashes, out) }
+    }
+
+    /// [`BlockedKernels::set_clear`] for each of `hashes` in order in one slice, appending
+    /// whether each was new to `out`; returns (items new, bits set).
+    #[inline(always)]
+    pub fn set_clear_many(
+        self,
+        words: &mut [u64],
+        k: u32,
+        hashes: &[ItemHash],
+        out: &mut Vec<bool>,
+    ) -> (u64, u64) {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.set_clear_many)(words, k, hashes, out) }
     }
 
     /// [`BlockedKernels::all_set`] on a block already found.
@@ -414,6 +566,50 @@ mod tests {
             }
         }
         assert!(checked >= 2000 * (BLOCKED_UNROLLED_MAX as usize + 3));
+    }
+
+    /// The batch kernels of every set give the one-item baseline kernels' answers, bits and
+    /// counts over a slice of blocks, items repeating within a batch included.
+    #[test]
+    fn batch_kernels_equal_one_by_one() {
+        for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
+            for (name, kernels) in BlockedKernels::all_variants(k) {
+                let reference = BlockedKernels::baseline(0);
+                let mut words = vec![0u64; 64 * 8];
+                let mut by_one = words.clone();
+                for round in 0..40u64 {
+                    let hashes: Vec<ItemHash> = (0..16u64)
+                        .map(|i| {
+                            let x = (round * 7 + i % 11).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                            ItemHash { h1: x ^ (x >> 29), h2: x.rotate_left(17) | 1 }
+                        })
+                        .collect();
+                    let mut expect = Vec::new();
+                    let (mut new, mut flipped) = (0, 0);
+                    for &h in &hashes {
+                        let n = reference.set_clear(&mut by_one[..], k, h);
+                        flipped += u64::from(n);
+                        new += u64::from(n > 0);
+                        expect.push(n > 0);
+                    }
+                    let mut out = Vec::new();
+                    let got = kernels.set_clear_many(&mut words, k, &hashes, &mut out);
+                    assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
+                    assert_eq!(words, by_one, "{name} k={k}");
+                    let probe: Vec<ItemHash> = hashes
+                        .iter()
+                        .map(|h| ItemHash { h1: h.h1.rotate_left(3), h2: h.h2 })
+                        .chain(hashes.iter().copied())
+                        .collect();
+                    let mut out = Vec::new();
+                    kernels.all_set_many(&words, k, &probe, &mut out);
+                    let expect: Vec<bool> =
+                        probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
+                    assert_eq!(out, expect, "{name} k={k}");
+                    assert!(out[16..].iter().all(|&b| b));
+                }
+            }
+        }
     }
 
     /// The loop's probes are the layout's: `x_0 = h2`, `x_{i+1} = x_i · φ`, top 9 bits.

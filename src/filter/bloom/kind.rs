@@ -207,14 +207,25 @@ impl LayerKind for Plain {
     fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        holds_each(layer, hashes, out, |words, h| kernels.all_set(words, k, h))
+        holds_each(layer, hashes, out, |words, hashes, out| {
+            out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
+        })
     }
 
     #[inline]
     fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        insert_each(layer, hashes, out, |words, h| kernels.set_clear(words, k, h))
+        insert_each(layer, hashes, out, |words, hashes, out| {
+            let (mut new, mut flipped) = (0, 0);
+            for &h in hashes {
+                let n = kernels.set_clear(words, k, h);
+                flipped += u64::from(n);
+                new += u64::from(n > 0);
+                out.push(n > 0);
+            }
+            (new, flipped)
+        })
     }
 }
 
@@ -464,42 +475,48 @@ impl LayerKind for Blocked {
     fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
-        holds_each(layer, hashes, out, |words, h| kernels.all_set(words, k, h))
+        holds_each(layer, hashes, out, |words, hashes, out| {
+            kernels.all_set_many(words, k, hashes, out)
+        })
     }
 
     #[inline]
     fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
-        insert_each(layer, hashes, out, |words, h| kernels.set_clear(words, k, h))
+        insert_each(layer, hashes, out, |words, hashes, out| {
+            kernels.set_clear_many(words, k, hashes, out)
+        })
     }
 }
 
-/// The shape every kind's [`LayerKind::holds_block`] has over a layer of one slice: `holds`
-/// for each hash, appended to `out`; `false` (nothing done) for a segmented layer.
+/// The shape every kind's [`LayerKind::holds_block`] has over a layer of one slice:
+/// `holds_all` appends an answer per hash to `out`; `false` (nothing done) for a segmented
+/// layer.
 #[inline(always)]
 fn holds_each(
     layer: &Layer,
     hashes: &[ItemHash],
     out: &mut Vec<bool>,
-    holds: impl Fn(&[u64], ItemHash) -> bool,
+    holds_all: impl FnOnce(&[u64], &[ItemHash], &mut Vec<bool>),
 ) -> bool {
     let View::One(words) = layer.bits.view() else {
         return false;
     };
-    out.extend(hashes.iter().map(|&h| holds(words, h)));
+    holds_all(words, hashes, out);
     true
 }
 
 /// The shape every kind's [`LayerKind::insert_block`] has over a layer of one slice with room
-/// for all of `hashes`: `set` each (it returns the bits it set), append whether it was new,
-/// count the new items and the bits; `None`, changing nothing, where that does not hold.
+/// for all of `hashes`: `set_all` adds each in order, appends whether it was new to `out` and
+/// returns (items new, bits set), which the layer counts; `None`, changing nothing, where
+/// that does not hold.
 #[inline(always)]
 fn insert_each(
     layer: &mut Layer,
     hashes: &[ItemHash],
     out: &mut Vec<bool>,
-    mut set: impl FnMut(&mut [u64], ItemHash) -> u32,
+    set_all: impl FnOnce(&mut [u64], &[ItemHash], &mut Vec<bool>) -> (u64, u64),
 ) -> Option<u64> {
     if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
         return None;
@@ -507,13 +524,7 @@ fn insert_each(
     let ViewMut::One(words) = layer.bits.view_mut() else {
         return None;
     };
-    let (mut new, mut flipped) = (0, 0);
-    for &h in hashes {
-        let n = set(words, h);
-        flipped += u64::from(n);
-        new += u64::from(n > 0);
-        out.push(n > 0);
-    }
+    let (new, flipped) = set_all(words, hashes, out);
     layer.items += new;
     layer.ones += flipped;
     Some(new)
