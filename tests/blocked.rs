@@ -342,7 +342,10 @@ fn blocked_filters_of_the_first_hash_scheme_still_answer() {
         assert_eq!(c.bf_card(key), card, "{key}");
         assert_eq!(c.bf_debug(key), debug, "{key}");
         assert_eq!(c.digest(key), digest, "{key}");
-        assert_eq!(c.cmd(&["DUMP", key]).as_bytes(), &dump[..], "{key}: written back as read");
+        // The value as read (a DUMP payload ends in the engine's RDB version and a CRC: 10 bytes).
+        let again = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+        let body = |d: &[u8]| d[..d.len() - 10].to_vec();
+        assert!(body(&again) == body(&dump), "{key}: written back as read");
     }
     // Growing it keeps scheme 1: the new items and the old ones are present.
     let more = items("more", 4_000);

@@ -411,8 +411,9 @@ macro_rules! blocked_table {
 }
 
 impl BlockedKernels {
-    /// The best kernels this CPU runs for `k` probes ([`BlockedKernels::detect`]), from a table
-    /// made once per process: a load, not a feature test and a table match per call.
+    /// The best kernels this CPU runs for `k` probes (AVX2 tests and BMI2 adds where it has
+    /// them), from a table made once per process: a load, not a feature test and a table match
+    /// per call.
     #[inline]
     pub fn for_hashes(k: u32) -> Self {
         static BEST: std::sync::OnceLock<[BlockedKernels; BLOCKED_UNROLLED_MAX as usize + 1]> =
