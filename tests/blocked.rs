@@ -294,3 +294,68 @@ fn hostile_restores_of_a_blocked_dump_never_crash() {
     eprintln!("{:?}", fx.tally);
     fx.assert_intact();
 }
+
+/// A blocked filter written before blocked chains hashed with xxh3-64 (hash scheme 1, built by
+/// main at 21:21 UTC on 2026-11-23: `tests/fixtures/blocked/`, a DUMP payload and its
+/// SCANDUMP stream of `BF.RESERVE old 0.01 500 LAYOUT BLOCKED` then `BF.MADD` of `p0`..`p2999`)
+/// loads through RESTORE and BF.LOADCHUNK and answers as that build did: every item present,
+/// the same false positives among 3,000 absent items, BF.CARD, BF.DEBUG and the digest. It
+/// keeps its scheme as it grows (new items present, old ones still), while a filter made now
+/// uses scheme 4 (another digest for the same items).
+#[test]
+fn blocked_filters_of_the_first_hash_scheme_still_answer() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/blocked");
+    let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
+    let field = |name: &str| -> Vec<String> {
+        expected
+            .lines()
+            .filter_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
+            .map(str::to_owned)
+            .collect()
+    };
+    let card: i64 = field("card")[0].parse().unwrap();
+    let digest = field("digest")[0].clone();
+    let debug = field("debug");
+    let absent_hits: Vec<i64> =
+        field("absent_hits")[0].bytes().map(|b| i64::from(b - b'0')).collect();
+    let present: Vec<String> = (0..3000).map(|i| format!("p{i}")).collect();
+    let absent: Vec<String> = (0..3000).map(|i| format!("absent{i}")).collect();
+    assert_eq!(absent_hits.len(), 3000);
+
+    let srv = Server::start();
+    let mut c = srv.conn();
+    let dump = std::fs::read(dir.join("scheme1.dump")).unwrap();
+    assert!(c.cmd(&[&b"RESTORE"[..], b"restored", b"0", &dump]).is_ok());
+    let stream = std::fs::read(dir.join("scheme1.scandump")).unwrap();
+    let mut at = 0;
+    while at < stream.len() {
+        let it = u64::from_le_bytes(stream[at..at + 8].try_into().unwrap());
+        let len = u64::from_le_bytes(stream[at + 8..at + 16].try_into().unwrap()) as usize;
+        let data = &stream[at + 16..at + 16 + len];
+        let r = c.cmd(&[&b"BF.LOADCHUNK"[..], b"chunked", it.to_string().as_bytes(), data]);
+        assert!(r.is_ok(), "BF.LOADCHUNK -> {r:?}");
+        at += 16 + len;
+    }
+    for key in ["restored", "chunked"] {
+        c.assert_all_present(key, &present);
+        assert_eq!(c.mexists(key, &absent), absent_hits, "{key}: false positives");
+        assert_eq!(c.bf_card(key), card, "{key}");
+        assert_eq!(c.bf_debug(key), debug, "{key}");
+        assert_eq!(c.digest(key), digest, "{key}");
+        // The value as read (a DUMP payload ends in the engine's RDB version and a CRC: 10 bytes).
+        let again = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+        let body = |d: &[u8]| d[..d.len() - 10].to_vec();
+        assert!(body(&again) == body(&dump), "{key}: written back as read");
+    }
+    // Growing it keeps scheme 1: the new items and the old ones are present.
+    let more = items("more", 4_000);
+    add_all(&mut c, "restored", &more);
+    c.assert_all_present("restored", &more);
+    c.assert_all_present("restored", &present);
+    assert!(blocked_layers(&mut c, "restored").0);
+    // A blocked filter made now, with the same items, is a different filter (scheme 4).
+    c.ok(&["BF.RESERVE", "new", "0.01", "500", "LAYOUT", "BLOCKED"]);
+    add_all(&mut c, "new", &present);
+    c.assert_all_present("new", &present);
+    assert_ne!(c.digest("new"), digest);
+}

@@ -5,7 +5,8 @@
 //! RDB file with Redis' typed calls (`RedisModule_SaveUnsigned`, `SaveDouble`, `SaveStringBuffer`)
 //! and, for the dump header of `BF.SCANDUMP`, as explicit little-endian bytes. Version 2:
 //! ```text
-//! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing)
+//! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing; 4 = xxh3-64, for
+//!                   blocked filters only)
 //! u64 seed          hash seed
 //! f64 error         requested false-positive rate
 //! u64 capacity      first layer's capacity
@@ -22,7 +23,9 @@
 //! error, hashes and bits must be exactly what the chain's parameters give at that position
 //! (the one rule of [`check_layers`]); item counts must add up and stay within capacities
 //! (every layer but the last full, except in a counting chain, where deletes give room back);
-//! `counters` must be 0, 4, 8 or 512, and only with the xxh3 scheme. Anything else is refused as
+//! `counters` must be 0, 4, 8 or 512, and only with the xxh3 schemes (1; scheme 4 only with 512,
+//! as blocked filters are made since 2026-11-23 — older builds refuse scheme 4 cleanly, as an
+//! unknown id). Anything else is refused as
 //! [`BloomError::BadData`], before any array is allocated. A counting layer's `bits` is its
 //! number of counters (what the sizing calls bits); its array is `bits × counters` bits
 //! (`super::counting`: counter `i` is byte `i`, or nibble `i % 2` of byte `i / 2`).
@@ -179,8 +182,15 @@ impl ChainMeta {
         let params =
             ChainParams::new(error, capacity, expansion).map_err(|_| BloomError::BadData)?;
         let counters = if version >= 2 { r.u64()? } else { 0 };
-        let known = counting::valid_width(counters) || counters == BLOCK_BITS;
-        if counters != 0 && (!known || scheme != HashScheme::Xxh3Enhanced) {
+        let allowed = match scheme {
+            HashScheme::Xxh3Enhanced => {
+                counters == 0 || counting::valid_width(counters) || counters == BLOCK_BITS
+            }
+            // Scheme 4 is for blocked chains only.
+            HashScheme::Xxh3Blocked => counters == BLOCK_BITS,
+            HashScheme::Murmur64 | HashScheme::Murmur32 => false,
+        };
+        if !allowed {
             return Err(BloomError::BadData);
         }
         let (width, layout) = match counters {

@@ -55,9 +55,7 @@ impl Block {
         purpose: Purpose,
     ) -> &[ItemHash] {
         let hashes = &mut self.hashes[..items.len()];
-        for (h, item) in hashes.iter_mut().zip(items) {
-            *h = chain.hash(item.as_ref());
-        }
+        chain.scheme().hash_each(items, chain.seed(), hashes);
         if self.prefetch {
             // The first layer, then the later ones: plain loops over the parts, no adapter.
             let first = chain.layers.first();

@@ -65,6 +65,40 @@ impl SegmentTable {
         );
         Self(segments.into_boxed_slice())
     }
+
+    /// Block `b` of a blocked layer: words `8b` to `8b + 7`, all in one segment (segments are
+    /// multiples of 8 words but the last, and an array of whole blocks makes the last one a
+    /// multiple of 8 too).
+    ///
+    /// # Safety
+    /// The array's bits are a multiple of 512 and `b < bits / 512`.
+    #[inline(always)]
+    pub(super) unsafe fn block(&self, b: u64) -> &[u64; 8] {
+        let w = b * 8;
+        debug_assert!(w + 8 <= super::probe::WordArray::bits(self) / 64);
+        // SAFETY: by the table's shape (`new`), word `w` is word `w % S` of segment `w / S`,
+        // which exists (`w < bits / 64`); `S` and, for whole blocks, the last segment's length
+        // are multiples of 8, and `w` is one, so words `w..w + 8` are in that segment.
+        unsafe {
+            let segment = self.0.get_unchecked((w >> SEGMENT_WORDS_SHIFT) as usize);
+            &*segment.as_ptr().add((w & (SEGMENT_WORDS - 1)) as usize).cast::<[u64; 8]>()
+        }
+    }
+
+    /// [`SegmentTable::block`], writable.
+    ///
+    /// # Safety
+    /// As for [`SegmentTable::block`].
+    #[inline(always)]
+    pub(super) unsafe fn block_mut(&mut self, b: u64) -> &mut [u64; 8] {
+        let w = b * 8;
+        debug_assert!(w + 8 <= super::probe::WordArray::bits(self) / 64);
+        // SAFETY: as in `block`, from the unique borrow of the table.
+        unsafe {
+            let segment = self.0.get_unchecked_mut((w >> SEGMENT_WORDS_SHIFT) as usize);
+            &mut *segment.as_mut_ptr().add((w & (SEGMENT_WORDS - 1)) as usize).cast::<[u64; 8]>()
+        }
+    }
 }
 
 // SAFETY: `bits` is 64 per word. For `w < bits / 64 = (n - 1) · S + last` (S = SEGMENT_WORDS,

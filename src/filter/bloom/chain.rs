@@ -126,7 +126,7 @@ impl Chain {
         Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
     }
 
-    /// An empty native chain (xxh3) with one blocked layer ([`Layout::Blocked`]), after asking
+    /// An empty native chain (xxh3-64, [`HashScheme::Xxh3Blocked`]) with one blocked layer ([`Layout::Blocked`]), after asking
     /// `guard` for the memory. Every layer it grows is blocked too.
     pub fn new_blocked(
         params: ChainParams,
@@ -136,7 +136,7 @@ impl Chain {
         let first = Layout::Blocked.layer_size(params.capacity, params.first_layer_error())?;
         guard.admit(info_size(1, first.bytes()), first.bytes())?;
         let layers = Layers::one(Layer::new_blocked(&first)?);
-        Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
+        Ok(Self::assemble(params, HashScheme::Xxh3Blocked, seed, layers))
     }
 
     /// How the chain's layers place probes: [`Layout::Blocked`] for a blocked chain,
@@ -211,8 +211,12 @@ impl Chain {
         if scheme.is_redisbloom() || !native || layers.iter().any(|l| l.rule() != rule) {
             return Err(BloomError::BadData);
         }
-        // A blocked chain's probes are defined on xxh3's halves only.
-        if layout == Layout::Blocked && scheme != HashScheme::Xxh3Enhanced {
+        // A blocked chain hashes with xxh3-128 (made before scheme 4) or xxh3-64; scheme 4 is
+        // for blocked chains only.
+        let blocked_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Blocked);
+        if (layout == Layout::Blocked && !blocked_scheme)
+            || (layout != Layout::Blocked && scheme == HashScheme::Xxh3Blocked)
+        {
             return Err(BloomError::BadData);
         }
         let counting = matches!(rule, Rule::Counting(_));

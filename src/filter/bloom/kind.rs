@@ -17,10 +17,10 @@
 //! [`Counting`]: super::counting::Counting
 
 use super::bits::{View, ViewMut};
+use super::blocked::{self, BlockedKernels};
 use super::chain::Chain;
-use super::hash::{ItemHash, reduce};
+use super::hash::ItemHash;
 use super::layer::{Layer, Rule};
-use super::params::{BLOCK_BITS, BLOCK_PROBE_BITS};
 use super::probe::{self, WordArray};
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
@@ -208,33 +208,25 @@ impl LayerKind for Plain {
     fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        let View::One(words) = layer.bits.view() else {
-            return false;
-        };
-        out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
-        true
+        holds_each(layer, hashes, out, |words, hashes, out| {
+            out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
+        })
     }
 
     #[inline]
     fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
-        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
-            return None;
-        }
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        let ViewMut::One(words) = layer.bits.view_mut() else {
-            return None;
-        };
-        let (mut new, mut flipped) = (0, 0);
-        for &h in hashes {
-            let n = kernels.set_clear(words, k, h);
-            flipped += u64::from(n);
-            new += u64::from(n > 0);
-            out.push(n > 0);
-        }
-        layer.items += new;
-        layer.ones += flipped;
-        Some(new)
+        insert_each(layer, hashes, out, |words, hashes, out| {
+            let (mut new, mut flipped) = (0, 0);
+            for &h in hashes {
+                let n = kernels.set_clear(words, k, h);
+                flipped += u64::from(n);
+                new += u64::from(n > 0);
+                out.push(n > 0);
+            }
+            (new, flipped)
+        })
     }
 }
 
@@ -441,74 +433,12 @@ fn set_modular<A: WordArray + ?Sized>(words: &mut A, k: u32, modulus: u64, h: It
 /// Native layers of bits in blocks of 512 bits ([`Rule::Blocked`]), after RocksDB's
 /// FastLocalBloom: `h1` picks the block by multiply-shift (`(h1 · blocks) >> 64`), and probe
 /// `i` is bit `x_i >> 55` of it (the top 9 bits), where `x_0 = h2` and `x_{i+1} = x_i · φ`
-/// (`φ` = 0x9E3779B97F4A7C15, odd; RocksDB does the same on 32 bits). The bits an item probes
-/// are one cache line: one miss per item per layer, whatever `k` is.
+/// (`φ` = [`BLOCK_PROBE_MUL`], odd; RocksDB does the same on 32 bits). The bits an item probes
+/// are one cache line: one miss per item per layer, whatever `k` is. The kernels are in
+/// [`super::blocked`].
 pub struct Blocked;
 
-/// The multiplier from one probe of a blocked layer to the next.
-pub const BLOCK_PROBE_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// The first word of the block `h` probes in an array of `bits` bits (whole blocks): word
-/// `reduce(h1, bits / 512) · 8`, so every word of the block, up to 7 further, is below
-/// `bits / 64`.
-#[inline(always)]
-pub fn block_base(bits: u64, h: ItemHash) -> u64 {
-    reduce(h.h1, bits / BLOCK_BITS) * (BLOCK_BITS / 64)
-}
-
-/// Calls `f(word index, bit)` for each of the `k` probes of `h` in a blocked array of `bits`
-/// bits, in order, until `f` returns `false`. Every word index is below `bits / 64`
-/// ([`block_base`] + at most 7).
-#[inline(always)]
-fn block_probes(bits: u64, k: u32, h: ItemHash, mut f: impl FnMut(u64, u32) -> bool) {
-    let base = block_base(bits, h);
-    let mut x = h.h2;
-    for _ in 0..k {
-        let p = x >> (64 - BLOCK_PROBE_BITS);
-        if !f(base + (p >> 6), (p & 63) as u32) {
-            return;
-        }
-        x = x.wrapping_mul(BLOCK_PROBE_MUL);
-    }
-}
-
-/// Whether every probe of `h` is set in a blocked array.
-#[inline(always)]
-fn all_set_blocked<A: WordArray + ?Sized>(words: &A, k: u32, h: ItemHash) -> bool {
-    debug_assert!(words.bits() % BLOCK_BITS == 0);
-    let mut all = true;
-    block_probes(words.bits(), k, h, |w, bit| {
-        // SAFETY: `block_probes` gives `w < bits / 64` (the array is whole blocks).
-        all = (unsafe { *words.word(w) } >> bit) & 1 == 1;
-        all
-    });
-    all
-}
-
-/// Sets the probes of `h` in a blocked array; how many were clear.
-#[inline(always)]
-fn set_clear_blocked<A: WordArray + ?Sized>(words: &mut A, k: u32, h: ItemHash) -> u64 {
-    debug_assert!(words.bits() % BLOCK_BITS == 0);
-    let mut flipped = 0;
-    block_probes(words.bits(), k, h, |w, bit| {
-        // SAFETY: as in `all_set_blocked`.
-        let word = unsafe { words.word_mut(w) };
-        flipped += (*word >> bit) & 1 ^ 1;
-        *word |= 1 << bit;
-        true
-    });
-    flipped
-}
-
-/// Starts loading the one cache line each of `hashes` probes in a blocked array.
-#[inline(always)]
-fn prefetch_blocked<A: WordArray + ?Sized>(words: &A, hashes: &[ItemHash]) {
-    let bits = words.bits();
-    for &h in hashes {
-        // SAFETY: `block_base` is below `bits / 64`.
-        crate::filter::mem::prefetch(unsafe { words.word(block_base(bits, h)) });
-    }
-}
+pub use super::blocked::BLOCK_PROBE_MUL;
 
 impl Blocked {
     /// Sets the probes of `h`, adds the bits it set to the layer's count and returns how many
@@ -516,21 +446,24 @@ impl Blocked {
     #[inline(always)]
     fn set_probes(layer: &mut Layer, h: ItemHash) -> u64 {
         let k = layer.hashes;
+        let kernels = BlockedKernels::for_hashes(k);
         let flipped = match layer.bits.view_mut() {
-            ViewMut::One(words) => set_clear_blocked(words, k, h),
-            ViewMut::Many(table) => set_clear_blocked(table, k, h),
+            ViewMut::One(words) => kernels.set_clear(words, k, h),
+            ViewMut::Many(table) => kernels.set_clear(table, k, h),
         };
-        layer.ones += flipped;
-        flipped
+        layer.ones += u64::from(flipped);
+        u64::from(flipped)
     }
 }
 
 impl LayerKind for Blocked {
     #[inline(always)]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
+        let k = layer.hashes;
+        let kernels = BlockedKernels::for_hashes(k);
         match layer.bits.view() {
-            View::One(words) => all_set_blocked(words, layer.hashes, h),
-            View::Many(table) => all_set_blocked(table, layer.hashes, h),
+            View::One(words) => kernels.all_set(words, k, h),
+            View::Many(table) => kernels.all_set(table, k, h),
         }
     }
 
@@ -550,41 +483,68 @@ impl LayerKind for Blocked {
     fn prefetch(layer: &Layer, hashes: &[ItemHash], _candidates_only: bool) {
         // One line per item: the first probe's line is every probe's.
         match layer.bits.view() {
-            View::One(words) => prefetch_blocked(words, hashes),
-            View::Many(table) => prefetch_blocked(table, hashes),
+            View::One(words) => hashes.iter().for_each(|&h| blocked::prefetch(words, h)),
+            View::Many(table) => hashes.iter().for_each(|&h| blocked::prefetch(table, h)),
         }
     }
 
     #[inline]
     fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
         let k = layer.hashes;
-        let View::One(words) = layer.bits.view() else {
-            return false;
-        };
-        out.extend(hashes.iter().map(|&h| all_set_blocked(words, k, h)));
-        true
+        let kernels = BlockedKernels::for_hashes(k);
+        holds_each(layer, hashes, out, |words, hashes, out| {
+            kernels.all_set_many(words, k, hashes, out)
+        })
     }
 
     #[inline]
     fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
-        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
-            return None;
-        }
         let k = layer.hashes;
-        let ViewMut::One(words) = layer.bits.view_mut() else {
-            return None;
-        };
-        let (mut new, mut flipped) = (0, 0);
-        for &h in hashes {
-            let n = set_clear_blocked(words, k, h);
-            flipped += n;
-            new += u64::from(n > 0);
-            out.push(n > 0);
-        }
-        layer.items += new;
-        layer.ones += flipped;
-        Some(new)
+        let kernels = BlockedKernels::for_hashes(k);
+        insert_each(layer, hashes, out, |words, hashes, out| {
+            kernels.set_clear_many(words, k, hashes, out)
+        })
     }
+}
+
+/// The shape every kind's [`LayerKind::holds_block`] has over a layer of one slice:
+/// `holds_all` appends an answer per hash to `out`; `false` (nothing done) for a segmented
+/// layer.
+#[inline(always)]
+fn holds_each(
+    layer: &Layer,
+    hashes: &[ItemHash],
+    out: &mut Vec<bool>,
+    holds_all: impl FnOnce(&[u64], &[ItemHash], &mut Vec<bool>),
+) -> bool {
+    let View::One(words) = layer.bits.view() else {
+        return false;
+    };
+    holds_all(words, hashes, out);
+    true
+}
+
+/// The shape every kind's [`LayerKind::insert_block`] has over a layer of one slice with room
+/// for all of `hashes`: `set_all` adds each in order, appends whether it was new to `out` and
+/// returns (items new, bits set), which the layer counts; `None`, changing nothing, where
+/// that does not hold.
+#[inline(always)]
+fn insert_each(
+    layer: &mut Layer,
+    hashes: &[ItemHash],
+    out: &mut Vec<bool>,
+    set_all: impl FnOnce(&mut [u64], &[ItemHash], &mut Vec<bool>) -> (u64, u64),
+) -> Option<u64> {
+    if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
+        return None;
+    }
+    let ViewMut::One(words) = layer.bits.view_mut() else {
+        return None;
+    };
+    let (new, flipped) = set_all(words, hashes, out);
+    layer.items += new;
+    layer.ones += flipped;
+    Some(new)
 }
 
 /// The chain's one-item paths, each choosing the kind's code once.

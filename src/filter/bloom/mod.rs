@@ -46,6 +46,7 @@
 
 pub mod batch;
 pub mod bits;
+pub mod blocked;
 pub mod chain;
 pub mod claims;
 pub mod counting;

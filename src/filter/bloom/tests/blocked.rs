@@ -316,3 +316,49 @@ fn altered_blocked_metadata_is_refused() {
         }
     }
 }
+
+/// Blocked chains are made with hash scheme 4 (xxh3-64); the blocked chains made before it
+/// (scheme 1, xxh3-128) still load from every format and answer for their items, and grow in
+/// scheme 1. Scheme 4 goes with the blocked layout only: its id on a standard or counting
+/// chain's fields is refused.
+#[test]
+fn both_hash_schemes_of_blocked_chains_load_and_answer() {
+    let c = blocked(0.01, 100, 2);
+    assert_eq!(c.scheme(), HashScheme::Xxh3Blocked);
+    // A scheme-1 blocked chain, as built before scheme 4: the same layers, scheme 1's hash.
+    let p = ChainParams::new(0.01, 100, 2).unwrap();
+    let mut old =
+        Chain::from_parts(p, HashScheme::Xxh3Enhanced, 0xb10c, c.layers().to_vec(), 0).unwrap();
+    let all = items("s1-", 1000);
+    for i in &all {
+        old.add(i, &Unlimited).unwrap();
+    }
+    assert!(old.layers().len() > 2);
+    // Its probes are scheme 1's: the textbook layout over xxh3-128's halves.
+    let h = HashScheme::Xxh3Enhanced.hash(&all[999], 0xb10c);
+    assert!(textbook_holds(old.layers().last(), h));
+    let buf = encode(&old);
+    assert_eq!(buf[..8], 1u64.to_le_bytes());
+    let back = codec::read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap();
+    assert_eq!(back, old);
+    assert_eq!(back.scheme(), HashScheme::Xxh3Enhanced);
+    let header = codec::dump_header(&old);
+    assert_eq!(codec::parse_dump_header(&header).unwrap(), ChainMeta::of(&old));
+    let mut out = Vec::new();
+    back.contains_many(&all, &mut out);
+    assert!(out.iter().all(|&b| b));
+
+    // Scheme 4 on a standard or counting chain's fields is refused.
+    let new_buf = encode(&c);
+    assert_eq!(new_buf[..8], 4u64.to_le_bytes());
+    let standard = Chain::new(p, HashScheme::Xxh3Enhanced, 1, &Unlimited).unwrap();
+    let counting = Chain::new_counting(p, 1, 4, &Unlimited).unwrap();
+    for chain in [standard, counting] {
+        let mut b = encode(&chain);
+        b[..8].copy_from_slice(&4u64.to_le_bytes());
+        assert!(codec::read_chain(&mut SliceReader::new(&b), &Unlimited).is_err());
+        let layers = chain.layers().to_vec();
+        let (p, seed, n) = (chain.params(), chain.seed(), chain.items());
+        assert!(Chain::from_parts(p, HashScheme::Xxh3Blocked, seed, layers, n).is_err());
+    }
+}

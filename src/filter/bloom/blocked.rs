@@ -1,0 +1,632 @@
+//! The probe kernels of blocked layers ([`Rule::Blocked`](super::layer::Rule::Blocked)): every
+//! probe of an item is a bit of one 512-bit block, so a kernel works on that block alone
+//! (`&[u64; 8]`), wherever the layer's words are ([`Blocks`]).
+//!
+//! Probe `i` of an item is bit `x_i >> 55` of its block (the top 9 bits), `x_i = h2 · φ^i`
+//! (wrapping, `φ` = [`BLOCK_PROBE_MUL`]): the same bits as the sequence `x_0 = h2`,
+//! `x_{i+1} = x_i · φ` the layout is defined by, but every probe is one multiply by a
+//! constant, independent of the others. What makes these kernels fast (callgrind,
+//! bench/README.md):
+//! - `k` is a compile-time constant up to [`BLOCKED_UNROLLED_MAX`] (fully unrolled, no loop
+//!   counter); larger `k` takes the loop;
+//! - tests of a whole item, where the CPU has AVX2, take 8 probes per 256-bit vector (after
+//!   RocksDB's FastLocalBloom): the top 32 bits of the 8 products `h2 · φ^i` from 32-bit
+//!   multiplies, the 32-bit word of each probe picked out of the block's two halves by
+//!   permutes, one test of the block against the probe bits — no branch per probe;
+//! - adds set the bits one by one (a bit set twice counts once) and count the bits they set
+//!   without a branch; they and the scalar tests are also compiled with BMI2 where the CPU has it.
+//!
+//! The baseline kernels are the reference: tests check every other kernel against them (and
+//! them against a textbook model, in `tests/blocked.rs`).
+
+use super::bits::SegmentTable;
+use super::hash::{ItemHash, reduce};
+use super::params::{BLOCK_BITS, BLOCK_PROBE_BITS};
+
+/// The multiplier from one probe of a blocked layer to the next.
+pub const BLOCK_PROBE_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The largest probe count with unrolled kernels (blocked layers have 1–16 probes at the
+/// error rates sizing allows down to 1e-5 per layer; a chain that tightens per layer may go
+/// past it, which takes the loop).
+pub const BLOCKED_UNROLLED_MAX: u32 = 16;
+
+/// `φ^i` for `i` below [`BLOCKED_UNROLLED_MAX`].
+const POWERS: [u64; BLOCKED_UNROLLED_MAX as usize] = {
+    let mut p = [1u64; BLOCKED_UNROLLED_MAX as usize];
+    let mut i = 1;
+    while i < p.len() {
+        p[i] = p[i - 1].wrapping_mul(BLOCK_PROBE_MUL);
+        i += 1;
+    }
+    p
+};
+
+/// Words per block.
+const BLOCK_WORDS: u64 = BLOCK_BITS / 64;
+
+/// A layer's words seen as whole 512-bit blocks.
+///
+/// # Safety
+/// [`Blocks::block`] and [`Blocks::block_mut`] must be sound for every `b` below
+/// `bits() / 512` whenever `bits()` is a multiple of 512: kernels index unchecked on that.
+pub unsafe trait Blocks {
+    /// Bits in the array.
+    fn bits(&self) -> u64;
+    /// Block `b`: words `8b` to `8b + 7`.
+    ///
+    /// # Safety
+    /// `bits()` is a multiple of 512 and `b < bits() / 512`.
+    unsafe fn block(&self, b: u64) -> &[u64; 8];
+    /// Block `b`, writable.
+    ///
+    /// # Safety
+    /// As for [`Blocks::block`].
+    unsafe fn block_mut(&mut self, b: u64) -> &mut [u64; 8];
+}
+
+// SAFETY: with `len · 64` a multiple of 512 and `b < len / 8`, words `8b..8b + 8` are in the
+// slice.
+unsafe impl Blocks for [u64] {
+    #[inline(always)]
+    fn bits(&self) -> u64 {
+        self.len() as u64 * 64
+    }
+    #[inline(always)]
+    unsafe fn block(&self, b: u64) -> &[u64; 8] {
+        debug_assert!((b + 1) * BLOCK_WORDS <= self.len() as u64);
+        // SAFETY: the caller's `b < len / 8` (above): the 8 words are inside the slice, and
+        // `[u64; 8]` has the layout of 8 consecutive `u64`.
+        unsafe { &*self.as_ptr().add((b * BLOCK_WORDS) as usize).cast::<[u64; 8]>() }
+    }
+    #[inline(always)]
+    unsafe fn block_mut(&mut self, b: u64) -> &mut [u64; 8] {
+        debug_assert!((b + 1) * BLOCK_WORDS <= self.len() as u64);
+        // SAFETY: as in `block`, from the unique borrow of the slice.
+        unsafe { &mut *self.as_mut_ptr().add((b * BLOCK_WORDS) as usize).cast::<[u64; 8]>() }
+    }
+}
+
+// SAFETY: see `SegmentTable::block` (a block never spans two segments).
+unsafe impl Blocks for SegmentTable {
+    #[inline(always)]
+    fn bits(&self) -> u64 {
+        super::probe::WordArray::bits(self)
+    }
+    #[inline(always)]
+    unsafe fn block(&self, b: u64) -> &[u64; 8] {
+        // SAFETY: the caller's contract is `SegmentTable::block`'s.
+        unsafe { self.block(b) }
+    }
+    #[inline(always)]
+    unsafe fn block_mut(&mut self, b: u64) -> &mut [u64; 8] {
+        // SAFETY: as in `block`.
+        unsafe { self.block_mut(b) }
+    }
+}
+
+/// The block `h` probes in an array of `bits` bits (whole blocks): `reduce(h1, bits / 512)`,
+/// below `bits / 512`.
+#[inline(always)]
+pub fn block_index(bits: u64, h: ItemHash) -> u64 {
+    reduce(h.h1, bits / BLOCK_BITS)
+}
+
+/// The block of `words` that `h` probes.
+#[inline(always)]
+pub fn block_of<A: Blocks + ?Sized>(words: &A, h: ItemHash) -> &[u64; 8] {
+    debug_assert!(words.bits() % BLOCK_BITS == 0);
+    // SAFETY: blocked layers are whole blocks (checked when built), and `block_index` is
+    // below `bits / 512`.
+    unsafe { words.block(block_index(words.bits(), h)) }
+}
+
+/// The block of `words` that `h` probes, writable.
+#[inline(always)]
+pub fn block_of_mut<A: Blocks + ?Sized>(words: &mut A, h: ItemHash) -> &mut [u64; 8] {
+    debug_assert!(words.bits() % BLOCK_BITS == 0);
+    let b = block_index(words.bits(), h);
+    // SAFETY: as in `block_of`.
+    unsafe { words.block_mut(b) }
+}
+
+/// The bit of the block that probe `i` of `h2` tests (`K` > 0: `i < K ≤ 16`, a constant).
+#[inline(always)]
+fn probe_bit(x: u64) -> u32 {
+    (x >> (64 - BLOCK_PROBE_BITS)) as u32
+}
+
+/// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant.
+#[inline(always)]
+fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+    // `wrapping_shr`/`wrapping_shl` take the shift mod 64, as `bt`/`bts` do: no mask.
+    let test = |p: u32| block[(p >> 6) as usize].wrapping_shr(p) & 1 == 1;
+    if K > 0 {
+        (0..K as usize).all(|i| test(probe_bit(h2.wrapping_mul(POWERS[i]))))
+    } else {
+        let mut x = h2;
+        for _ in 0..k {
+            if !test(probe_bit(x)) {
+                return false;
+            }
+            x = x.wrapping_mul(BLOCK_PROBE_MUL);
+        }
+        true
+    }
+}
+
+/// Sets the `k` probes of `h2` in `block`; how many bits were clear. A bit two probes share
+/// counts once (the second finds it set). No branch per probe.
+#[inline(always)]
+fn set_clear_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+    let mut flipped = 0u32;
+    let mut set = |p: u32| {
+        let word = &mut block[(p >> 6) as usize];
+        flipped += ((!*word).wrapping_shr(p) & 1) as u32;
+        *word |= 1u64.wrapping_shl(p);
+    };
+    if K > 0 {
+        (0..K as usize).for_each(|i| set(probe_bit(h2.wrapping_mul(POWERS[i]))));
+    } else {
+        let mut x = h2;
+        for _ in 0..k {
+            set(probe_bit(x));
+            x = x.wrapping_mul(BLOCK_PROBE_MUL);
+        }
+    }
+    flipped
+}
+
+/// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
+/// CPU features beyond the baseline; [`BlockedKernels::for_hashes`] hands out only those this
+/// CPU has.
+type AllSet = unsafe fn(&[u64; 8], u32, u64) -> bool;
+/// Adds a blocked item: sets its probes, returns how many bits were clear.
+type SetClear = unsafe fn(&mut [u64; 8], u32, u64) -> u32;
+/// Tests every one of a batch of items in one array (words, probe count, hashes, answers).
+type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], &mut Vec<bool>);
+/// Adds every one of a batch of items in order (words, probe count, hashes, answers: whether
+/// each was new); returns (items new, bits set).
+type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], &mut Vec<bool>) -> (u64, u64);
+
+/// The kernels for one probe count, chosen once per batch (see [`super::probe::Kernels`]): one
+/// item at a time, and whole batches over one slice, where the item's code is inlined into
+/// the loop (no call per item, the constants loaded once).
+///
+/// Invariant: every kernel held runs on this CPU.
+#[derive(Clone, Copy)]
+pub struct BlockedKernels {
+    all_set: AllSet,
+    set_clear: SetClear,
+    all_set_many: AllSetMany,
+    set_clear_many: SetClearMany,
+}
+
+/// The batch loop of [`AllSetMany`] around an inlined one-item test.
+#[inline(always)]
+fn all_set_many_with(
+    words: &[u64],
+    hashes: &[ItemHash],
+    out: &mut Vec<bool>,
+    test: impl Fn(&[u64; 8], u64) -> bool,
+) {
+    out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2)));
+}
+
+/// The batch loop of [`SetClearMany`] around an inlined one-item add.
+#[inline(always)]
+fn set_clear_many_with(
+    words: &mut [u64],
+    hashes: &[ItemHash],
+    out: &mut Vec<bool>,
+    set: impl Fn(&mut [u64; 8], u64) -> u32,
+) -> (u64, u64) {
+    let (mut new, mut flipped) = (0, 0);
+    out.reserve(hashes.len());
+    for &h in hashes {
+        let n = set(block_of_mut(words, h), h.h2);
+        flipped += u64::from(n);
+        new += u64::from(n > 0);
+        out.push(n > 0);
+    }
+    (new, flipped)
+}
+
+/// Defines the one-item and batch kernels of one feature set (`$features`, or none: the
+/// baseline) from the inlined bodies `$all_set` and `$set_clear`.
+macro_rules! kernel_set {
+    ($all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident,
+     $all_body:ident, $set_body:ident $(, $features:literal)?) => {
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $all_set<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+            // SAFETY: this function's own precondition (the CPU has `$features`).
+            unsafe { $all_body::<K>(block, k, h2) }
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $set_clear<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+            $set_body::<K>(block, k, h2)
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $all_many<const K: u32>(
+            words: &[u64],
+            k: u32,
+            hashes: &[ItemHash],
+            out: &mut Vec<bool>,
+        ) {
+            // SAFETY: as in the one-item kernel.
+            all_set_many_with(words, hashes, out, |b, h2| unsafe { $all_body::<K>(b, k, h2) })
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $set_many<const K: u32>(
+            words: &mut [u64],
+            k: u32,
+            hashes: &[ItemHash],
+            out: &mut Vec<bool>,
+        ) -> (u64, u64) {
+            set_clear_many_with(words, hashes, out, |b, h2| $set_body::<K>(b, k, h2))
+        }
+    };
+}
+
+/// [`all_set_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
+#[inline(always)]
+unsafe fn all_set_scalar_unsafe<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+    all_set_scalar::<K>(block, k, h2)
+}
+
+kernel_set!(
+    all_set_base,
+    set_clear_base,
+    all_set_many_base,
+    set_clear_many_base,
+    all_set_scalar_unsafe,
+    set_clear_scalar
+);
+
+// Precondition of the `_bmi2` kernels: the CPU has BMI2.
+#[cfg(target_arch = "x86_64")]
+kernel_set!(
+    all_set_bmi2,
+    set_clear_bmi2,
+    all_set_many_bmi2,
+    set_clear_many_bmi2,
+    all_set_scalar_unsafe,
+    set_clear_scalar,
+    "bmi2"
+);
+
+// Precondition of the `_avx2` kernels: the CPU has AVX2 and BMI2.
+#[cfg(target_arch = "x86_64")]
+kernel_set!(
+    all_set_avx2,
+    set_clear_avx2,
+    all_set_many_avx2,
+    set_clear_many_avx2,
+    all_set_vector,
+    set_clear_scalar,
+    "avx2,bmi2"
+);
+
+/// The low and high 32-bit halves of `φ^i`, eight per vector.
+#[cfg(target_arch = "x86_64")]
+const POWER_HALVES: ([u32; 16], [u32; 16]) = {
+    let (mut lo, mut hi) = ([0u32; 16], [0u32; 16]);
+    let mut i = 0;
+    while i < 16 {
+        lo[i] = POWERS[i] as u32;
+        hi[i] = (POWERS[i] >> 32) as u32;
+        i += 1;
+    }
+    (lo, hi)
+};
+
+/// [`all_set_scalar`] for `K` in 1..=16, 8 probes per AVX2 vector. Precondition: the CPU has
+/// AVX2; inlined only into functions compiled with it (the `_avx2` kernels).
+///
+/// For probes `i` of one vector, with `a = h2` and `b = φ^i` split in 32-bit halves, the top
+/// 32 bits of the low 64 of `a · b` are `mulhi(a_lo, b_lo) + a_lo · b_hi + a_hi · b_lo`
+/// (mod 2^32); the probe is their top 9 bits, bit `p & 31` of the block's 32-bit word `p >> 5`
+/// (little-endian: the same bit as bit `p & 63` of 64-bit word `p >> 6`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bool {
+    // SAFETY: the caller's precondition: the CPU has AVX2, so the intrinsics run; the loads
+    // are inside `block` and the power tables (see below).
+    unsafe {
+        use std::arch::x86_64::*;
+        let p = block.as_ptr().cast::<__m256i>();
+        // `block` is 64 readable bytes: two unaligned 32-byte loads inside it.
+        let (low, high) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
+        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
+        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+        let mut missing = _mm256_setzero_si256();
+        let mut g = 0;
+        while g * 8 < K as usize {
+            // `g · 8 < K ≤ 16`: lanes `8g..8g + 8` of the 16-entry tables.
+            let (b_lo, b_hi) = (
+                _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
+                _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
+            );
+            // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
+            // from another of the odd halves, blended.
+            let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
+            let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
+            let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
+            let cross =
+                _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
+            let top = _mm256_add_epi32(mulhi, cross);
+            let word = _mm256_srli_epi32::<28>(top);
+            let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
+            let from_low = _mm256_permutevar8x32_epi32(low, word);
+            let from_high = _mm256_permutevar8x32_epi32(high, word);
+            // Bit 3 of the word index, moved to the sign bit, picks the high half.
+            let pick = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word));
+            let words = _mm256_castps_si256(_mm256_blendv_ps(
+                _mm256_castsi256_ps(from_low),
+                _mm256_castsi256_ps(from_high),
+                pick,
+            ));
+            let mut probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
+            let lanes = K as i32 - (g * 8) as i32;
+            if lanes < 8 {
+                let live = _mm256_cmpgt_epi32(
+                    _mm256_set1_epi32(lanes),
+                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                );
+                probe = _mm256_and_si256(probe, live);
+            }
+            missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
+            g += 1;
+        }
+        _mm256_testz_si256(missing, missing) == 1
+    }
+}
+/// Generates the kernel table for `$k` from the `const K` kernels of one feature set.
+macro_rules! blocked_table {
+    ($k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident) => {
+        blocked_table!(@pick $k, $all_set, $set_clear, $all_many, $set_many;
+            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    };
+    (@pick $k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident;
+     $($n:literal)*) => {
+        match $k {
+            $($n => BlockedKernels {
+                all_set: $all_set::<$n>,
+                set_clear: $set_clear::<$n>,
+                all_set_many: $all_many::<$n>,
+                set_clear_many: $set_many::<$n>,
+            },)*
+            // Past the unrolled ones (and 0, which no layer has), `K = 0` reads the count.
+            _ => BlockedKernels {
+                all_set: all_set_base::<0>,
+                set_clear: set_clear_base::<0>,
+                all_set_many: all_set_many_base::<0>,
+                set_clear_many: set_clear_many_base::<0>,
+            },
+        }
+    };
+}
+
+impl BlockedKernels {
+    /// The best kernels this CPU runs for `k` probes (AVX2 tests and BMI2 adds where it has
+    /// them), from a table made once per process: a load, not a feature test and a table match
+    /// per call.
+    #[inline]
+    pub fn for_hashes(k: u32) -> Self {
+        static BEST: std::sync::OnceLock<[BlockedKernels; BLOCKED_UNROLLED_MAX as usize + 1]> =
+            std::sync::OnceLock::new();
+        let best = BEST.get_or_init(|| std::array::from_fn(|k| Self::detect(k as u32)));
+        // Index 0 holds the loop, which also serves every `k` past the unrolled ones.
+        best[if k <= BLOCKED_UNROLLED_MAX { k as usize } else { 0 }]
+    }
+
+    /// The best kernels this CPU runs for `k` probes: AVX2 tests and BMI2 adds, else BMI2 for
+    /// both, else the baseline ones.
+    fn detect(k: u32) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("bmi2") {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Self::avx2(k);
+            }
+            return Self::bmi2(k);
+        }
+        Self::baseline(k)
+    }
+
+    /// The kernels compiled for the target's baseline.
+    pub fn baseline(k: u32) -> Self {
+        blocked_table!(k, all_set_base, set_clear_base, all_set_many_base, set_clear_many_base)
+    }
+
+    /// The kernels compiled with BMI2. Only where the CPU has it (the struct's invariant).
+    #[cfg(target_arch = "x86_64")]
+    fn bmi2(k: u32) -> Self {
+        blocked_table!(k, all_set_bmi2, set_clear_bmi2, all_set_many_bmi2, set_clear_many_bmi2)
+    }
+
+    /// The kernels compiled with AVX2 and BMI2. Only where the CPU has both.
+    #[cfg(target_arch = "x86_64")]
+    fn avx2(k: u32) -> Self {
+        blocked_table!(k, all_set_avx2, set_clear_avx2, all_set_many_avx2, set_clear_many_avx2)
+    }
+
+    /// Every kernel set this CPU runs for `k` (baseline first): for the tests.
+    #[cfg(test)]
+    pub fn all_variants(k: u32) -> Vec<(&'static str, Self)> {
+        let mut v = vec![("baseline", Self::baseline(k))];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("bmi2") {
+            v.push(("bmi2", Self::bmi2(k)));
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(("avx2", Self::avx2(k)));
+            }
+        }
+        v
+    }
+
+    /// Whether every probe of `h` is set in `words`.
+    #[inline(always)]
+    pub fn all_set<A: Blocks + ?Sized>(self, words: &A, k: u32, h: ItemHash) -> bool {
+        // SAFETY: the struct's invariant: only kernels this CPU runs are held.
+        unsafe { (self.all_set)(block_of(words, h), k, h.h2) }
+    }
+
+    /// Sets the probes of `h` in `words`; how many bits were clear.
+    #[inline(always)]
+    pub fn set_clear<A: Blocks + ?Sized>(self, words: &mut A, k: u32, h: ItemHash) -> u32 {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.set_clear)(block_of_mut(words, h), k, h.h2) }
+    }
+
+    /// [`BlockedKernels::all_set`] for each of `hashes` in one slice, appended to `out`.
+    #[inline(always)]
+    pub fn all_set_many(self, words: &[u64], k: u32, hashes: &[ItemHash], out: &mut Vec<bool>) {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.all_set_many)(words, k, hashes, out) }
+    }
+
+    /// [`BlockedKernels::set_clear`] for each of `hashes` in order in one slice, appending
+    /// whether each was new to `out`; returns (items new, bits set).
+    #[inline(always)]
+    pub fn set_clear_many(
+        self,
+        words: &mut [u64],
+        k: u32,
+        hashes: &[ItemHash],
+        out: &mut Vec<bool>,
+    ) -> (u64, u64) {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.set_clear_many)(words, k, hashes, out) }
+    }
+
+    /// [`BlockedKernels::all_set`] on a block already found.
+    #[cfg(test)]
+    pub fn all_set_in(self, block: &[u64; 8], k: u32, h2: u64) -> bool {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.all_set)(block, k, h2) }
+    }
+
+    /// [`BlockedKernels::set_clear`] on a block already found.
+    #[cfg(test)]
+    pub fn set_clear_in(self, block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+        // SAFETY: as in `all_set`.
+        unsafe { (self.set_clear)(block, k, h2) }
+    }
+}
+
+/// Starts loading the one cache line `h` probes in `words`.
+#[inline(always)]
+pub fn prefetch<A: Blocks + ?Sized>(words: &A, h: ItemHash) {
+    crate::filter::mem::prefetch(&block_of(words, h)[0]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel set (baseline, BMI2, AVX2 where the CPU has them) of every `k` from 1 to
+    /// past the unrolled ones gives the baseline loop's answers and bits, on blocks from empty
+    /// to nearly full, including items whose probes share a bit.
+    #[test]
+    fn every_kernel_equals_the_loop() {
+        let mut checked = 0;
+        for k in 1..=BLOCKED_UNROLLED_MAX + 3 {
+            let reference = BlockedKernels::baseline(0);
+            for (name, kernels) in BlockedKernels::all_variants(k) {
+                let mut rng = 0x1234_5678_9abc_def1u64 ^ u64::from(k);
+                let mut next = || {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng
+                };
+                for fill in [0u32, 1, 2, 4, 6] {
+                    for _ in 0..400 {
+                        let mut block = [0u64; 8];
+                        for w in &mut block {
+                            for _ in 0..fill {
+                                *w |= next() & next();
+                            }
+                        }
+                        let h2 = next() | 1;
+                        let expect = reference.all_set_in(&block, k, h2);
+                        assert_eq!(kernels.all_set_in(&block, k, h2), expect, "{name} k={k}");
+                        let mut by_loop = block;
+                        let n = reference.set_clear_in(&mut by_loop, k, h2);
+                        assert_eq!(n > 0, !expect);
+                        let mut b = block;
+                        assert_eq!(kernels.set_clear_in(&mut b, k, h2), n, "{name} k={k}");
+                        assert_eq!(b, by_loop, "{name} k={k}");
+                        assert!(kernels.all_set_in(&b, k, h2));
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked >= 2000 * (BLOCKED_UNROLLED_MAX as usize + 3));
+    }
+
+    /// The batch kernels of every set give the one-item baseline kernels' answers, bits and
+    /// counts over a slice of blocks, items repeating within a batch included.
+    #[test]
+    fn batch_kernels_equal_one_by_one() {
+        for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
+            for (name, kernels) in BlockedKernels::all_variants(k) {
+                let reference = BlockedKernels::baseline(0);
+                let mut words = vec![0u64; 64 * 8];
+                let mut by_one = words.clone();
+                for round in 0..40u64 {
+                    let hashes: Vec<ItemHash> = (0..16u64)
+                        .map(|i| {
+                            let x = (round * 7 + i % 11).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                            ItemHash { h1: x ^ (x >> 29), h2: x.rotate_left(17) | 1 }
+                        })
+                        .collect();
+                    let mut expect = Vec::new();
+                    let (mut new, mut flipped) = (0, 0);
+                    for &h in &hashes {
+                        let n = reference.set_clear(&mut by_one[..], k, h);
+                        flipped += u64::from(n);
+                        new += u64::from(n > 0);
+                        expect.push(n > 0);
+                    }
+                    let mut out = Vec::new();
+                    let got = kernels.set_clear_many(&mut words, k, &hashes, &mut out);
+                    assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
+                    assert_eq!(words, by_one, "{name} k={k}");
+                    let probe: Vec<ItemHash> = hashes
+                        .iter()
+                        .map(|h| ItemHash { h1: h.h1.rotate_left(3), h2: h.h2 })
+                        .chain(hashes.iter().copied())
+                        .collect();
+                    let mut out = Vec::new();
+                    kernels.all_set_many(&words, k, &probe, &mut out);
+                    let expect: Vec<bool> =
+                        probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
+                    assert_eq!(out, expect, "{name} k={k}");
+                    assert!(out[16..].iter().all(|&b| b));
+                }
+            }
+        }
+    }
+
+    /// The loop's probes are the layout's: `x_0 = h2`, `x_{i+1} = x_i · φ`, top 9 bits.
+    #[test]
+    fn the_loop_sets_the_defined_bits() {
+        for h2 in [1u64, 3, 0xdead_beef_0000_0001, u64::MAX] {
+            let mut block = [0u64; 8];
+            BlockedKernels::baseline(0).set_clear_in(&mut block, 20, h2);
+            let mut expect = [0u64; 8];
+            let mut x = h2;
+            for _ in 0..20 {
+                let p = x >> 55;
+                expect[(p / 64) as usize] |= 1 << (p % 64);
+                x = x.wrapping_mul(BLOCK_PROBE_MUL);
+            }
+            assert_eq!(block, expect);
+        }
+    }
+}
