@@ -423,6 +423,16 @@ impl<F: Fingerprint> Cuckoo<F> {
         }
         let expansion_code =
             if shape.expansion == 0 { 0 } else { shape.expansion.trailing_zeros() as u8 + 1 };
+        let base_log2 = shape.base_buckets.trailing_zeros() as u8;
+        // What `sub` relies on: each allocation holds its sub-filter's slots.
+        for (i, s) in filters.iter().enumerate() {
+            let buckets = shape.sub_buckets(i as u16)?;
+            let len = buckets.checked_mul(u64::from(bucket_size));
+            let len = len.and_then(|n| usize::try_from(n).ok()).ok_or(bad.clone())?;
+            if buckets_at(base_log2, expansion_code, i) != buckets || !s.holds(len) {
+                return Err(bad);
+            }
+        }
         Ok(Self {
             filters: filters.into_boxed_slice(),
             items: shape.items,
@@ -430,7 +440,7 @@ impl<F: Fingerprint> Cuckoo<F> {
             max_iterations: shape.max_iterations,
             count: shape.filters,
             bucket_size,
-            base_log2: shape.base_buckets.trailing_zeros() as u8,
+            base_log2,
             expansion_code,
             mark: false,
         })
@@ -493,22 +503,27 @@ impl<F: Fingerprint> Cuckoo<F> {
         usize::from(self.count)
     }
 
-    /// Sub-filter `i` (< [`Cuckoo::filter_count`]).
+    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise).
     #[inline(always)]
     pub fn sub(&self, i: usize) -> SubFilter<'_, F> {
-        let buckets = self.buckets_of(i);
-        SubFilter {
-            mask: buckets - 1,
-            slots: self.filters[i].as_slice(buckets as usize * self.bs()),
-        }
-    }
-
-    /// Sub-filter `i` (< [`Cuckoo::filter_count`]), mutably (chunk and RDB loading).
-    #[inline(always)]
-    pub fn sub_mut(&mut self, i: usize) -> SubFilterMut<'_, F> {
+        assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
         let buckets = self.buckets_of(i);
         let len = buckets as usize * self.bs();
-        SubFilterMut { mask: buckets - 1, slots: self.filters[i].as_mut_slice(len) }
+        // SAFETY: sub-filter `i` exists, and every constructor (`assemble`, `grow`) checked
+        // that its allocation holds `buckets_of(i) × bucket size` slots; nothing else replaces
+        // the allocation of a live sub-filter.
+        SubFilter { mask: buckets - 1, slots: unsafe { self.filters[i].as_slice_unchecked(len) } }
+    }
+
+    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise), mutably.
+    #[inline(always)]
+    pub fn sub_mut(&mut self, i: usize) -> SubFilterMut<'_, F> {
+        assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
+        let buckets = self.buckets_of(i);
+        let len = buckets as usize * self.bs();
+        // SAFETY: as in `sub`.
+        let slots = unsafe { self.filters[i].as_mut_slice_unchecked(len) };
+        SubFilterMut { mask: buckets - 1, slots }
     }
 
     /// The sub-filters, oldest first.
@@ -690,6 +705,12 @@ impl<F: Fingerprint> Cuckoo<F> {
         guard.admit(size, bytes)?;
         let slots = Slots::zeroed(len)?;
         let n = usize::from(n);
+        // What `sub` relies on (see `assemble`).
+        if buckets_at(self.base_log2, self.expansion_code, n) != buckets
+            || !usize::try_from(len).is_ok_and(|len| slots.holds(len))
+        {
+            return Err(CuckooError::TooLarge);
+        }
         if n == self.filters.len() {
             // One more allocation entry: the old ones move into a slice one longer.
             let mut grown = Vec::new();
@@ -816,7 +837,13 @@ impl<F: Fingerprint> Cuckoo<F> {
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let prefetch = self.prefetching();
         if !prefetch {
-            // Small filters stay in cache: each item straight through, no block staged.
+            // Small filters stay in cache: each item straight through, no block staged; with
+            // one sub-filter (most filters), its view is made once for the batch.
+            if self.count == 1 {
+                let (f, bs) = (self.sub(0), self.bs());
+                out.extend(items.iter().map(|i| f.contains(&Lookup::of(i.as_ref()), bs)));
+                return;
+            }
             out.extend(items.iter().map(|i| self.contains_lookup(&Lookup::of(i.as_ref()))));
             return;
         }

@@ -45,7 +45,7 @@ impl<F: Fingerprint> Slots<F> {
 
     /// Whether the allocation holds `len` slots.
     #[inline(always)]
-    fn holds(&self, len: usize) -> bool {
+    pub fn holds(&self, len: usize) -> bool {
         len.checked_mul(F::BYTES).is_some_and(|b| b <= self.words.len() * 8)
     }
 
@@ -60,6 +60,31 @@ impl<F: Fingerprint> Slots<F> {
         // aligned for `F`. The slice borrows `self`, so the memory outlives it and is not
         // written meanwhile.
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<F>(), len) }
+    }
+
+    /// The first `len` slots, unchecked: the hot paths of a filter whose construction checked
+    /// that each allocation holds its sub-filter's slots.
+    ///
+    /// # Safety
+    /// The allocation holds at least `len` slots ([`Slots::holds`]).
+    #[inline(always)]
+    pub unsafe fn as_slice_unchecked(&self, len: usize) -> &[F] {
+        debug_assert!(self.holds(len));
+        // SAFETY: the caller's contract gives `len × size_of::<F>()` owned initialised bytes;
+        // the rest as in `as_slice`.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<F>(), len) }
+    }
+
+    /// The first `len` slots, mutably, unchecked.
+    ///
+    /// # Safety
+    /// As for [`Slots::as_slice_unchecked`].
+    #[inline(always)]
+    pub unsafe fn as_mut_slice_unchecked(&mut self, len: usize) -> &mut [F] {
+        debug_assert!(self.holds(len));
+        // SAFETY: as in `as_slice_unchecked`; the slice borrows `self` mutably, so it is the
+        // only access to the words while it lives.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<F>(), len) }
     }
 
     /// The first `len` slots, mutably. Panics as [`Slots::as_slice`] does.
