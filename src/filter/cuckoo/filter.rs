@@ -869,7 +869,34 @@ impl<F: Fingerprint> Cuckoo<F> {
         self.check_can_insert(max_filters)?;
         let prefetch = self.prefetching();
         if !prefetch {
-            for item in items {
+            let mut rest = items.iter();
+            if self.count == 1 {
+                // One sub-filter (most filters): its view is made once, and items go straight
+                // into a free slot until one finds none; that one and the rest take the general
+                // path (kick-outs, growth). The same steps as `insert_lookup`, in the same order.
+                let bs = self.bs();
+                let mut f = self.sub_mut(0);
+                let mut inserted = 0u64;
+                let mut pending = None;
+                for item in rest.by_ref() {
+                    let l = Lookup::of(item.as_ref());
+                    if nx && f.view().contains(&l, bs) {
+                        out.push(Ok(Insert::Exists));
+                    } else if f.try_place(&l, bs) {
+                        inserted += 1;
+                        out.push(Ok(Insert::Inserted));
+                    } else {
+                        pending = Some(l);
+                        break;
+                    }
+                }
+                // The same total as one saturating increment per item.
+                self.items = self.items.saturating_add(inserted);
+                if let Some(l) = pending {
+                    out.push(self.insert_lookup(&l, nx, max_filters, guard));
+                }
+            }
+            for item in rest {
                 out.push(self.insert_lookup(&Lookup::of(item.as_ref()), nx, max_filters, guard));
             }
             return Ok(());
