@@ -127,6 +127,16 @@ impl CuckooFilter {
         each!(self, c => c.items())
     }
 
+    /// The owner's mark ([`Cuckoo::marked`]).
+    pub fn marked(&self) -> bool {
+        each!(self, c => c.marked())
+    }
+
+    /// Sets the owner's mark.
+    pub fn set_mark(&mut self, mark: bool) {
+        each!(self, c => c.set_mark(mark))
+    }
+
     /// The `CF.SCANDUMP key 0` header.
     pub fn header(&self) -> Header {
         each!(self, c => c.header())
@@ -159,18 +169,14 @@ impl CuckooFilter {
         each!(self, c => c.write_rdb(w))
     }
 
-    /// Lets `mv` move every slot array (active defragmentation). The filter is unchanged: the
+    /// Lets `mv` move every allocation of the filter (active defragmentation). The filter is unchanged: the
     /// same slots at new addresses.
     ///
     /// # Safety
     /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
     pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
-        each!(self, c => {
-            for f in c.filters_mut() {
-                // SAFETY: the caller's contract on `mv`, which `Slots::relocate` requires.
-                unsafe { f.slots_mut().relocate(mv) }
-            }
-        })
+        // SAFETY: the caller's contract on `mv`, which `Cuckoo::relocate` requires.
+        each!(self, c => unsafe { c.relocate(mv) })
     }
 
     /// Writes RedisBloom's RDB fields (encoding version 4); 8-bit fingerprints only.

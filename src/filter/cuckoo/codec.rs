@@ -172,17 +172,17 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// dumped in linear, not quadratic, time (found by the `cuckoo_chunks` fuzz target).
     fn locate(&self, offset: u64) -> Option<(usize, u64, u64)> {
         if self.shape().expansion <= 1 {
-            let len = self.filters().first()?.slots().byte_len();
+            let len = self.sub(0).byte_len();
             let i = usize::try_from(offset.checked_div(len)?).ok()?;
-            if i >= self.filters().len() {
+            if i >= self.filter_count() {
                 return None;
             }
             let inner = offset % len;
             return Some((i, inner, len - inner));
         }
         let mut start = 0u64;
-        for (i, f) in self.filters().iter().enumerate() {
-            let len = f.slots().byte_len();
+        for (i, f) in self.subs().enumerate() {
+            let len = f.byte_len();
             if offset - start < len {
                 return Some((i, offset - start, len - (offset - start)));
             }
@@ -199,7 +199,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         let (i, inner, rest) = self.locate(it.checked_sub(1)?)?;
         let len = rest.min(MAX_CHUNK_BYTES);
         let next = it.checked_add(len)?;
-        Some((next, self.filters()[i].slots().read_bytes(inner, len)))
+        Some((next, self.sub(i).read_bytes(inner, len)))
     }
 
     /// `CF.SCANDUMP key it`, as RedisBloom answers it (an empty filter ends at once).
@@ -228,15 +228,15 @@ impl<F: Fingerprint> Cuckoo<F> {
         if data.len() as u64 > rest {
             return Err(CuckooError::ChunkTooBig);
         }
-        self.filters_mut()[i].slots_mut().write_bytes(inner, data)
+        self.sub_mut(i).write_bytes(inner, data)
     }
 
     /// Feeds `DEBUG DIGEST-VALUE` everything that makes the filter: its header (fingerprint
     /// width, counters, shape) and every slot.
     pub fn digest(&self, mut feed: impl FnMut(&[u8])) {
         feed(&self.header().encode());
-        for f in self.filters() {
-            feed(&f.slots().bytes());
+        for f in self.subs() {
+            feed(&f.bytes());
         }
     }
 
@@ -264,9 +264,9 @@ impl<F: Fingerprint> Cuckoo<F> {
         for v in [s.bucket_size, s.max_iterations, s.expansion] {
             w.u64(u64::from(v));
         }
-        for f in self.filters() {
+        for f in self.subs() {
             w.u64(f.buckets());
-            let bytes = f.slots().bytes();
+            let bytes = f.bytes();
             if segmented {
                 for seg in bytes.chunks(SEGMENT_BYTES as usize) {
                     w.bytes(seg);
@@ -295,11 +295,11 @@ impl<F: Fingerprint> Cuckoo<F> {
         }
         let mut c = Self::allocate(&shape, guard)?;
         for i in 0..shape.filters {
-            let f = &mut c.filters_mut()[usize::from(i)];
+            let mut f = c.sub_mut(usize::from(i));
             if r.u64()? != f.buckets() {
                 return Err(CuckooError::BadData);
             }
-            let total = f.slots().byte_len();
+            let total = f.byte_len();
             let mut at = 0u64;
             loop {
                 let expected = if segmented { (total - at).min(SEGMENT_BYTES) } else { total };
@@ -308,7 +308,7 @@ impl<F: Fingerprint> Cuckoo<F> {
                 if b.len() as u64 != expected {
                     return Err(CuckooError::BadData);
                 }
-                f.slots_mut().write_bytes(at, b)?;
+                f.write_bytes(at, b)?;
                 at += expected;
                 if at == total {
                     break;

@@ -5,42 +5,51 @@ use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::fingerprint::{Fingerprint, Lookup, alt_bucket};
 use super::params::{self, CuckooParams, MAX_FILTERS, info_size, sub_filter_buckets};
-use super::slots::Slots;
+use super::slots::{self, Slots};
+use crate::filter::mem;
+use std::borrow::Cow;
 
-/// One sub-filter: `buckets` (a power of two) buckets of `bucket_size` slots, bucket `b`
-/// being slots `[b × bucket_size, (b + 1) × bucket_size)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubFilter<F> {
-    buckets: u64,
-    slots: Slots<F>,
+/// One sub-filter, as the filter lends it: `mask + 1` buckets (a power of two) of
+/// `slots.len() / (mask + 1)` slots, bucket `b` being slots `[b × bucket_size, (b + 1) ×
+/// bucket_size)`. The filter stores only the slots' allocation and derives the rest from its
+/// shape.
+#[derive(Debug, Clone, Copy)]
+pub struct SubFilter<'a, F> {
+    mask: u64,
+    slots: &'a [F],
 }
 
-impl<F: Fingerprint> SubFilter<F> {
-    /// An empty sub-filter. The caller checked that `buckets × bucket_size` slots were admitted.
-    fn new(buckets: u64, bucket_size: u16) -> Result<Self, CuckooError> {
-        debug_assert!(buckets.is_power_of_two());
-        let len = buckets.checked_mul(u64::from(bucket_size)).ok_or(CuckooError::TooLarge)?;
-        Ok(Self { buckets, slots: Slots::zeroed(len)? })
-    }
+/// One sub-filter, lent mutably.
+#[derive(Debug)]
+pub struct SubFilterMut<'a, F> {
+    mask: u64,
+    slots: &'a mut [F],
+}
 
+impl<'a, F: Fingerprint> SubFilter<'a, F> {
     /// Number of buckets.
     pub fn buckets(&self) -> u64 {
-        self.buckets
+        self.mask + 1
     }
 
     /// The slots.
-    pub fn slots(&self) -> &Slots<F> {
-        &self.slots
+    pub fn slots(&self) -> &'a [F] {
+        self.slots
     }
 
-    /// The slots, mutably (chunk loading).
-    pub fn slots_mut(&mut self) -> &mut Slots<F> {
-        &mut self.slots
+    /// Bytes of the slots in the stored format.
+    pub fn byte_len(&self) -> u64 {
+        slots::byte_len(self.slots)
     }
 
-    #[inline(always)]
-    fn mask(&self) -> u64 {
-        self.buckets - 1
+    /// All the slot bytes in the stored format.
+    pub fn bytes(&self) -> Cow<'a, [u8]> {
+        slots::bytes(self.slots)
+    }
+
+    /// Slot bytes `[offset, offset + len)`; the range must lie inside.
+    pub fn read_bytes(&self, offset: u64, len: u64) -> Cow<'a, [u8]> {
+        slots::read_bytes(self.slots, offset, len)
     }
 
     /// First slot of the bucket of unreduced index `h` (RedisBloom's `SubCF_GetIndex`, without
@@ -48,13 +57,13 @@ impl<F: Fingerprint> SubFilter<F> {
     #[inline(always)]
     fn start(&self, h: u64, bs: usize) -> usize {
         // The bucket is < buckets, and buckets × bs slots exist in memory: no overflow.
-        (h & self.mask()) as usize * bs
+        (h & self.mask) as usize * bs
     }
 
     #[inline(always)]
-    fn bucket(&self, h: u64, bs: usize) -> &[F] {
+    fn bucket(&self, h: u64, bs: usize) -> &'a [F] {
         let s = self.start(h, bs);
-        &self.slots.as_slice()[s..s + bs]
+        &self.slots[s..s + bs]
     }
 
     /// Whether bucket `h1` or `h2` holds the fingerprint (`Filter_Find`).
@@ -64,7 +73,7 @@ impl<F: Fingerprint> SubFilter<F> {
     #[inline(always)]
     fn contains(&self, l: &Lookup<F>, bs: usize) -> bool {
         if bs == 2 {
-            let slots = self.slots.as_slice();
+            let slots = self.slots;
             let (a, b) = (self.start(l.h1, 2), self.start(l.h2, 2));
             return slots[a] == l.fp
                 || slots[a + 1] == l.fp
@@ -79,7 +88,7 @@ impl<F: Fingerprint> SubFilter<F> {
     #[inline]
     fn count(&self, l: &Lookup<F>, bs: usize) -> u64 {
         let in_bucket = |h| self.bucket(h, bs).iter().filter(|&&s| s == l.fp).count() as u64;
-        let (a, b) = (l.h1 & self.mask(), l.h2 & self.mask());
+        let (a, b) = (l.h1 & self.mask, l.h2 & self.mask);
         if a == b { in_bucket(l.h1) } else { in_bucket(l.h1) + in_bucket(l.h2) }
     }
 
@@ -90,26 +99,11 @@ impl<F: Fingerprint> SubFilter<F> {
         in_bucket(l.h1) + in_bucket(l.h2)
     }
 
-    /// Empties the first slot holding the fingerprint, bucket `h1` first (`Filter_Delete`).
-    #[inline]
-    fn delete(&mut self, l: &Lookup<F>, bs: usize) -> bool {
-        for h in [l.h1, l.h2] {
-            let s = self.start(h, bs);
-            if let Some(slot) =
-                self.slots.as_mut_slice()[s..s + bs].iter_mut().find(|x| **x == l.fp)
-            {
-                *slot = F::EMPTY;
-                return true;
-            }
-        }
-        false
-    }
-
     /// Index of the first empty slot, bucket `h1` first (`Filter_FindAvailable`).
     #[inline(always)]
     fn find_available(&self, l: &Lookup<F>, bs: usize) -> Option<usize> {
         if bs == 2 {
-            let slots = self.slots.as_slice();
+            let slots = self.slots;
             for h in [l.h1, l.h2] {
                 let s = self.start(h, 2);
                 if slots[s] == F::EMPTY {
@@ -123,30 +117,70 @@ impl<F: Fingerprint> SubFilter<F> {
         }
         for h in [l.h1, l.h2] {
             let s = self.start(h, bs);
-            if let Some(i) = self.slots.as_slice()[s..s + bs].iter().position(|&x| x == F::EMPTY) {
+            if let Some(i) = self.slots[s..s + bs].iter().position(|&x| x == F::EMPTY) {
                 return Some(s + i);
             }
         }
         None
     }
 
+    /// Prefetches the cache lines of both buckets of `l`.
+    #[inline(always)]
+    fn prefetch(&self, l: &Lookup<F>, bs: usize) {
+        for h in [l.h1, l.h2] {
+            if let Some(slot) = self.slots.get(self.start(h, bs)) {
+                mem::prefetch_any(slot);
+            }
+        }
+    }
+}
+
+impl<F: Fingerprint> SubFilterMut<'_, F> {
+    /// The same sub-filter, lent immutably.
+    #[inline(always)]
+    fn view(&self) -> SubFilter<'_, F> {
+        SubFilter { mask: self.mask, slots: self.slots }
+    }
+
+    /// Number of buckets.
+    pub fn buckets(&self) -> u64 {
+        self.mask + 1
+    }
+
+    /// Bytes of the slots in the stored format.
+    pub fn byte_len(&self) -> u64 {
+        slots::byte_len(self.slots)
+    }
+
+    /// Writes `data` at byte `offset` of the stored format; refuses (changing nothing) a range
+    /// that does not lie inside.
+    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), CuckooError> {
+        slots::write_bytes(self.slots, offset, data)
+    }
+
+    /// Empties the first slot holding the fingerprint, bucket `h1` first (`Filter_Delete`).
+    #[inline]
+    fn delete(&mut self, l: &Lookup<F>, bs: usize) -> bool {
+        for h in [l.h1, l.h2] {
+            let s = self.view().start(h, bs);
+            if let Some(slot) = self.slots[s..s + bs].iter_mut().find(|x| **x == l.fp) {
+                *slot = F::EMPTY;
+                return true;
+            }
+        }
+        false
+    }
+
     /// Stores the fingerprint in its first empty slot, if it has one.
     #[inline(always)]
     fn try_place(&mut self, l: &Lookup<F>, bs: usize) -> bool {
-        match self.find_available(l, bs) {
+        match self.view().find_available(l, bs) {
             Some(i) => {
-                self.slots.as_mut_slice()[i] = l.fp;
+                self.slots[i] = l.fp;
                 true
             }
             None => false,
         }
-    }
-
-    /// Prefetches the cache lines of both buckets of `l`.
-    #[inline(always)]
-    fn prefetch(&self, l: &Lookup<F>, bs: usize) {
-        self.slots.prefetch(self.start(l.h1, bs));
-        self.slots.prefetch(self.start(l.h2, bs));
     }
 
     /// `Filter_KOInsert`: kick fingerprints out of their buckets, at most `max_iterations`
@@ -161,8 +195,8 @@ impl<F: Fingerprint> SubFilter<F> {
     /// order, so a failed walk leaves every slot as it was and the original fingerprint in hand:
     /// a failed insert loses nothing (checked by `kick_out_failure_changes_nothing`).
     fn kick_out(&mut self, l: &Lookup<F>, bs: usize, max_iterations: u16) -> bool {
-        let mask = self.mask();
-        let slots = self.slots.as_mut_slice();
+        let mask = self.mask;
+        let slots = &mut *self.slots;
         let mut fp = l.fp;
         let mut victim = 0usize;
         let mut b = l.h1 & mask;
@@ -184,6 +218,15 @@ impl<F: Fingerprint> SubFilter<F> {
         debug_assert!(fp == l.fp, "an undone walk ends with the original fingerprint");
         false
     }
+}
+
+/// Buckets of sub-filter `i` of a filter whose first has `2^base_log2` and whose stored
+/// expansion code is `code` ([`Cuckoo`]'s fields): `base × expansion^i`. Callers ask only for
+/// sub-filters that exist in memory, so the shift is below 64.
+#[inline(always)]
+fn buckets_at(base_log2: u8, code: u8, i: usize) -> u64 {
+    let step = u32::from(code.saturating_sub(1));
+    1 << (u32::from(base_log2) + i as u32 * step)
 }
 
 /// What an insert did.
@@ -226,19 +269,42 @@ const BATCH: usize = 16;
 const PREFETCH_MIN_BYTES: u64 = 4 << 20;
 
 /// A cuckoo filter with fingerprints of type `F`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// 40 bytes (48 with the width's tag in [`CuckooFilter`](super::CuckooFilter)), and one
+/// 16-byte allocation per sub-filter besides its slots: what RedisBloom's `CuckooFilter`
+/// (48) and `SubCF` array (16 per sub-filter) cost, so that many small filters take no more
+/// memory than RedisBloom's. Every number a sub-filter has is derived from the shape: its
+/// buckets are `base × expansion^i`, its slots `buckets × bucket size`.
+#[derive(Debug, Clone)]
 pub struct Cuckoo<F> {
-    /// Buckets of the first sub-filter (a power of two).
-    base_buckets: u64,
+    /// The slot allocations, oldest first: the first `count` are the sub-filters; any after
+    /// them hold nothing (left by compaction, reused by growth).
+    filters: Box<[Slots<F>]>,
     items: u64,
     deletes: u64,
-    bucket_size: u16,
     max_iterations: u16,
-    /// 0 or a power of two ≤ 32768.
-    expansion: u16,
-    /// Oldest first; never empty.
-    filters: Vec<SubFilter<F>>,
+    /// Number of sub-filters, ≥ 1.
+    count: u16,
+    /// Slots per bucket, 1..=255.
+    bucket_size: u8,
+    /// log2 of the first sub-filter's buckets (≤ 55).
+    base_log2: u8,
+    /// 0 for expansion 0, else log2(expansion) + 1 (expansion is 0 or a power of two).
+    expansion_code: u8,
+    /// The owner's mark ([`Cuckoo::marked`]): not part of the filter.
+    mark: bool,
 }
+
+impl<F: Fingerprint> PartialEq for Cuckoo<F> {
+    /// Same shape, same slots and same mark (spare allocations are not compared).
+    fn eq(&self, other: &Self) -> bool {
+        self.shape() == other.shape()
+            && self.mark == other.mark
+            && self.subs().zip(other.subs()).all(|(a, b)| a.slots() == b.slots())
+    }
+}
+
+impl<F: Fingerprint> Eq for Cuckoo<F> {}
 
 /// The stored description of a filter, validated: what RDB fields and dump headers hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -329,15 +395,140 @@ impl<F: Fingerprint> Cuckoo<F> {
         let bytes = slots.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
         let size = info_size(1, bytes).ok_or(CuckooError::TooLarge)?;
         guard.admit(size, bytes)?;
-        Ok(Self {
+        let shape = Shape {
             base_buckets: base,
+            filters: 1,
             items: 0,
             deletes: 0,
             bucket_size: p.bucket_size,
             max_iterations: p.max_iterations,
             expansion: p.rounded_expansion(),
-            filters: vec![SubFilter::new(base, p.bucket_size)?],
+        };
+        let mut filters = Vec::new();
+        filters.try_reserve_exact(1).map_err(|_| CuckooError::OutOfMemory)?;
+        filters.push(Slots::zeroed(slots)?);
+        Self::assemble(&shape, filters)
+    }
+
+    /// The filter of `shape` over `filters` (one allocation per sub-filter, each holding its
+    /// slots). `filters` has exactly its capacity, so it becomes the boxed slice in place.
+    fn assemble(shape: &Shape, filters: Vec<Slots<F>>) -> Result<Self, CuckooError> {
+        let bad = CuckooError::BadData;
+        let bucket_size = u8::try_from(shape.bucket_size).map_err(|_| bad.clone())?;
+        if !shape.base_buckets.is_power_of_two()
+            || (shape.expansion != 0 && !shape.expansion.is_power_of_two())
+            || filters.len() != usize::from(shape.filters)
+        {
+            return Err(bad);
+        }
+        let expansion_code =
+            if shape.expansion == 0 { 0 } else { shape.expansion.trailing_zeros() as u8 + 1 };
+        let base_log2 = shape.base_buckets.trailing_zeros() as u8;
+        // What `sub` relies on: each allocation holds its sub-filter's slots.
+        for (i, s) in filters.iter().enumerate() {
+            let buckets = shape.sub_buckets(i as u16)?;
+            let len = buckets.checked_mul(u64::from(bucket_size));
+            let len = len.and_then(|n| usize::try_from(n).ok()).ok_or(bad.clone())?;
+            if buckets_at(base_log2, expansion_code, i) != buckets || !s.holds(len) {
+                return Err(bad);
+            }
+        }
+        Ok(Self {
+            filters: filters.into_boxed_slice(),
+            items: shape.items,
+            deletes: shape.deletes,
+            max_iterations: shape.max_iterations,
+            count: shape.filters,
+            bucket_size,
+            base_log2,
+            expansion_code,
+            mark: false,
         })
+    }
+
+    /// The owner's mark: a flag kept with the filter and nothing else (not saved, dumped or
+    /// digested; the module marks a filter a `CF.LOADCHUNK` header made). Kept here because
+    /// the filter's padding holds it for free.
+    pub fn marked(&self) -> bool {
+        self.mark
+    }
+
+    /// Sets the owner's mark.
+    pub fn set_mark(&mut self, mark: bool) {
+        self.mark = mark;
+    }
+
+    /// Slots per bucket.
+    #[inline(always)]
+    fn bs(&self) -> usize {
+        usize::from(self.bucket_size)
+    }
+
+    /// The stored expansion: 0 or a power of two.
+    fn expansion(&self) -> u16 {
+        if self.expansion_code == 0 { 0 } else { 1 << (self.expansion_code - 1) }
+    }
+
+    /// Buckets of the first sub-filter.
+    fn base_buckets(&self) -> u64 {
+        1 << self.base_log2
+    }
+
+    /// Buckets of sub-filter `i` < count: `base × expansion^i`. It exists in memory, so the
+    /// shift is below 64.
+    #[inline(always)]
+    fn buckets_of(&self, i: usize) -> u64 {
+        buckets_at(self.base_log2, self.expansion_code, i)
+    }
+
+    /// Lets `mv` move every allocation of the filter (active defragmentation): the slice of
+    /// allocation entries, then each sub-filter's slots. The filter is unchanged: the same
+    /// slots at new addresses.
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`mem::Mover`].
+    pub unsafe fn relocate(&mut self, mv: &mut mem::Mover<'_>) {
+        // SAFETY: the caller's contract on `mv`, which both calls require.
+        unsafe {
+            mem::relocate_boxed_slice(&mut self.filters, mv);
+            for s in self.filters.iter_mut() {
+                s.relocate(mv);
+            }
+        }
+    }
+
+    /// Number of sub-filters.
+    #[inline(always)]
+    pub fn filter_count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise).
+    #[inline(always)]
+    pub fn sub(&self, i: usize) -> SubFilter<'_, F> {
+        assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
+        let buckets = self.buckets_of(i);
+        let len = buckets as usize * self.bs();
+        // SAFETY: sub-filter `i` exists, and every constructor (`assemble`, `grow`) checked
+        // that its allocation holds `buckets_of(i) × bucket size` slots; nothing else replaces
+        // the allocation of a live sub-filter.
+        SubFilter { mask: buckets - 1, slots: unsafe { self.filters[i].as_slice_unchecked(len) } }
+    }
+
+    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise), mutably.
+    #[inline(always)]
+    pub fn sub_mut(&mut self, i: usize) -> SubFilterMut<'_, F> {
+        assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
+        let buckets = self.buckets_of(i);
+        let len = buckets as usize * self.bs();
+        // SAFETY: as in `sub`.
+        let slots = unsafe { self.filters[i].as_mut_slice_unchecked(len) };
+        SubFilterMut { mask: buckets - 1, slots }
+    }
+
+    /// The sub-filters, oldest first.
+    pub fn subs(&self) -> impl DoubleEndedIterator<Item = SubFilter<'_, F>> + '_ {
+        (0..self.filter_count()).map(|i| self.sub(i))
     }
 
     /// A filter of `shape` with every slot empty, after `guard` admitted its whole size (what
@@ -352,40 +543,23 @@ impl<F: Fingerprint> Cuckoo<F> {
             .try_reserve_exact(usize::from(shape.filters))
             .map_err(|_| CuckooError::OutOfMemory)?;
         for i in 0..shape.filters {
-            filters.push(SubFilter::new(shape.sub_buckets(i)?, shape.bucket_size)?);
+            let len = shape.sub_buckets(i)?.checked_mul(u64::from(shape.bucket_size));
+            filters.push(Slots::zeroed(len.ok_or(CuckooError::BadData)?)?);
         }
-        Ok(Self {
-            base_buckets: shape.base_buckets,
-            items: shape.items,
-            deletes: shape.deletes,
-            bucket_size: shape.bucket_size,
-            max_iterations: shape.max_iterations,
-            expansion: shape.expansion,
-            filters,
-        })
+        Self::assemble(shape, filters)
     }
 
     /// The filter's stored description.
     pub fn shape(&self) -> Shape {
         Shape {
-            base_buckets: self.base_buckets,
-            filters: self.filters.len() as u16,
+            base_buckets: self.base_buckets(),
+            filters: self.count,
             items: self.items,
             deletes: self.deletes,
-            bucket_size: self.bucket_size,
+            bucket_size: u16::from(self.bucket_size),
             max_iterations: self.max_iterations,
-            expansion: self.expansion,
+            expansion: self.expansion(),
         }
-    }
-
-    /// The sub-filters, oldest first.
-    pub fn filters(&self) -> &[SubFilter<F>] {
-        &self.filters
-    }
-
-    /// The sub-filters, mutably (chunk and RDB loading write their slots).
-    pub fn filters_mut(&mut self) -> &mut [SubFilter<F>] {
-        &mut self.filters
     }
 
     /// Fingerprints stored.
@@ -395,19 +569,19 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// Bytes of all slots.
     pub fn slot_bytes(&self) -> u64 {
-        self.filters.iter().map(|f| f.slots.byte_len()).sum()
+        self.subs().map(|f| f.byte_len()).sum()
     }
 
     /// `CF.INFO`'s numbers.
     pub fn info(&self) -> Info {
         Info {
             size: self.memory_usage(),
-            buckets: self.base_buckets,
-            filters: self.filters.len() as u64,
+            buckets: self.base_buckets(),
+            filters: u64::from(self.count),
             items: self.items,
             deletes: self.deletes,
             bucket_size: u64::from(self.bucket_size),
-            expansion: u64::from(self.expansion),
+            expansion: u64::from(self.expansion()),
             max_iterations: u64::from(self.max_iterations),
             fingerprint_bits: F::BITS,
         }
@@ -417,18 +591,18 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// the slot bytes), in 64-bit arithmetic (#609).
     pub fn memory_usage(&self) -> u64 {
         // Sizes that exist in memory cannot overflow.
-        info_size(self.filters.len() as u64, self.slot_bytes()).unwrap_or(u64::MAX)
+        info_size(u64::from(self.count), self.slot_bytes()).unwrap_or(u64::MAX)
     }
 
     /// `CF.MEXISTS` of one item's lookup: any sub-filter holds its fingerprint in one of its
     /// two buckets (`CuckooFilter_Check`).
     #[inline(always)]
     pub fn contains_lookup(&self, l: &Lookup<F>) -> bool {
-        let bs = usize::from(self.bucket_size);
+        let bs = self.bs();
         // A plain loop: `Iter::any` with this closure is not inlined, and most filters have
         // one sub-filter.
-        for f in &self.filters {
-            if f.contains(l, bs) {
+        for i in 0..self.filter_count() {
+            if self.sub(i).contains(l, bs) {
                 return true;
             }
         }
@@ -443,22 +617,22 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// `CF.COUNT`: copies of the item's fingerprint in its buckets of every sub-filter.
     pub fn count(&self, item: &[u8]) -> u64 {
         let l = Lookup::of(item);
-        let bs = usize::from(self.bucket_size);
-        self.filters.iter().map(|f| f.count(&l, bs)).sum()
+        let bs = self.bs();
+        self.subs().map(|f| f.count(&l, bs)).sum()
     }
 
     /// RedisBloom's own `CuckooFilter_Count` (double-counting a bucket both indexes reduce to).
     #[cfg(test)]
     pub(crate) fn count_as_redisbloom(&self, item: &[u8]) -> u64 {
         let l = Lookup::of(item);
-        let bs = usize::from(self.bucket_size);
-        self.filters.iter().map(|f| f.count_as_redisbloom(&l, bs)).sum()
+        let bs = self.bs();
+        self.subs().map(|f| f.count_as_redisbloom(&l, bs)).sum()
     }
 
     /// `"Maximum expansions reached"`: RedisBloom refuses every insert command into a filter
     /// that has `max_filters` (`cf-max-expansions`) sub-filters, before trying any item.
     pub fn check_can_insert(&self, max_filters: u16) -> Result<(), CuckooError> {
-        if self.filters.len() >= usize::from(max_filters) {
+        if self.count >= max_filters {
             return Err(CuckooError::MaxExpansions);
         }
         Ok(())
@@ -482,21 +656,21 @@ impl<F: Fingerprint> Cuckoo<F> {
         if nx && self.contains_lookup(l) {
             return Ok(Insert::Exists);
         }
-        let bs = usize::from(self.bucket_size);
+        let bs = self.bs();
         loop {
-            for f in self.filters.iter_mut().rev() {
-                if f.try_place(l, bs) {
+            for i in (0..self.filter_count()).rev() {
+                if self.sub_mut(i).try_place(l, bs) {
                     self.items = self.items.saturating_add(1);
                     return Ok(Insert::Inserted);
                 }
             }
             let max_iterations = self.max_iterations;
-            let last = self.filters.last_mut().ok_or(CuckooError::BadData)?;
-            if last.kick_out(l, bs, max_iterations) {
+            let last = self.filter_count() - 1;
+            if self.sub_mut(last).kick_out(l, bs, max_iterations) {
                 self.items = self.items.saturating_add(1);
                 return Ok(Insert::Inserted);
             }
-            if self.expansion == 0 || self.filters.len() >= usize::from(max_filters) {
+            if self.expansion_code == 0 || self.count >= max_filters {
                 return Ok(Insert::Full);
             }
             self.grow(guard)?;
@@ -518,21 +692,36 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// `CuckooFilter_Grow`: appends sub-filter `n` with `base × expansion^n` buckets.
     fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), CuckooError> {
-        let n = u16::try_from(self.filters.len()).map_err(|_| CuckooError::TooLarge)?;
+        let n = self.count;
         if n == MAX_FILTERS {
             return Err(CuckooError::TooLarge);
         }
-        let buckets = sub_filter_buckets(self.base_buckets, self.expansion, n)
+        let buckets = sub_filter_buckets(self.base_buckets(), self.expansion(), n)
             .ok_or(CuckooError::TooLarge)?;
-        let bytes = buckets
-            .checked_mul(u64::from(self.bucket_size))
-            .and_then(|s| s.checked_mul(F::BYTES as u64))
-            .ok_or(CuckooError::TooLarge)?;
+        let len = buckets.checked_mul(u64::from(self.bucket_size)).ok_or(CuckooError::TooLarge)?;
+        let bytes = len.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
         let after = self.slot_bytes().checked_add(bytes).ok_or(CuckooError::TooLarge)?;
         let size = info_size(u64::from(n) + 1, after).ok_or(CuckooError::TooLarge)?;
         guard.admit(size, bytes)?;
-        self.filters.try_reserve(1).map_err(|_| CuckooError::OutOfMemory)?;
-        self.filters.push(SubFilter::new(buckets, self.bucket_size)?);
+        let slots = Slots::zeroed(len)?;
+        let n = usize::from(n);
+        // What `sub` relies on (see `assemble`).
+        if buckets_at(self.base_log2, self.expansion_code, n) != buckets
+            || !usize::try_from(len).is_ok_and(|len| slots.holds(len))
+        {
+            return Err(CuckooError::TooLarge);
+        }
+        if n == self.filters.len() {
+            // One more allocation entry: the old ones move into a slice one longer.
+            let mut grown = Vec::new();
+            grown.try_reserve_exact(n + 1).map_err(|_| CuckooError::OutOfMemory)?;
+            grown.extend(std::mem::take(&mut self.filters).into_vec());
+            grown.push(slots);
+            self.filters = grown.into_boxed_slice();
+        } else {
+            self.filters[n] = slots;
+        }
+        self.count += 1;
         Ok(())
     }
 
@@ -546,14 +735,14 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// in every older (smaller, dividing) one too, so the copy taken is always one the
     /// deleted item may own (RedisBloom #259/#260 was oldest first).
     pub fn delete_lookup(&mut self, l: &Lookup<F>) -> bool {
-        let bs = usize::from(self.bucket_size);
-        if !self.filters.iter_mut().rev().any(|f| f.delete(l, bs)) {
+        let bs = self.bs();
+        if !(0..self.filter_count()).rev().any(|i| self.sub_mut(i).delete(l, bs)) {
             return false;
         }
         self.items = self.items.saturating_sub(1);
         self.deletes = self.deletes.saturating_add(1);
         // C compares the u64 count converted to double with the double product: the same here.
-        if self.filters.len() > 1 && (self.deletes as f64) > (self.items as f64) * 0.10 {
+        if self.count > 1 && (self.deletes as f64) > (self.items as f64) * 0.10 {
             self.compact(false);
         }
         true
@@ -570,7 +759,7 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// of deletes) stops at the first sub-filter that keeps a fingerprint; true (`CF.COMPACT`)
     /// goes on. The delete count restarts at 0.
     pub fn compact(&mut self, cont: bool) {
-        let mut i = self.filters.len();
+        let mut i = self.filter_count();
         while i > 1 {
             i -= 1;
             if !self.compact_single(i) && !cont {
@@ -582,36 +771,45 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// `CuckooFilter_CompactSingle` of sub-filter `index`: whether it was emptied.
     fn compact_single(&mut self, index: usize) -> bool {
-        let bs = usize::from(self.bucket_size);
+        let bs = self.bs();
+        let (base_log2, code) = (self.base_log2, self.expansion_code);
+        let buckets = self.buckets_of(index);
         let (older, rest) = self.filters.split_at_mut(index);
-        let current = &mut rest[0];
+        let current = rest[0].as_mut_slice(buckets as usize * bs);
         let mut emptied = true;
-        for bucket in 0..current.buckets {
+        for bucket in 0..buckets {
             for slot in 0..bs {
                 let at = bucket as usize * bs + slot;
-                let fp = current.slots.as_slice()[at];
+                let fp = current[at];
                 if fp == F::EMPTY {
                     continue;
                 }
                 // Older sub-filters have fewer buckets, each count dividing this one's, so the
                 // bucket index reduces to the fingerprint's buckets there too.
                 let l = Lookup::at(bucket, fp);
-                if older.iter_mut().any(|f| f.try_place(&l, bs)) {
-                    current.slots.as_mut_slice()[at] = F::EMPTY;
+                let placed = older.iter_mut().enumerate().any(|(j, s)| {
+                    let b = buckets_at(base_log2, code, j);
+                    SubFilterMut { mask: b - 1, slots: s.as_mut_slice(b as usize * bs) }
+                        .try_place(&l, bs)
+                });
+                if placed {
+                    current[at] = F::EMPTY;
                 } else {
                     emptied = false;
                 }
             }
         }
-        if emptied && index == self.filters.len() - 1 {
-            self.filters.pop();
+        if emptied && index == self.filter_count() - 1 {
+            // The allocation is freed; its entry stays, empty, for a later growth.
+            self.filters[index] = Slots::default();
+            self.count -= 1;
         }
         emptied
     }
 
     /// Whether any sub-filter is large enough for prefetching to pay.
     fn prefetching(&self) -> bool {
-        self.filters.iter().any(|f| f.slots.byte_len() >= PREFETCH_MIN_BYTES)
+        self.subs().any(|f| f.byte_len() >= PREFETCH_MIN_BYTES)
     }
 
     /// Hashes a block of items and, on large filters, prefetches their buckets.
@@ -621,13 +819,13 @@ impl<F: Fingerprint> Cuckoo<F> {
         out: &mut [Lookup<F>; BATCH],
         prefetch: bool,
     ) {
-        let bs = usize::from(self.bucket_size);
+        let bs = self.bs();
         for (slot, item) in out.iter_mut().zip(items) {
             *slot = Lookup::of(item.as_ref());
         }
         if prefetch {
             for l in &out[..items.len()] {
-                for f in self.filters.iter().rev() {
+                for f in self.subs().rev() {
                     f.prefetch(l, bs);
                 }
             }
@@ -639,7 +837,13 @@ impl<F: Fingerprint> Cuckoo<F> {
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let prefetch = self.prefetching();
         if !prefetch {
-            // Small filters stay in cache: each item straight through, no block staged.
+            // Small filters stay in cache: each item straight through, no block staged; with
+            // one sub-filter (most filters), its view is made once for the batch.
+            if self.count == 1 {
+                let (f, bs) = (self.sub(0), self.bs());
+                out.extend(items.iter().map(|i| f.contains(&Lookup::of(i.as_ref()), bs)));
+                return;
+            }
             out.extend(items.iter().map(|i| self.contains_lookup(&Lookup::of(i.as_ref()))));
             return;
         }
@@ -665,7 +869,34 @@ impl<F: Fingerprint> Cuckoo<F> {
         self.check_can_insert(max_filters)?;
         let prefetch = self.prefetching();
         if !prefetch {
-            for item in items {
+            let mut rest = items.iter();
+            if self.count == 1 {
+                // One sub-filter (most filters): its view is made once, and items go straight
+                // into a free slot until one finds none; that one and the rest take the general
+                // path (kick-outs, growth). The same steps as `insert_lookup`, in the same order.
+                let bs = self.bs();
+                let mut f = self.sub_mut(0);
+                let mut inserted = 0u64;
+                let mut pending = None;
+                for item in rest.by_ref() {
+                    let l = Lookup::of(item.as_ref());
+                    if nx && f.view().contains(&l, bs) {
+                        out.push(Ok(Insert::Exists));
+                    } else if f.try_place(&l, bs) {
+                        inserted += 1;
+                        out.push(Ok(Insert::Inserted));
+                    } else {
+                        pending = Some(l);
+                        break;
+                    }
+                }
+                // The same total as one saturating increment per item.
+                self.items = self.items.saturating_add(inserted);
+                if let Some(l) = pending {
+                    out.push(self.insert_lookup(&l, nx, max_filters, guard));
+                }
+            }
+            for item in rest {
                 out.push(self.insert_lookup(&Lookup::of(item.as_ref()), nx, max_filters, guard));
             }
             return Ok(());
@@ -685,12 +916,12 @@ impl<F: Fingerprint> Cuckoo<F> {
         let mut s = format!(
             "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
             self.bucket_size,
-            self.base_buckets,
+            self.base_buckets(),
             self.items,
             self.deletes,
-            self.filters.len(),
+            self.count,
             self.max_iterations,
-            self.expansion
+            self.expansion()
         );
         if F::BITS != 8 {
             s.push_str(&format!(" fingerprint:{}", F::BITS));

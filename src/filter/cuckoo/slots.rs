@@ -1,7 +1,11 @@
-//! The slot array of a sub-filter: `len` fingerprints of type `F`, stored in the core's
-//! zeroed word allocation ([`Words`]: `calloc`, so a fresh filter is lazily zeroed pages;
-//! huge pages for large arrays; a refused allocation is an error, never an abort; movable by
-//! active defragmentation).
+//! The slot array of a sub-filter: fingerprints of type `F`, stored in the core's zeroed word
+//! allocation ([`Words`]: `calloc`, so a fresh filter is lazily zeroed pages; huge pages for
+//! large arrays; a refused allocation is an error, never an abort; movable by active
+//! defragmentation).
+//!
+//! [`Slots`] is only the allocation (16 bytes): its slot count is derived from the filter's
+//! shape (buckets × bucket size), which the filter passes in, so a one-sub-filter filter stores
+//! no per-sub-filter field but the pointer.
 //!
 //! The stored byte order is each slot little-endian, slot after slot: on a little-endian
 //! machine that is the memory itself, which is what `CF.SCANDUMP` chunks and RDB strings hold
@@ -14,18 +18,17 @@ use super::super::mem::{self, Words};
 use super::CuckooError;
 use super::fingerprint::Fingerprint;
 
-/// `len` slots of `F`, zeroed at creation.
-#[derive(Clone, PartialEq, Eq)]
+/// The allocation of a sub-filter's slots, zeroed at creation; the owner knows its length.
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct Slots<F> {
     /// At least `len × F::BYTES` bytes (rounded up to whole words).
     words: Words,
-    len: usize,
     _f: PhantomData<F>,
 }
 
 impl<F> std::fmt::Debug for Slots<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Slots({})", self.len)
+        write!(f, "Slots({} words)", self.words.len())
     }
 }
 
@@ -34,121 +37,63 @@ impl<F: Fingerprint> Slots<F> {
     /// `OutOfMemory` if the allocator refuses.
     pub fn zeroed(len: u64) -> Result<Self, CuckooError> {
         let bytes = len.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
-        let len = usize::try_from(len).map_err(|_| CuckooError::TooLarge)?;
+        let _ = usize::try_from(len).map_err(|_| CuckooError::TooLarge)?;
         let _ = isize::try_from(bytes).map_err(|_| CuckooError::TooLarge)?;
         let words = Words::zeroed(bytes.div_ceil(8)).map_err(CuckooError::from)?;
-        Ok(Self { words, len, _f: PhantomData })
+        Ok(Self { words, _f: PhantomData })
     }
 
-    /// Number of slots.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are no slots (never, for a constructed filter).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Bytes of the slots in the stored format.
-    pub fn byte_len(&self) -> u64 {
-        self.len as u64 * F::BYTES as u64
-    }
-
-    /// The slots.
+    /// Whether the allocation holds `len` slots.
     #[inline(always)]
-    pub fn as_slice(&self) -> &[F] {
-        // SAFETY: `words` owns at least `len × size_of::<F>()` initialised bytes (`zeroed`
-        // allocated `ceil(len × BYTES / 8)` words and `len` never changes). `F` is u8, u16 or
-        // u32 (the trait is sealed): no padding, every bit pattern is a valid value, and its
-        // alignment (≤ 4) divides u64's, so the words' pointer is aligned for `F`. The slice
-        // borrows `self`, so the memory outlives it and is not written meanwhile.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<F>(), self.len) }
+    pub fn holds(&self, len: usize) -> bool {
+        len.checked_mul(F::BYTES).is_some_and(|b| b <= self.words.len() * 8)
     }
 
-    /// The slots, mutably.
+    /// The first `len` slots. Panics if the allocation holds fewer (the filter's shape and its
+    /// allocations disagree: a bug, never data).
     #[inline(always)]
-    pub fn as_mut_slice(&mut self) -> &mut [F] {
+    pub fn as_slice(&self, len: usize) -> &[F] {
+        assert!(self.holds(len), "cuckoo slots: {len} slots asked of {} words", self.words.len());
+        // SAFETY: `words` owns at least `len × size_of::<F>()` initialised bytes (checked just
+        // above). `F` is u8, u16 or u32 (the trait is sealed): no padding, every bit pattern is
+        // a valid value, and its alignment (≤ 4) divides u64's, so the words' pointer is
+        // aligned for `F`. The slice borrows `self`, so the memory outlives it and is not
+        // written meanwhile.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<F>(), len) }
+    }
+
+    /// The first `len` slots, unchecked: the hot paths of a filter whose construction checked
+    /// that each allocation holds its sub-filter's slots.
+    ///
+    /// # Safety
+    /// The allocation holds at least `len` slots ([`Slots::holds`]).
+    #[inline(always)]
+    pub unsafe fn as_slice_unchecked(&self, len: usize) -> &[F] {
+        debug_assert!(self.holds(len));
+        // SAFETY: the caller's contract gives `len × size_of::<F>()` owned initialised bytes;
+        // the rest as in `as_slice`.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<F>(), len) }
+    }
+
+    /// The first `len` slots, mutably, unchecked.
+    ///
+    /// # Safety
+    /// As for [`Slots::as_slice_unchecked`].
+    #[inline(always)]
+    pub unsafe fn as_mut_slice_unchecked(&mut self, len: usize) -> &mut [F] {
+        debug_assert!(self.holds(len));
+        // SAFETY: as in `as_slice_unchecked`; the slice borrows `self` mutably, so it is the
+        // only access to the words while it lives.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<F>(), len) }
+    }
+
+    /// The first `len` slots, mutably. Panics as [`Slots::as_slice`] does.
+    #[inline(always)]
+    pub fn as_mut_slice(&mut self, len: usize) -> &mut [F] {
+        assert!(self.holds(len), "cuckoo slots: {len} slots asked of {} words", self.words.len());
         // SAFETY: as in `as_slice`; the slice borrows `self` mutably, so it is the only access
         // to the words while it lives, and any `F` value written is a valid u64 bit pattern.
-        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<F>(), self.len) }
-    }
-
-    /// The word holding byte `byte` of the array (for prefetching its cache line).
-    #[inline(always)]
-    pub fn word_of_byte(&self, byte: usize) -> &u64 {
-        let w = &self.words;
-        &w[(byte / 8).min(w.len().saturating_sub(1))]
-    }
-
-    /// Hints the CPU to load the cache line of slot `index`.
-    #[inline(always)]
-    pub fn prefetch(&self, index: usize) {
-        if !self.words.is_empty() {
-            mem::prefetch(self.word_of_byte(index * F::BYTES));
-        }
-    }
-
-    /// The slots' memory as bytes: on a little-endian target, the stored format itself.
-    #[inline]
-    fn as_bytes(&self) -> &[u8] {
-        // SAFETY: the words own at least `len × BYTES` initialised bytes (see `as_slice`), u8
-        // needs no alignment, and the slice borrows `self` immutably.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len * F::BYTES) }
-    }
-
-    /// The slots' memory as bytes, mutably.
-    #[inline]
-    fn as_mut_bytes(&mut self) -> &mut [u8] {
-        let n = self.len * F::BYTES;
-        // SAFETY: as in `as_bytes`; the slice borrows `self` mutably (the only access while it
-        // lives), and any bytes written make valid slots (every bit pattern of u8/u16/u32 is).
-        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), n) }
-    }
-
-    /// Bytes `[offset, offset + len)` of the stored format; the range must lie inside.
-    pub fn read_bytes(&self, offset: u64, len: u64) -> Cow<'_, [u8]> {
-        let (start, end) = (offset as usize, (offset + len) as usize);
-        if F::BYTES == 1 || cfg!(target_endian = "little") {
-            return Cow::Borrowed(&self.as_bytes()[start..end]);
-        }
-        let mut out = Vec::with_capacity(end - start);
-        let mut buf = [0u8; 4];
-        for byte in start..end {
-            self.as_slice()[byte / F::BYTES].write_le(&mut buf[..F::BYTES]);
-            out.push(buf[byte % F::BYTES]);
-        }
-        Cow::Owned(out)
-    }
-
-    /// All the bytes of the stored format.
-    pub fn bytes(&self) -> Cow<'_, [u8]> {
-        self.read_bytes(0, self.byte_len())
-    }
-
-    /// Writes `data` at byte `offset` of the stored format; refuses (changing nothing) a range
-    /// that does not lie inside.
-    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), CuckooError> {
-        let end = offset.checked_add(data.len() as u64).ok_or(CuckooError::ChunkTooBig)?;
-        if end > self.byte_len() {
-            return Err(CuckooError::ChunkTooBig);
-        }
-        let start = offset as usize;
-        if F::BYTES == 1 || cfg!(target_endian = "little") {
-            self.as_mut_bytes()[start..start + data.len()].copy_from_slice(data);
-            return Ok(());
-        }
-        let slots = self.as_mut_slice();
-        let mut buf = [0u8; 4];
-        for (i, &b) in data.iter().enumerate() {
-            let byte = start + i;
-            let slot = &mut slots[byte / F::BYTES];
-            slot.write_le(&mut buf[..F::BYTES]);
-            buf[byte % F::BYTES] = b;
-            *slot = F::read_le(&buf[..F::BYTES]);
-        }
-        Ok(())
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<F>(), len) }
     }
 
     /// Lets `mv` move the array (active defragmentation).
@@ -161,33 +106,114 @@ impl<F: Fingerprint> Slots<F> {
     }
 }
 
+/// Bytes of `slots` in the stored format.
+#[inline]
+pub fn byte_len<F: Fingerprint>(slots: &[F]) -> u64 {
+    slots.len() as u64 * F::BYTES as u64
+}
+
+/// The slots' memory as bytes: on a little-endian target, the stored format itself.
+#[inline]
+fn as_bytes<F: Fingerprint>(slots: &[F]) -> &[u8] {
+    // SAFETY: the slice's `len × BYTES` bytes are initialised integers without padding (the
+    // trait is sealed to u8/u16/u32), u8 needs no alignment, and the result borrows `slots`.
+    unsafe { std::slice::from_raw_parts(slots.as_ptr().cast::<u8>(), std::mem::size_of_val(slots)) }
+}
+
+/// The slots' memory as bytes, mutably.
+#[inline]
+fn as_mut_bytes<F: Fingerprint>(slots: &mut [F]) -> &mut [u8] {
+    let n = std::mem::size_of_val(slots);
+    // SAFETY: as in `as_bytes`; the result borrows `slots` mutably (the only access while it
+    // lives), and any bytes written make valid slots (every bit pattern of u8/u16/u32 is).
+    unsafe { std::slice::from_raw_parts_mut(slots.as_mut_ptr().cast::<u8>(), n) }
+}
+
+/// Bytes `[offset, offset + len)` of the stored format of `slots`; the range must lie inside.
+pub fn read_bytes<F: Fingerprint>(slots: &[F], offset: u64, len: u64) -> Cow<'_, [u8]> {
+    let (start, end) = (offset as usize, (offset + len) as usize);
+    if F::BYTES == 1 || cfg!(target_endian = "little") {
+        return Cow::Borrowed(&as_bytes(slots)[start..end]);
+    }
+    let mut out = Vec::with_capacity(end - start);
+    let mut buf = [0u8; 4];
+    for byte in start..end {
+        slots[byte / F::BYTES].write_le(&mut buf[..F::BYTES]);
+        out.push(buf[byte % F::BYTES]);
+    }
+    Cow::Owned(out)
+}
+
+/// All the bytes of the stored format of `slots`.
+pub fn bytes<F: Fingerprint>(slots: &[F]) -> Cow<'_, [u8]> {
+    read_bytes(slots, 0, byte_len(slots))
+}
+
+/// Writes `data` at byte `offset` of the stored format of `slots`; refuses (changing nothing)
+/// a range that does not lie inside.
+pub fn write_bytes<F: Fingerprint>(
+    slots: &mut [F],
+    offset: u64,
+    data: &[u8],
+) -> Result<(), CuckooError> {
+    let end = offset.checked_add(data.len() as u64).ok_or(CuckooError::ChunkTooBig)?;
+    if end > byte_len(slots) {
+        return Err(CuckooError::ChunkTooBig);
+    }
+    let start = offset as usize;
+    if F::BYTES == 1 || cfg!(target_endian = "little") {
+        as_mut_bytes(slots)[start..start + data.len()].copy_from_slice(data);
+        return Ok(());
+    }
+    let mut buf = [0u8; 4];
+    for (i, &b) in data.iter().enumerate() {
+        let byte = start + i;
+        let slot = &mut slots[byte / F::BYTES];
+        slot.write_le(&mut buf[..F::BYTES]);
+        buf[byte % F::BYTES] = b;
+        *slot = F::read_le(&buf[..F::BYTES]);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn slots_start_empty_and_round_trip_bytes() {
-        let mut s = Slots::<u16>::zeroed(5).unwrap();
-        assert_eq!(s.as_slice(), &[0; 5]);
-        s.as_mut_slice()[1] = 0x0201;
-        s.as_mut_slice()[4] = 0xfffe;
-        assert_eq!(&*s.bytes(), &[0, 0, 1, 2, 0, 0, 0, 0, 0xfe, 0xff]);
-        let mut t = Slots::<u16>::zeroed(5).unwrap();
-        t.write_bytes(3, &[2, 0, 0]).unwrap();
-        t.write_bytes(2, &[1]).unwrap();
-        t.write_bytes(8, &[0xfe, 0xff]).unwrap();
-        assert_eq!(s, t);
-        assert_eq!(t.write_bytes(9, &[0, 0]), Err(CuckooError::ChunkTooBig));
-        assert_eq!(t.write_bytes(u64::MAX, &[0]), Err(CuckooError::ChunkTooBig));
-        assert_eq!(&*t.read_bytes(2, 2), &[1, 2]);
+        let mut a = Slots::<u16>::zeroed(5).unwrap();
+        let s = a.as_mut_slice(5);
+        assert_eq!(s, &[0; 5]);
+        s[1] = 0x0201;
+        s[4] = 0xfffe;
+        assert_eq!(&*bytes(s), &[0, 0, 1, 2, 0, 0, 0, 0, 0xfe, 0xff]);
+        let mut b = Slots::<u16>::zeroed(5).unwrap();
+        let t = b.as_mut_slice(5);
+        write_bytes(t, 3, &[2, 0, 0]).unwrap();
+        write_bytes(t, 2, &[1]).unwrap();
+        write_bytes(t, 8, &[0xfe, 0xff]).unwrap();
+        assert_eq!(a.as_slice(5), b.as_slice(5));
+        let t = b.as_mut_slice(5);
+        assert_eq!(write_bytes(t, 9, &[0, 0]), Err(CuckooError::ChunkTooBig));
+        assert_eq!(write_bytes(t, u64::MAX, &[0]), Err(CuckooError::ChunkTooBig));
+        assert_eq!(&*read_bytes(t, 2, 2), &[1, 2]);
     }
 
     #[test]
     fn byte_slots_are_their_bytes() {
-        let mut s = Slots::<u8>::zeroed(3).unwrap();
-        s.write_bytes(0, &[7, 8, 9]).unwrap();
-        assert_eq!(s.as_slice(), &[7, 8, 9]);
-        assert_eq!(&*s.bytes(), &[7, 8, 9]);
+        let mut a = Slots::<u8>::zeroed(3).unwrap();
+        let s = a.as_mut_slice(3);
+        write_bytes(s, 0, &[7, 8, 9]).unwrap();
+        assert_eq!(s, &[7, 8, 9]);
+        assert_eq!(&*bytes(&*s), &[7, 8, 9]);
         assert!(Slots::<u32>::zeroed(u64::MAX).is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "cuckoo slots")]
+    fn asking_more_slots_than_allocated_panics() {
+        let a = Slots::<u16>::zeroed(4).unwrap();
+        let _ = a.as_slice(5);
     }
 }

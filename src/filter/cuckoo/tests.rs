@@ -437,7 +437,7 @@ fn chunks_out_of_place_are_refused() {
     // The first sub-filter holds 16 bytes: a 2-byte chunk at bytes 15..17 (iterator 18)
     // crosses into the next.
     let CuckooFilter::W8(c) = &f else { unreachable!() };
-    assert_eq!(c.filters()[0].slots().byte_len(), 16);
+    assert_eq!(c.sub(0).byte_len(), 16);
     assert_eq!(g.load_chunk(18, b"ab"), Err(CuckooError::ChunkTooBig));
     assert_eq!(g.load_chunk(17, b"ab"), Ok(()));
     g = empty.clone();
@@ -450,4 +450,89 @@ fn scandump_of_an_empty_filter_ends_at_once_like_redisbloom() {
     let f = filter(100, 2, 20, 1, FingerprintWidth::W8);
     assert_eq!(f.scandump(0), ScanStep::End);
     assert!(f.chunk(1).is_some(), "the AOF rewrite still gets its chunks");
+}
+
+/// A filter is 48 bytes and one sub-filter's allocation entry 16: RedisBloom's
+/// `CuckooFilter` and `SubCF` sizes, so many small filters cost no more than RedisBloom's.
+#[test]
+fn a_filter_is_as_small_as_redisbloom_s() {
+    assert_eq!(std::mem::size_of::<CuckooFilter>(), 48);
+    assert_eq!(std::mem::size_of::<super::slots::Slots<u8>>(), 16);
+}
+
+/// Compaction leaves the freed sub-filter's entry empty; a later growth reuses it; the filter
+/// stays equal to its own reload (spare entries are not part of it) and keeps every item.
+#[test]
+fn growth_after_compaction_reuses_the_entry_and_round_trips() {
+    for w in WIDTHS {
+        let mut f = filter(8, 2, 20, 2, w);
+        for i in 0..60 {
+            f.add(&item(i), false, 32, &Unlimited).unwrap();
+        }
+        let grown = f.info().filters;
+        for i in 0..54 {
+            assert!(f.delete(&item(i)));
+        }
+        f.compact(true);
+        assert!(f.info().filters < grown);
+        let reload = |f: &CuckooFilter| {
+            let mut buf = Vec::<u8>::new();
+            f.write_rdb(&mut buf);
+            CuckooFilter::read_rdb(&mut SliceReader::new(&buf), RDB_ENCODING_VERSION, &Unlimited)
+                .unwrap()
+        };
+        assert_eq!(reload(&f), f);
+        for i in 100..200 {
+            f.add(&item(i), false, 32, &Unlimited).unwrap();
+        }
+        assert!(f.info().filters >= grown);
+        assert_eq!(reload(&f), f);
+        assert_eq!(f.clone(), f);
+        assert!((54..60).chain(100..200).all(|i| f.contains(&item(i))));
+    }
+}
+
+/// Defragmentation is offered every allocation the filter owns (the entry slice and each
+/// sub-filter's slots), and a filter whose allocations all moved is the same filter.
+#[test]
+fn relocation_moves_every_allocation() {
+    use std::alloc::Layout;
+    use std::ptr::NonNull;
+    let mut f = filter(8, 2, 20, 1, FingerprintWidth::W16);
+    for i in 0..40 {
+        f.add(&item(i), false, 32, &Unlimited).unwrap();
+    }
+    let subs = f.info().filters as usize;
+    assert!(subs > 1);
+    let before = f.clone();
+    let mut offered = 0;
+    let mut keep = |_: NonNull<u8>, _: Layout| {
+        offered += 1;
+        None
+    };
+    // SAFETY: a mover that moves nothing keeps the contract trivially.
+    unsafe { f.relocate(&mut keep) };
+    assert_eq!(offered, 1 + subs, "the entry slice and one slot array per sub-filter");
+    let mut freed_later: Vec<(NonNull<u8>, Layout)> = Vec::new();
+    let mut move_all = |p: NonNull<u8>, layout: Layout| {
+        // SAFETY: `layout` is the allocation's own (non-zero) layout; the new allocation
+        // gets a bitwise copy of its bytes, and the old one is freed (below) with the same
+        // layout and never used again.
+        unsafe {
+            let new = std::alloc::alloc(layout);
+            std::ptr::copy_nonoverlapping(p.as_ptr(), new, layout.size());
+            freed_later.push((p, layout));
+            NonNull::new(new)
+        }
+    };
+    // SAFETY: `move_all` keeps the `Mover` contract (allocate, copy, give up the old).
+    unsafe { f.relocate(&mut move_all) };
+    assert_eq!(freed_later.len(), 1 + subs);
+    assert_eq!(f, before);
+    assert!((0..40).all(|i| f.contains(&item(i))));
+    f.add(&item(5000), false, 32, &Unlimited).unwrap();
+    for (p, layout) in freed_later {
+        // SAFETY: allocated by the global allocator with `layout`, freed once.
+        unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
+    }
 }

@@ -354,15 +354,21 @@ pub fn set_from_le_bytes(words: &mut [u64], bytes: &[u8]) -> bool {
 /// targets without a stable prefetch.
 #[inline(always)]
 pub fn prefetch(word: &u64) {
+    prefetch_any(word)
+}
+
+/// [`prefetch`] of the cache line holding any value.
+#[inline(always)]
+pub fn prefetch_any<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing architecturally and is
     // defined for any address. SSE, which it needs, is part of the x86_64 baseline.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast());
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
+    let _ = value;
 }
 
 #[cfg(test)]

@@ -288,7 +288,7 @@ fn insert_items(
     };
     let inserted = out.iter().filter(|r| matches!(r, Ok(Insert::Inserted))).count();
     if inserted > 0 {
-        value.awaiting_chunks = false;
+        value.in_use();
     }
     if let Some(v) = created {
         key.set_value(v)?;
@@ -339,7 +339,7 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
             // not replicated; an insert is replicated verbatim (no limit refused an item).
             return match value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard) {
                 Ok(Insert::Inserted) => {
-                    value.awaiting_chunks = false;
+                    value.in_use();
                     ctx.replicate_verbatim();
                     notify(ctx, event, &key_name);
                     Reply::Bool(true)
@@ -511,7 +511,7 @@ pub fn del(ctx: &Context, args: &Args) -> Reply {
     };
     let deleted = value.filter.delete(args.bytes(2));
     if deleted {
-        value.awaiting_chunks = false;
+        value.in_use();
         ctx.replicate_verbatim();
         notify(ctx, c"cf.del", &key_name);
     }
@@ -528,7 +528,7 @@ pub fn compact(ctx: &Context, args: &Args) -> Reply {
         Ok(Some(v)) => v,
     };
     value.filter.compact(true);
-    value.awaiting_chunks = false;
+    value.in_use();
     ctx.replicate_verbatim();
     notify(ctx, c"cf.compact", &key_name);
     Reply::Ok
@@ -637,7 +637,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
                 Ok(f) => f,
                 Err(r) => return r,
             };
-            if let Err(r) = key.set_value(CuckooValue { filter, awaiting_chunks: true }) {
+            if let Err(r) = key.set_value(CuckooValue::awaiting_chunks(filter)) {
                 return r;
             }
         }
@@ -646,7 +646,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
         Some(value) => {
             let trusted =
                 ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-            if !value.awaiting_chunks && !trusted {
+            if !value.is_awaiting_chunks() && !trusted {
                 return Reply::err(NOT_RESTORING);
             }
             let Ok(it) = u64::try_from(it) else {

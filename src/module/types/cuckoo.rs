@@ -27,21 +27,41 @@ use crate::module::config;
 pub static CUCKOO_TYPE: RedisType =
     RedisType::new("MBbloomCF", RDB_ENCODING_VERSION, methods::<CuckooValue>());
 
-/// A cuckoo filter stored at a key.
+/// A cuckoo filter stored at a key: the filter itself, 48 bytes, so that the value takes
+/// jemalloc's 48-byte class as RedisBloom's does.
+///
+/// The filter's mark ([`CuckooFilter::marked`]) says whether a `CF.LOADCHUNK` header created
+/// it and nothing but chunks has written it since: only then does a client's `CF.LOADCHUNK`
+/// chunk go in (a chunk never silently replaces the slots of a filter in use). Not saved: a
+/// reloaded filter takes no more chunks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CuckooValue {
     /// The filter.
     pub filter: CuckooFilter,
-    /// Whether a `CF.LOADCHUNK` header created it and nothing but chunks has written it since:
-    /// only then does a client's `CF.LOADCHUNK` chunk go in (a chunk never silently replaces
-    /// the slots of a filter in use). Not saved: a reloaded filter takes no more chunks.
-    pub awaiting_chunks: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<CuckooValue>() <= 48);
 
 impl CuckooValue {
     /// A filter in use.
     pub fn new(filter: CuckooFilter) -> Self {
-        Self { filter, awaiting_chunks: false }
+        Self { filter }
+    }
+
+    /// A filter a `CF.LOADCHUNK` header created, awaiting its chunks.
+    pub fn awaiting_chunks(mut filter: CuckooFilter) -> Self {
+        filter.set_mark(true);
+        Self { filter }
+    }
+
+    /// Whether it awaits `CF.LOADCHUNK` chunks (see the type).
+    pub fn is_awaiting_chunks(&self) -> bool {
+        self.filter.marked()
+    }
+
+    /// Marks the filter in use: it takes no more client chunks.
+    pub fn in_use(&mut self) {
+        self.filter.set_mark(false);
     }
 }
 
