@@ -173,12 +173,11 @@ fn row_bit(h2: u64, p: usize) -> u64 {
 /// A set of ages (at most 256: `k + l ≤ 200`), one bit each.
 type AgeMask = [u64; 4];
 
-/// Bit `age` of the result is whether the slice of that age holds the item's bit in its row
-/// (`slots`: the row's slice words by physical index; `head`: physical index of age 0). No
-/// branch on the data: every slice is read, eight positions per mix, gathered in physical
-/// order in a register and then rotated into age order.
+/// Bit `p` of the result is whether physical slice `p` holds the item's bit in its row
+/// (`slots`: the row's slice words by physical index). No branch on the data: every slice is
+/// read, eight positions per mix. The scalar model of [`phys_bits_avx2`].
 #[inline]
-fn age_mask(slots: &[u64], h2: u64, head: usize) -> AgeMask {
+fn phys_bits_scalar(slots: &[u64], h2: u64) -> AgeMask {
     // The item's bit of each slice of group `g` (eight slices), as eight bits.
     #[inline(always)]
     fn group_bits(group: &[u64], z: u64) -> u64 {
@@ -199,6 +198,69 @@ fn age_mask(slots: &[u64], h2: u64, head: usize) -> AgeMask {
         let g = slots.len() / GROUP;
         phys[g / 8] |= group_bits(rest, group_mix(h2, g)) << ((g % 8) * GROUP);
     }
+    phys
+}
+
+/// [`phys_bits_scalar`] four slices per instruction: the four 6-bit positions of a half group
+/// are spread into lanes (a variable shift of the mix), each slice word is shifted so that the
+/// item's bit lands in bit 63 of its lane, and the lanes' sign bits are gathered (movemask).
+/// The last partial group goes through the scalar path.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn phys_bits_avx2(slots: &[u64], h2: u64) -> AgeMask {
+    use std::arch::x86_64::*;
+    let mut phys = [0u64; 4];
+    let lo_shifts = _mm256_setr_epi64x(0, 6, 12, 18);
+    let hi_shifts = _mm256_setr_epi64x(24, 30, 36, 42);
+    let six = _mm256_set1_epi64x(63);
+    let mut groups = slots.chunks_exact(GROUP);
+    for (g, group) in (&mut groups).enumerate() {
+        let z = _mm256_set1_epi64x(group_mix(h2, g) as i64);
+        // 63 − pos: the item's bit of each word shifted up into the lane's sign bit.
+        let lo_up = _mm256_xor_si256(_mm256_and_si256(_mm256_srlv_epi64(z, lo_shifts), six), six);
+        let hi_up = _mm256_xor_si256(_mm256_and_si256(_mm256_srlv_epi64(z, hi_shifts), six), six);
+        // SAFETY: `group` is 8 words; each unaligned 256-bit load reads 4 of them.
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(group.as_ptr().cast()),
+                _mm256_loadu_si256(group.as_ptr().add(4).cast()),
+            )
+        };
+        let lo_bits = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_sllv_epi64(lo, lo_up)));
+        let hi_bits = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_sllv_epi64(hi, hi_up)));
+        let bits = (lo_bits as u32 | (hi_bits as u32) << 4) as u64;
+        phys[g / 8] |= bits << ((g % 8) * GROUP);
+    }
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        let g = slots.len() / GROUP;
+        let z = group_mix(h2, g);
+        let mut bits = 0u64;
+        for (j, &w) in rest.iter().enumerate() {
+            bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
+        }
+        phys[g / 8] |= bits << ((g % 8) * GROUP);
+    }
+    phys
+}
+
+/// [`phys_bits_scalar`], by AVX2 where the CPU has it.
+#[inline]
+fn phys_bits(slots: &[u64], h2: u64) -> AgeMask {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { phys_bits_avx2(slots, h2) };
+    }
+    phys_bits_scalar(slots, h2)
+}
+
+/// Bit `age` of the result is whether the slice of that age holds the item's bit in its row
+/// (`slots`: the row's slice words by physical index; `head`: physical index of age 0): the
+/// slices' bits gathered in physical order ([`phys_bits`]) and then rotated into age order.
+#[inline]
+fn age_mask(slots: &[u64], h2: u64, head: usize) -> AgeMask {
+    let phys = phys_bits(slots, h2);
     if head == 0 {
         return phys;
     }

@@ -4,7 +4,7 @@ use super::codec::{
 };
 use super::params::{WindowKind, WindowLayout, choose_in};
 use super::*;
-use super::{age_mask, found, group_mix, has_run, row_bit};
+use super::{age_mask, found, group_mix, has_run, phys_bits_scalar, row_bit};
 use crate::filter::fields::FieldWriter;
 use crate::filter::fields::SliceReader;
 use crate::filter::mem::le_bytes;
@@ -456,4 +456,35 @@ fn the_age_mask_reads_each_slice_at_the_item_bit() {
             }
         }
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_avx2_row_test_agrees_with_the_scalar_one_on_random_rows() {
+    // A machine without AVX2 cannot run the vector path: the test says so rather than pass.
+    assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs an AVX2 CPU");
+    let mut x = 0x0bad_cafe_f00d_1234u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        group_mix(x, 7)
+    };
+    let mut ones = 0u32;
+    for _ in 0..20_000 {
+        let n = 1 + (next() % 200) as usize;
+        let h2 = next();
+        let dense = next() % 2 == 0;
+        // Rows that hold the item's bit in about half the slices, on random other bits.
+        let slots: Vec<u64> = (0..n)
+            .map(|p| {
+                let w = next() & if dense { next() } else { next() & next() };
+                if next() % 2 == 0 { w | row_bit(h2, p) } else { w & !row_bit(h2, p) }
+            })
+            .collect();
+        let expected = phys_bits_scalar(&slots, h2);
+        ones += expected.iter().map(|w| w.count_ones()).sum::<u32>();
+        // SAFETY: the CPU has AVX2 (asserted above).
+        let got = unsafe { super::phys_bits_avx2(&slots, h2) };
+        assert_eq!(got, expected, "n {n} h2 {h2:x}");
+    }
+    assert!(ones > 100_000, "{ones}");
 }
