@@ -173,30 +173,25 @@ fn row_bit(h2: u64, p: usize) -> u64 {
 /// A set of ages (at most 256: `k + l ≤ 200`), one bit each.
 type AgeMask = [u64; 4];
 
+/// The item's bit of each slice of a group (up to eight slices; `z` the group's
+/// [`group_mix`]), as up to eight bits.
+#[inline(always)]
+fn group_bits(group: &[u64], z: u64) -> u64 {
+    let mut bits = 0u64;
+    for (j, &w) in group.iter().enumerate() {
+        bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
+    }
+    bits
+}
+
 /// Bit `p` of the result is whether physical slice `p` holds the item's bit in its row
 /// (`slots`: the row's slice words by physical index). No branch on the data: every slice is
 /// read, eight positions per mix. The scalar model of [`phys_bits_avx2`].
 #[inline]
 fn phys_bits_scalar(slots: &[u64], h2: u64) -> AgeMask {
-    // The item's bit of each slice of group `g` (eight slices), as eight bits.
-    #[inline(always)]
-    fn group_bits(group: &[u64], z: u64) -> u64 {
-        let mut bits = 0u64;
-        for (j, &w) in group.iter().enumerate() {
-            bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
-        }
-        bits
-    }
     let mut phys = [0u64; 4];
-    let mut groups = slots.chunks_exact(GROUP);
-    for (g, group) in (&mut groups).enumerate() {
-        let group: &[u64; GROUP] = group.try_into().expect("chunks_exact");
+    for (g, group) in slots.chunks(GROUP).enumerate() {
         phys[g / 8] |= group_bits(group, group_mix(h2, g)) << ((g % 8) * GROUP);
-    }
-    let rest = groups.remainder();
-    if !rest.is_empty() {
-        let g = slots.len() / GROUP;
-        phys[g / 8] |= group_bits(rest, group_mix(h2, g)) << ((g % 8) * GROUP);
     }
     phys
 }
@@ -209,7 +204,9 @@ fn phys_bits_scalar(slots: &[u64], h2: u64) -> AgeMask {
 #[target_feature(enable = "avx2")]
 fn phys_bits_avx2(slots: &[u64], h2: u64) -> AgeMask {
     use std::arch::x86_64::*;
-    let mut phys = [0u64; 4];
+    // Group g's eight bits are byte g of the little-endian mask: one byte store per group
+    // (k + l ≤ 200 slices make at most 25 groups).
+    let mut bytes = [0u8; 32];
     let lo_shifts = _mm256_setr_epi64x(0, 6, 12, 18);
     let hi_shifts = _mm256_setr_epi64x(24, 30, 36, 42);
     let six = _mm256_set1_epi64x(63);
@@ -228,20 +225,15 @@ fn phys_bits_avx2(slots: &[u64], h2: u64) -> AgeMask {
         };
         let lo_bits = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_sllv_epi64(lo, lo_up)));
         let hi_bits = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_sllv_epi64(hi, hi_up)));
-        let bits = (lo_bits as u32 | (hi_bits as u32) << 4) as u64;
-        phys[g / 8] |= bits << ((g % 8) * GROUP);
+        bytes[g] = (lo_bits | hi_bits << 4) as u8;
     }
     let rest = groups.remainder();
     if !rest.is_empty() {
-        let g = slots.len() / GROUP;
-        let z = group_mix(h2, g);
-        let mut bits = 0u64;
-        for (j, &w) in rest.iter().enumerate() {
-            bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
-        }
-        phys[g / 8] |= bits << ((g % 8) * GROUP);
+        bytes[slots.len() / GROUP] = group_bits(rest, group_mix(h2, slots.len() / GROUP)) as u8;
     }
-    phys
+    std::array::from_fn(|i| {
+        u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("eight bytes"))
+    })
 }
 
 /// [`phys_bits_scalar`], by AVX2 where the CPU has it.
