@@ -4,6 +4,7 @@
 
 use super::super::fields::SliceReader;
 use super::super::guard::{MaxFilterBytes, Unlimited};
+use super::super::mem::CopyingMover;
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::golden::restore_by_chunks;
 use super::params::DEFAULT_MAX_EXPANSIONS;
@@ -513,26 +514,12 @@ fn relocation_moves_every_allocation() {
     // SAFETY: a mover that moves nothing keeps the contract trivially.
     unsafe { f.relocate(&mut keep) };
     assert_eq!(offered, 1 + subs, "the entry slice and one slot array per sub-filter");
-    let mut freed_later: Vec<(NonNull<u8>, Layout)> = Vec::new();
-    let mut move_all = |p: NonNull<u8>, layout: Layout| {
-        // SAFETY: `layout` is the allocation's own (non-zero) layout; the new allocation
-        // gets a bitwise copy of its bytes, and the old one is freed (below) with the same
-        // layout and never used again.
-        unsafe {
-            let new = std::alloc::alloc(layout);
-            std::ptr::copy_nonoverlapping(p.as_ptr(), new, layout.size());
-            freed_later.push((p, layout));
-            NonNull::new(new)
-        }
-    };
+    let mut copies = CopyingMover::default();
+    let mut move_all = |p: NonNull<u8>, layout: Layout| copies.copy(p, layout);
     // SAFETY: `move_all` keeps the `Mover` contract (allocate, copy, give up the old).
     unsafe { f.relocate(&mut move_all) };
-    assert_eq!(freed_later.len(), 1 + subs);
+    assert_eq!(copies.moved.len(), 1 + subs);
     assert_eq!(f, before);
     assert!((0..40).all(|i| f.contains(&item(i))));
     f.add(&item(5000), false, 32, &Unlimited).unwrap();
-    for (p, layout) in freed_later {
-        // SAFETY: allocated by the global allocator with `layout`, freed once.
-        unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
-    }
 }

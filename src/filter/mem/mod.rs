@@ -185,6 +185,42 @@ impl Eq for Words {}
 /// for the layout, holding a bitwise copy of the old one's bytes, the old one freed.
 pub type Mover<'a> = dyn FnMut(NonNull<u8>, Layout) -> Option<NonNull<u8>> + 'a;
 
+/// For tests of `relocate`: a [`Mover`] that moves every allocation it is offered to a fresh
+/// copy, and holds the old ones until it is dropped, so that the new allocations cannot reuse
+/// their addresses and every move is visible.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct CopyingMover {
+    /// The allocations moved away from, freed on drop.
+    pub(crate) moved: Vec<(NonNull<u8>, Layout)>,
+}
+
+#[cfg(test)]
+impl CopyingMover {
+    /// Moves `p` (a live allocation of the global allocator with `layout`) to a copy.
+    pub(crate) fn copy(&mut self, p: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+        // SAFETY: `layout` is the allocation's own (non-zero) layout; the new allocation gets
+        // a bitwise copy of its bytes, and the old one is freed (on drop) with the same
+        // layout and never used by its owner again (the `Mover` contract).
+        unsafe {
+            let new = std::alloc::alloc(layout);
+            std::ptr::copy_nonoverlapping(p.as_ptr(), new, layout.size());
+            self.moved.push((p, layout));
+            NonNull::new(new)
+        }
+    }
+}
+
+#[cfg(test)]
+impl Drop for CopyingMover {
+    fn drop(&mut self) {
+        for (p, layout) in self.moved.drain(..) {
+            // SAFETY: allocated by the global allocator with `layout`, freed once.
+            unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
+        }
+    }
+}
+
 /// Lets `mv` move the allocation behind a boxed slice; the box then owns the new one. Empty
 /// slices and zero-sized elements own no allocation and are left alone.
 ///

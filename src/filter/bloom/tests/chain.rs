@@ -1,4 +1,5 @@
 use super::*;
+use crate::filter::mem::CopyingMover;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -78,18 +79,8 @@ fn relocation_moves_memory_and_changes_nothing() {
 
     // Holds the old allocations until the end, so the new ones cannot reuse their
     // addresses and every move is visible.
-    let mut freed_later: Vec<(NonNull<u8>, Layout)> = Vec::new();
-    let mut move_all = |p: NonNull<u8>, layout: Layout| {
-        // SAFETY: `layout` is the allocation's own (non-zero) layout; the new allocation
-        // gets a bitwise copy of its bytes, and the old one is freed (below) with the
-        // same layout and never used again.
-        unsafe {
-            let new = std::alloc::alloc(layout);
-            std::ptr::copy_nonoverlapping(p.as_ptr(), new, layout.size());
-            freed_later.push((p, layout));
-            NonNull::new(new)
-        }
-    };
+    let mut copies = CopyingMover::default();
+    let mut move_all = |p: NonNull<u8>, layout: Layout| copies.copy(p, layout);
     // SAFETY: `move_all` keeps the `Mover` contract (allocate, copy, give up the old).
     unsafe { c.relocate(&mut move_all) };
     let new = addresses(&c);
@@ -97,10 +88,6 @@ fn relocation_moves_memory_and_changes_nothing() {
     assert_eq!(c, before);
     assert!((0..1000).all(|i| c.contains(&item(i))));
     assert!(c.add(&item(5000), &Unlimited).unwrap());
-    for (p, layout) in freed_later {
-        // SAFETY: allocated by the global allocator with `layout`, freed once.
-        unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
-    }
 }
 
 #[test]
