@@ -20,6 +20,7 @@ use super::types::DEFRAG_MOVES;
 
 /// Runs one command: checks its arity (the one place it is checked), borrows argv, runs the
 /// handler behind a panic barrier, sends its reply.
+#[inline(always)]
 fn run(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
