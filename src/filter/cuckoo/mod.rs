@@ -11,7 +11,7 @@
 //! removes one copy of the fingerprint; deleting an item never added can remove another
 //! item's copy (a false negative), which is inherent to the structure.
 //!
-//! # Inserting ([`filter`])
+//! # Inserting ([`filter`], [`sub`])
 //! Newest sub-filter first, the first empty slot of bucket `h1`, then of `h2`. If every
 //! sub-filter's two buckets are full, a *kick-out* walk in the newest sub-filter: swap the
 //! fingerprint into a victim slot, carry the evicted one to its other bucket, repeat up to
@@ -63,6 +63,7 @@ pub mod filter;
 pub mod fingerprint;
 pub mod params;
 pub mod slots;
+pub mod sub;
 
 #[cfg(test)]
 mod golden;
