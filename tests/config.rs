@@ -338,16 +338,27 @@ fn huge_pages_settled(c: &mut Conn) -> u64 {
     moved
 }
 
+/// `INFO bf` `bf_huge_pages_refused_bytes`.
+fn refused_bytes(c: &mut Conn) -> u64 {
+    let f = c.info_field("bf", "bf_huge_pages_refused_bytes").expect("refused bytes in INFO bf");
+    f.parse().unwrap()
+}
+
 /// After the thread moved a 16 MiB bit array (the server's only large allocation): on a kernel
-/// with MADV_COLLAPSE (6.1+) its aligned part is in huge pages (`AnonHugePages`, and the
-/// module's count of bytes moved);
-/// without it, that part is advised for khugepaged instead.
-fn assert_moved(c: &mut Conn, advised_before: u64, moved_before: u64) {
+/// with MADV_COLLAPSE (6.1+) each 2 MiB range of its aligned part is in huge pages
+/// (`AnonHugePages`, and the module's count of bytes moved) or counted as refused by the kernel
+/// (a busy machine can turn a range down: no huge page to be had, or a transient refusal that
+/// lasted through the thread's tries), and at least one range moved; without MADV_COLLAPSE,
+/// that part is advised for khugepaged instead.
+fn assert_moved(c: &mut Conn, advised_before: u64, moved_before: u64, refused_before: u64) {
     let moved = huge_pages_settled(c) - moved_before;
-    if moved > 0 {
-        assert!((12 << 20..=16 << 20).contains(&moved), "moved {moved} bytes");
+    let refused = refused_bytes(c) - refused_before;
+    if moved + refused > 0 {
+        let tried = moved + refused;
+        assert!((12 << 20..=16 << 20).contains(&tried), "moved {moved}, refused {refused} bytes");
+        assert!(moved >= 2 << 20, "moved {moved}, refused {refused} bytes");
         let huge = anon_huge_bytes(c);
-        assert!(huge >= 12 << 20, "AnonHugePages {huge} bytes");
+        assert!(huge >= moved, "AnonHugePages {huge} bytes, moved {moved}");
     } else {
         let advised = huge_advised_bytes(c) - advised_before;
         assert!((12 << 20..=17 << 20).contains(&advised), "advised {advised} bytes");
@@ -366,6 +377,7 @@ fn huge_pages_move_large_bit_arrays_once_in_use() {
     assert_eq!(c.config_get("bf.huge-pages").as_deref(), Some("yes"));
     let advised0 = huge_advised_bytes(&mut c);
     assert_eq!(huge_stats(&mut c), (0, 0));
+    assert_eq!(refused_bytes(&mut c), 0);
     // 14 million items at 1%: a 16 MiB bit array.
     c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
     c.cmd(&["BF.ADD", "small", "a"]);
@@ -376,7 +388,7 @@ fn huge_pages_move_large_bit_arrays_once_in_use() {
     let added = items("hp", 4000);
     c.madd("big", &added);
     if kernel_takes_huge_page_advice() {
-        assert_moved(&mut c, advised0, 0);
+        assert_moved(&mut c, advised0, 0, 0);
     } else {
         assert_eq!(huge_pages_settled(&mut c), 0);
         assert_eq!(huge_advised_bytes(&mut c), advised0);
@@ -415,11 +427,12 @@ fn huge_pages_move_large_bit_arrays_loaded_from_an_rdb() {
     let digest = c.digest("big");
     huge_pages_settled(&mut c);
     let (_, moved0) = huge_stats(&mut c);
+    let refused0 = refused_bytes(&mut c);
     c.ok(&["DEBUG", "RELOAD"]);
     let advised0 = huge_advised_bytes(&mut c);
     assert_eq!(c.digest("big"), digest);
     if kernel_takes_huge_page_advice() {
-        assert_moved(&mut c, advised0, moved0);
+        assert_moved(&mut c, advised0, moved0, refused0);
     }
     assert_eq!(c.digest("big"), digest);
     c.assert_all_present("big", &added);

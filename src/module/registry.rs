@@ -448,7 +448,8 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
 /// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
 /// active defragmentation moved, and the huge-page thread's `bf_huge_pages_waiting` (large bit
 /// arrays not yet moved into huge pages: not yet in use, or queued) and
-/// `bf_huge_pages_moved_bytes` (collapsed so far).
+/// `bf_huge_pages_moved_bytes` (collapsed so far) and `bf_huge_pages_refused_bytes` (ranges the
+/// kernel would not collapse).
 extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         redis_module::basic_info_command_handler(
@@ -464,6 +465,8 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
         let (waiting, moved) = crate::filter::mem::huge_page_stats();
         raw::add_info_field_unsigned_long_long(ctx, "huge_pages_waiting", waiting);
         raw::add_info_field_unsigned_long_long(ctx, "huge_pages_moved_bytes", moved);
+        let refused = crate::filter::mem::huge_page_refused_bytes();
+        raw::add_info_field_unsigned_long_long(ctx, "huge_pages_refused_bytes", refused);
     }));
 }
 

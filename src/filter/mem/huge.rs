@@ -102,10 +102,19 @@ pub(super) fn page_size() -> usize {
 /// `huge_pages_waiting`), and the bytes it moved into huge pages (`huge_pages_moved_bytes`).
 pub(super) static JOBS_WAITING: AtomicU64 = AtomicU64::new(0);
 pub(super) static MOVED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// The bytes the kernel refused to move (`huge_pages_refused_bytes`): 2 MiB ranges that
+/// MADV_COLLAPSE turned down after every try (no huge page to be had, or a transient refusal
+/// that lasted); they stay in 4 KiB pages and answer the same.
+pub(super) static REFUSED_BYTES: AtomicU64 = AtomicU64::new(0);
 
 /// `(segments waiting to be moved into huge pages, bytes moved so far)`.
 pub fn huge_page_stats() -> (u64, u64) {
     (JOBS_WAITING.load(Ordering::Relaxed), MOVED_BYTES.load(Ordering::Relaxed))
+}
+
+/// Bytes the kernel refused to move into huge pages so far (`INFO bf` `huge_pages_refused_bytes`).
+pub fn huge_page_refused_bytes() -> u64 {
+    REFUSED_BYTES.load(Ordering::Relaxed)
 }
 
 /// One large segment's move into huge pages, shared by its [`Words`](super::Words) and the background thread
@@ -246,7 +255,23 @@ impl HugeJob {
                 return true;
             }
             let began = std::time::Instant::now();
-            let collapsed = madvise_range(self.start + off, HUGE_PAGE_BYTES, Advice::Collapse);
+            let mut collapsed = madvise_range(self.start + off, HUGE_PAGE_BYTES, Advice::Collapse);
+            // EAGAIN and EBUSY are transient refusals (a page of the range locked, on a per-CPU
+            // LRU list not yet drained, or faulting in while the kernel scanned it; the memory
+            // cgroup unable to charge a huge page right now): try again, a few times, after the
+            // usual rest, with the job's lock released meanwhile.
+            let mut tries = 1;
+            while matches!(collapsed, Err(EAGAIN | EBUSY)) && tries < COLLAPSE_TRIES {
+                drop(state);
+                LAST_STEP.with(|t| t.set(began.elapsed()));
+                pause();
+                state = lock(&self.state);
+                if state.released {
+                    return true;
+                }
+                collapsed = madvise_range(self.start + off, HUGE_PAGE_BYTES, Advice::Collapse);
+                tries += 1;
+            }
             LAST_STEP.with(|t| t.set(began.elapsed()));
             match collapsed {
                 Ok(()) => {
@@ -259,13 +284,27 @@ impl HugeJob {
                     state.advised = madvise_range(self.start, self.len, Advice::HugePages).is_ok();
                     return true;
                 }
-                // No huge page to be had now (EAGAIN, ENOMEM): this range stays in 4 KiB pages.
-                Err(_) => {}
+                // No huge page to be had now (ENOMEM, or a transient refusal after every try):
+                // this range stays in 4 KiB pages.
+                Err(_) => {
+                    REFUSED_BYTES.fetch_add(HUGE_PAGE_BYTES as u64, Ordering::Relaxed);
+                }
             }
         }
         true
     }
 }
+
+/// `EAGAIN` and `EBUSY`: MADV_COLLAPSE refused a range for a transient reason.
+#[cfg(target_os = "linux")]
+const EAGAIN: i32 = 11;
+#[cfg(target_os = "linux")]
+const EBUSY: i32 = 16;
+
+/// How many times the thread asks MADV_COLLAPSE for one 2 MiB range that it refuses with
+/// `EAGAIN` or `EBUSY` before leaving the range in 4 KiB pages.
+#[cfg(target_os = "linux")]
+const COLLAPSE_TRIES: u32 = 4;
 
 thread_local! {
     /// How long the huge-page thread's last collapse took.

@@ -33,7 +33,7 @@ use super::BloomError;
 
 mod huge;
 use huge::*;
-pub use huge::{HugeJob, hold_background_collapse, huge_page_stats};
+pub use huge::{HugeJob, hold_background_collapse, huge_page_refused_bytes, huge_page_stats};
 
 /// Whether new large segments are moved into huge pages (`bf.huge-pages`). Existing segments
 /// keep what they were allocated with.
