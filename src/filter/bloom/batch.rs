@@ -1,7 +1,8 @@
-//! The batched paths (`BF.MADD`, `BF.MEXISTS`, `BF.MDEL`): items are taken in blocks of
-//! [`BATCH`], hashed together, and the cache lines they will probe in layers too large for the
-//! CPU caches are prefetched before any is tested, so the memory latency of every probe in the
-//! block overlaps. Same answers and bits as the one-by-one paths. Each call chooses its kind's
+//! The batched paths (`BF.MADD`, `BF.MEXISTS`, `BF.MDEL`): items are hashed [`HASH_BATCH`] at
+//! a time and taken in blocks of [`BATCH`], and the cache lines they will probe in layers too
+//! large for the CPU caches are prefetched before any is tested, so the memory latency of every
+//! probe in the block overlaps (where no layer is that large, the kernels take the whole hashed
+//! batch at once). Same answers and bits as the one-by-one paths. Each call chooses its kind's
 //! code once ([`super::kind`]); the deletes of counting chains are in [`super::counting`].
 
 use super::chain::Chain;

@@ -13,8 +13,12 @@
 //!   RocksDB's FastLocalBloom): the top 32 bits of the 8 products `h2 · φ^i` from 32-bit
 //!   multiplies, the 32-bit word of each probe picked out of the block's two halves by
 //!   permutes, one test of the block against the probe bits — no branch per probe;
-//! - adds set the bits one by one (a bit set twice counts once) and count the bits they set
-//!   without a branch; they and the scalar tests are also compiled with BMI2 where the CPU has it.
+//! - adds set the bits one by one (a bit set twice counts once) and count the probes they find
+//!   set without a branch (on x86-64 a load, `bts`, `adc` and a store per probe); they and the
+//!   scalar tests are also compiled with BMI2 where the CPU has it;
+//! - hash scheme 4's `h2` (`lo · 2^32 + 1`) gives each probe from 32-bit arithmetic,
+//!   `lo · φ^i_lo + φ^i_hi`: one multiply by an immediate and one add (`short_top`), the same
+//!   bits as the 64-bit products.
 //!
 //! The baseline kernels are the reference: tests check every other kernel against them (and
 //! them against a textbook model, in `tests/blocked.rs`).

@@ -18,7 +18,8 @@
 //! low 32 bits, shifted up, `| 1`: the probes within the block come from them
 //! ([`super::blocked`]), as RocksDB's FastLocalBloom takes its probes from 32 bits. The block
 //! (`(h1 · blocks) >> 64`) depends on the top bits of `h1` only, up to carries, so the two are
-//! independent for any array below 2^32 blocks (256 GiB).
+//! independent for any array below 2^32 blocks (256 GiB). The batched paths compute the same
+//! xxh3-64 with the seed's part made once per batch (`xxh3short`).
 //!
 //! Schemes 2 and 3 are RedisBloom's, for filters imported from it (and new filters made while
 //! `bf.new-filter-scheme redisbloom` is set); the chain's seed is unused, RedisBloom's seeds are
