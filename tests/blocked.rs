@@ -359,3 +359,44 @@ fn blocked_filters_of_the_first_hash_scheme_still_answer() {
     c.assert_all_present("new", &present);
     assert_ne!(c.digest("new"), digest);
 }
+
+/// A blocked filter of hash scheme 4 written before its probes were computed on 32 bits and
+/// its items hashed by `xxh3short` (built by 16c88fd on 2026-11-26: `tests/fixtures/blocked/
+/// scheme4.dump`, the DUMP payload of `BF.RESERVE old4 0.01 500 LAYOUT BLOCKED` then one
+/// `BF.MADD` of `p0`..`p2999`; `expected4.txt`) answers as that build did — every item present,
+/// the same false positives among 3,000 absent items, BF.CARD, BF.DEBUG and the digest — and
+/// growing it by `more0`..`more3999` in one `BF.MADD` (layers of 7 to 10 probes) sets exactly
+/// the bits that build set: the same digest and layers.
+#[test]
+fn blocked_filters_of_hash_scheme_four_keep_their_bits() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/blocked");
+    let expected = std::fs::read_to_string(dir.join("expected4.txt")).unwrap();
+    let field = |name: &str| -> Vec<String> {
+        expected
+            .lines()
+            .filter_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
+            .map(str::to_owned)
+            .collect()
+    };
+    let absent_hits: Vec<i64> =
+        field("absent_hits")[0].bytes().map(|b| i64::from(b - b'0')).collect();
+    let present: Vec<String> = (0..3000).map(|i| format!("p{i}")).collect();
+    let absent: Vec<String> = (0..3000).map(|i| format!("absent{i}")).collect();
+    let more: Vec<String> = (0..4000).map(|i| format!("more{i}")).collect();
+    assert_eq!(absent_hits.len(), 3000);
+
+    let srv = Server::start();
+    let mut c = srv.conn();
+    let dump = std::fs::read(dir.join("scheme4.dump")).unwrap();
+    assert!(c.cmd(&[&b"RESTORE"[..], b"old4", b"0", &dump]).is_ok());
+    c.assert_all_present("old4", &present);
+    assert_eq!(c.mexists("old4", &absent), absent_hits, "false positives");
+    assert_eq!(c.bf_card("old4"), field("card")[0].parse::<i64>().unwrap());
+    assert_eq!(c.bf_debug("old4"), field("debug"));
+    assert_eq!(c.digest("old4"), field("digest")[0]);
+    c.madd("old4", &more);
+    assert_eq!(c.bf_debug("old4"), field("grown_debug"));
+    assert_eq!(c.digest("old4"), field("grown_digest")[0]);
+    c.assert_all_present("old4", &present);
+    c.assert_all_present("old4", &more);
+}

@@ -1,7 +1,8 @@
-//! The batched paths (`BF.MADD`, `BF.MEXISTS`, `BF.MDEL`): items are taken in blocks of
-//! [`BATCH`], hashed together, and the cache lines they will probe in layers too large for the
-//! CPU caches are prefetched before any is tested, so the memory latency of every probe in the
-//! block overlaps. Same answers and bits as the one-by-one paths. Each call chooses its kind's
+//! The batched paths (`BF.MADD`, `BF.MEXISTS`, `BF.MDEL`): items are hashed [`HASH_BATCH`] at
+//! a time and taken in blocks of [`BATCH`], and the cache lines they will probe in layers too
+//! large for the CPU caches are prefetched before any is tested, so the memory latency of every
+//! probe in the block overlaps (where no layer is that large, the kernels take the whole hashed
+//! batch at once). Same answers and bits as the one-by-one paths. Each call chooses its kind's
 //! code once ([`super::kind`]); the deletes of counting chains are in [`super::counting`].
 
 use super::chain::Chain;
@@ -30,9 +31,15 @@ pub(super) enum Purpose {
     Lookup,
 }
 
+/// Items hashed at a time in [`Chain::contains_many`] and [`Chain::add_many`]: the hashing
+/// loop's set-up (its scheme's constants, derived from the chain's seed) is paid once per this
+/// many items, not once per [`BATCH`]; the kernels then take them [`BATCH`] at a time where
+/// they prefetch, all at once where they do not.
+pub const HASH_BATCH: usize = 64;
+
 /// One block of hashed items for the batched paths.
 pub(super) struct Block {
-    hashes: [ItemHash; BATCH],
+    hashes: [ItemHash; HASH_BATCH],
     /// Whether any layer is large enough to prefetch (decided once per call).
     prefetch: bool,
 }
@@ -40,9 +47,23 @@ pub(super) struct Block {
 impl Block {
     pub(super) fn new(chain: &Chain) -> Self {
         Self {
-            hashes: [ItemHash { h1: 0, h2: 1 }; BATCH],
+            hashes: [ItemHash { h1: 0, h2: 1 }; HASH_BATCH],
             prefetch: chain.layers.iter().any(is_large),
         }
+    }
+
+    /// Hashes `items` (at most [`HASH_BATCH`]) and returns the hashes.
+    #[inline]
+    fn hash<T: AsRef<[u8]>>(&mut self, chain: &Chain, items: &[T]) -> &[ItemHash] {
+        let hashes = &mut self.hashes[..items.len()];
+        chain.scheme().hash_each(items, chain.seed(), hashes);
+        hashes
+    }
+
+    /// How many of the hashes [`Block::hash`] returned to take at a time: [`BATCH`] when they
+    /// are prefetched (the lines must still be in L1 when used), all of them when not.
+    fn part_len(&self) -> usize {
+        if self.prefetch { BATCH } else { HASH_BATCH }
     }
 
     /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every
@@ -54,21 +75,29 @@ impl Block {
         items: &[T],
         purpose: Purpose,
     ) -> &[ItemHash] {
-        let hashes = &mut self.hashes[..items.len()];
-        chain.scheme().hash_each(items, chain.seed(), hashes);
-        if self.prefetch {
-            // The first layer, then the later ones: plain loops over the parts, no adapter.
-            let first = chain.layers.first();
-            if is_large(first) {
-                K::prefetch(first, hashes, purpose == Purpose::Lookup);
-            }
-            for layer in chain.layers.rest() {
-                if is_large(layer) {
-                    K::prefetch(layer, hashes, purpose == Purpose::Lookup);
-                }
-            }
+        debug_assert!(items.len() <= BATCH);
+        let prefetch = self.prefetch;
+        let hashes = self.hash(chain, items);
+        if prefetch {
+            prefetch_layers::<K>(chain, hashes, purpose);
         }
         hashes
+    }
+}
+
+/// Prefetches what `purpose` needs of `hashes` in every layer (of kind `K`) too large to be in
+/// cache.
+#[inline]
+fn prefetch_layers<K: LayerKind>(chain: &Chain, hashes: &[ItemHash], purpose: Purpose) {
+    // The first layer, then the later ones: plain loops over the parts, no adapter.
+    let first = chain.layers.first();
+    if is_large(first) {
+        K::prefetch(first, hashes, purpose == Purpose::Lookup);
+    }
+    for layer in chain.layers.rest() {
+        if is_large(layer) {
+            K::prefetch(layer, hashes, purpose == Purpose::Lookup);
+        }
     }
 }
 
@@ -92,15 +121,20 @@ impl Chain {
     /// [`Chain::contains_many`] in a chain of kind `K`.
     fn contains_many_as<K: LayerKind, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let mut block = Block::new(self);
-        for chunk in items.chunks(BATCH) {
-            let hashes = block.load::<K, T>(self, chunk, Purpose::Lookup);
-            // One layer (the common case): its kernel straight over the block.
-            if let Some(only) = self.layers.only() {
-                if K::holds_block(only, hashes, out) {
-                    continue;
+        let (step, prefetch) = (block.part_len(), block.prefetch);
+        for chunk in items.chunks(HASH_BATCH) {
+            for part in block.hash(self, chunk).chunks(step) {
+                if prefetch {
+                    prefetch_layers::<K>(self, part, Purpose::Lookup);
                 }
+                // One layer (the common case): its kernel straight over the part.
+                if let Some(only) = self.layers.only() {
+                    if K::holds_block(only, part, out) {
+                        continue;
+                    }
+                }
+                out.extend(part.iter().map(|&h| self.contains_as::<K>(h)));
             }
-            out.extend(hashes.iter().map(|&h| self.contains_as::<K>(h)));
         }
     }
 
@@ -127,17 +161,22 @@ impl Chain {
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
         let mut block = Block::new(self);
-        for chunk in items.chunks(BATCH) {
-            let hashes = block.load::<K, T>(self, chunk, Purpose::Add);
-            // One layer with room for the whole block (the common case): no layer to grow
-            // and none to consult first, so its kernel runs straight over the block.
-            if let Some(only) = self.layers.only_mut() {
-                if K::insert_block(only, hashes, out).is_some() {
-                    continue;
+        let (step, prefetch) = (block.part_len(), block.prefetch);
+        for chunk in items.chunks(HASH_BATCH) {
+            for part in block.hash(self, chunk).chunks(step) {
+                if prefetch {
+                    prefetch_layers::<K>(self, part, Purpose::Add);
                 }
-            }
-            for &h in hashes {
-                out.push(K::add(self, h, guard)?);
+                // One layer with room for the whole part (the common case): no layer to grow
+                // and none to consult first, so its kernel runs straight over the part.
+                if let Some(only) = self.layers.only_mut() {
+                    if K::insert_block(only, part, out).is_some() {
+                        continue;
+                    }
+                }
+                for &h in part {
+                    out.push(K::add(self, h, guard)?);
+                }
             }
         }
         Ok(())

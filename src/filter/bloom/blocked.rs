@@ -13,8 +13,12 @@
 //!   RocksDB's FastLocalBloom): the top 32 bits of the 8 products `h2 · φ^i` from 32-bit
 //!   multiplies, the 32-bit word of each probe picked out of the block's two halves by
 //!   permutes, one test of the block against the probe bits — no branch per probe;
-//! - adds set the bits one by one (a bit set twice counts once) and count the bits they set
-//!   without a branch; they and the scalar tests are also compiled with BMI2 where the CPU has it.
+//! - adds set the bits one by one (a bit set twice counts once) and count the probes they find
+//!   set without a branch (on x86-64 a load, `bts`, `adc` and a store per probe); they and the
+//!   scalar tests are also compiled with BMI2 where the CPU has it;
+//! - hash scheme 4's `h2` (`lo · 2^32 + 1`) gives each probe from 32-bit arithmetic,
+//!   `lo · φ^i_lo + φ^i_hi`: one multiply by an immediate and one add (`short_top`), the same
+//!   bits as the 64-bit products.
 //!
 //! The baseline kernels are the reference: tests check every other kernel against them (and
 //! them against a textbook model, in `tests/blocked.rs`).
@@ -136,12 +140,38 @@ fn probe_bit(x: u64) -> u32 {
     (x >> (64 - BLOCK_PROBE_BITS)) as u32
 }
 
+/// Whether `h2` is a hash scheme 4 `h2` (`lo · 2^32 + 1`): its probes then come from 32-bit
+/// arithmetic ([`short_top`]). Any `h2` whose low half is 1 takes that path, whatever its
+/// scheme: the bits are the same.
+#[inline(always)]
+fn is_short(h2: u64) -> bool {
+    h2 as u32 == 1
+}
+
+/// The top 32 bits of `h2 · φ^i` for an `h2 = lo · 2^32 + 1` (scheme 4), from 32-bit
+/// arithmetic: `lo · φ^i_lo + φ^i_hi` (mod 2^32), one multiply by a constant and one add.
+///
+/// Why: `h2 · P = lo · P · 2^32 + P` (mod 2^64). The first term is `(lo · P_lo mod 2^32) · 2^32`
+/// (its low 32 bits are 0), and `P = P_hi · 2^32 + P_lo`: the low 32 bits of the sum are
+/// `P_lo` with no carry out, and its top 32 bits are `lo · P_lo + P_hi` (mod 2^32). Probe `i`
+/// (the top 9 bits) is `t >> 23`: 64-bit word `t >> 29`, bit `(t >> 23) & 63` of it.
+#[inline(always)]
+fn short_top(lo: u32, i: usize) -> u32 {
+    lo.wrapping_mul(POWER_HALVES.0[i]).wrapping_add(POWER_HALVES.1[i])
+}
+
 /// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant.
 #[inline(always)]
 fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
     // `wrapping_shr`/`wrapping_shl` take the shift mod 64, as `bt`/`bts` do: no mask.
     let test = |p: u32| block[(p >> 6) as usize].wrapping_shr(p) & 1 == 1;
-    if K > 0 {
+    if K > 0 && is_short(h2) {
+        let lo = (h2 >> 32) as u32;
+        (0..K as usize).all(|i| {
+            let t = short_top(lo, i);
+            block[(t >> 29) as usize].wrapping_shr(t >> 23) & 1 == 1
+        })
+    } else if K > 0 {
         (0..K as usize).all(|i| test(probe_bit(h2.wrapping_mul(POWERS[i]))))
     } else {
         let mut x = h2;
@@ -155,26 +185,80 @@ fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
     }
 }
 
-/// Sets the `k` probes of `h2` in `block`; how many bits were clear. A bit two probes share
-/// counts once (the second finds it set). No branch per probe.
+/// Sets the `k` probes of `h2` in `block`; how many of them were set already: `k` minus the
+/// bits it set (a bit two probes share counts as set the second time). No branch per probe.
 #[inline(always)]
-fn set_clear_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-    let mut flipped = 0u32;
-    let mut set = |p: u32| {
-        let word = &mut block[(p >> 6) as usize];
-        flipped += ((!*word).wrapping_shr(p) & 1) as u32;
-        *word |= 1u64.wrapping_shl(p);
-    };
-    if K > 0 {
-        (0..K as usize).for_each(|i| set(probe_bit(h2.wrapping_mul(POWERS[i]))));
+fn set_probes_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+    let mut set = 0u32;
+    if K > 0 && is_short(h2) {
+        // The same bits as below (see `short_top`): bit `t >> 23` of the block.
+        let lo = (h2 >> 32) as u32;
+        for i in 0..K as usize {
+            set_block_bit(block, short_top(lo, i) >> 23, &mut set);
+        }
+    } else if K > 0 {
+        for &power in &POWERS[..K as usize] {
+            set_block_bit(block, probe_bit(h2.wrapping_mul(power)), &mut set);
+        }
     } else {
-        let mut x = h2;
+        // The reference loop, in plain Rust (the tests check the others against it).
+        let (mut x, mut flipped) = (h2, 0);
         for _ in 0..k {
-            set(probe_bit(x));
+            let p = probe_bit(x);
+            flipped += set_bit(block, (p >> 6) as usize, p);
             x = x.wrapping_mul(BLOCK_PROBE_MUL);
         }
+        set = k - flipped;
     }
-    flipped
+    set
+}
+
+/// Sets bit `bit` (below 512) of `block`, adding 1 to `set` if it was set already.
+///
+/// On x86-64 the word is loaded, its bit tested and set in a register (`bts r64, r64`, one
+/// micro-op), the old bit added to `set` (`adc`) and the word stored: 4 instructions, where
+/// the compiler makes 6 of the same (it tests a copy of the word after setting it). Not `bts`
+/// on memory, which is 2 instructions but microcoded (about 10 micro-ops): measured slower.
+#[inline(always)]
+fn set_block_bit(block: &mut [u64; 8], bit: u32, set: &mut u32) {
+    debug_assert!(bit < 512);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let word = (bit >> 6) as usize & 7;
+        let _old: u64;
+        // SAFETY: the load and the store are of word `word` (< 8) of `block`, which is
+        // borrowed mutably: in bounds and exclusive. `bts` on a register takes the bit mod 64
+        // and leaves the old bit in CF, which `adc` adds to `set`. No stack use; the flags are
+        // clobbered (asm's default).
+        unsafe {
+            std::arch::asm!(
+                "mov {w}, qword ptr [{p} + {i} * 8]",
+                "bts {w}, {b}",
+                "adc {s:e}, 0",
+                "mov qword ptr [{p} + {i} * 8], {w}",
+                p = in(reg) block.as_mut_ptr(),
+                i = in(reg) word,
+                b = in(reg) u64::from(bit),
+                s = inout(reg) *set,
+                w = out(reg) _old,
+                options(nostack),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *set += 1 - set_bit(block, (bit >> 6) as usize, bit);
+    }
+}
+
+/// Sets bit `bit mod 64` of word `word` (below 8) of `block`; 1 if it was clear, else 0. The
+/// shifts take their count mod 64, as `bt`/`bts` do: no mask.
+#[inline(always)]
+fn set_bit(block: &mut [u64; 8], word: usize, bit: u32) -> u32 {
+    let w = &mut block[word];
+    let clear = ((!*w).wrapping_shr(bit) & 1) as u32;
+    *w |= 1u64.wrapping_shl(bit);
+    clear
 }
 
 /// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
@@ -213,23 +297,34 @@ fn all_set_many_with(
     out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2)));
 }
 
-/// The batch loop of [`SetClearMany`] around an inlined one-item add.
+/// The batch loop of [`SetClearMany`] around an inlined one-item add (`set` returns how many
+/// of the item's `k` probes were set already).
 #[inline(always)]
 fn set_clear_many_with(
     words: &mut [u64],
+    k: u32,
     hashes: &[ItemHash],
     out: &mut Vec<bool>,
     set: impl Fn(&mut [u64; 8], u64) -> u32,
 ) -> (u64, u64) {
-    let (mut new, mut flipped) = (0, 0);
+    // Counted per item: whether it was new, and the probes found set; the bits set are the
+    // probes less those, summed once at the end.
+    let (mut new, mut found) = (0u64, 0u64);
     out.reserve(hashes.len());
-    for &h in hashes {
-        let n = set(block_of_mut(words, h), h.h2);
-        flipped += u64::from(n);
-        new += u64::from(n > 0);
-        out.push(n > 0);
+    // Written in place: no capacity check per item, as `push` has.
+    let slots = &mut out.spare_capacity_mut()[..hashes.len()];
+    for (slot, &h) in slots.iter_mut().zip(hashes) {
+        let already = set(block_of_mut(words, h), h.h2);
+        let is_new = already < k;
+        found += u64::from(already);
+        new += u64::from(is_new);
+        slot.write(is_new);
     }
-    (new, flipped)
+    // SAFETY: `reserve` made room for `hashes.len()` more, and the loop wrote every one of the
+    // first `hashes.len()` spare slots (the zip runs over all of them: both are that long).
+    unsafe { out.set_len(out.len() + hashes.len()) };
+    // `found` ≤ `k · len` (each item finds at most `k`); `k · len` < 2^64 (`len` < 2^59).
+    (new, u64::from(k) * hashes.len() as u64 - found)
 }
 
 /// Defines the one-item and batch kernels of one feature set (`$features`, or none: the
@@ -245,7 +340,7 @@ macro_rules! kernel_set {
 
         $(#[target_feature(enable = $features)])?
         unsafe fn $set_clear<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-            $set_body::<K>(block, k, h2)
+            k - $set_body::<K>(block, k, h2)
         }
 
         $(#[target_feature(enable = $features)])?
@@ -266,7 +361,7 @@ macro_rules! kernel_set {
             hashes: &[ItemHash],
             out: &mut Vec<bool>,
         ) -> (u64, u64) {
-            set_clear_many_with(words, hashes, out, |b, h2| $set_body::<K>(b, k, h2))
+            set_clear_many_with(words, k, hashes, out, |b, h2| $set_body::<K>(b, k, h2))
         }
     };
 }
@@ -283,7 +378,7 @@ kernel_set!(
     all_set_many_base,
     set_clear_many_base,
     all_set_scalar_unsafe,
-    set_clear_scalar
+    set_probes_scalar
 );
 
 // Precondition of the `_bmi2` kernels: the CPU has BMI2.
@@ -294,7 +389,7 @@ kernel_set!(
     all_set_many_bmi2,
     set_clear_many_bmi2,
     all_set_scalar_unsafe,
-    set_clear_scalar,
+    set_probes_scalar,
     "bmi2"
 );
 
@@ -306,12 +401,11 @@ kernel_set!(
     all_set_many_avx2,
     set_clear_many_avx2,
     all_set_vector,
-    set_clear_scalar,
+    set_probes_scalar,
     "avx2,bmi2"
 );
 
-/// The low and high 32-bit halves of `φ^i`, eight per vector.
-#[cfg(target_arch = "x86_64")]
+/// The low and high 32-bit halves of `φ^i` (eight per vector in the AVX2 kernels).
 const POWER_HALVES: ([u32; 16], [u32; 16]) = {
     let (mut lo, mut hi) = ([0u32; 16], [0u32; 16]);
     let mut i = 0;
@@ -342,6 +436,7 @@ unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bo
         let (low, high) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
         let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
         let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+        let short = is_short(h2);
         let mut missing = _mm256_setzero_si256();
         let mut g = 0;
         while g * 8 < K as usize {
@@ -350,14 +445,21 @@ unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bo
                 _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
                 _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
             );
-            // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
-            // from another of the odd halves, blended.
-            let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
-            let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
-            let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
-            let cross =
-                _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
-            let top = _mm256_add_epi32(mulhi, cross);
+            let top = if short {
+                // `a_lo` = 1: `a_hi · b_lo + b_hi` (see `short_top`).
+                _mm256_add_epi32(_mm256_mullo_epi32(a_hi, b_lo), b_hi)
+            } else {
+                // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd
+                // ones from another of the odd halves, blended.
+                let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
+                let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
+                let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
+                let cross = _mm256_add_epi32(
+                    _mm256_mullo_epi32(a_lo, b_hi),
+                    _mm256_mullo_epi32(a_hi, b_lo),
+                );
+                _mm256_add_epi32(mulhi, cross)
+            };
             let word = _mm256_srli_epi32::<28>(top);
             let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
             let from_low = _mm256_permutevar8x32_epi32(low, word);
@@ -544,14 +646,15 @@ mod tests {
                     rng
                 };
                 for fill in [0u32, 1, 2, 4, 6] {
-                    for _ in 0..400 {
+                    for n in 0..400 {
                         let mut block = [0u64; 8];
                         for w in &mut block {
                             for _ in 0..fill {
                                 *w |= next() & next();
                             }
                         }
-                        let h2 = next() | 1;
+                        // Half of them scheme 4's `h2` (low half 1: the 32-bit probes).
+                        let h2 = if n % 2 == 0 { next() | 1 } else { next() << 32 | 1 };
                         let expect = reference.all_set_in(&block, k, h2);
                         assert_eq!(kernels.all_set_in(&block, k, h2), expect, "{name} k={k}");
                         let mut by_loop = block;
@@ -582,7 +685,9 @@ mod tests {
                     let hashes: Vec<ItemHash> = (0..16u64)
                         .map(|i| {
                             let x = (round * 7 + i % 11).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                            ItemHash { h1: x ^ (x >> 29), h2: x.rotate_left(17) | 1 }
+                            // Odd `i`: scheme 4's `h2` (low half 1).
+                            let h2 = if i % 2 == 0 { x.rotate_left(17) | 1 } else { x << 32 | 1 };
+                            ItemHash { h1: x ^ (x >> 29), h2 }
                         })
                         .collect();
                     let mut expect = Vec::new();

@@ -18,7 +18,8 @@
 //! low 32 bits, shifted up, `| 1`: the probes within the block come from them
 //! ([`super::blocked`]), as RocksDB's FastLocalBloom takes its probes from 32 bits. The block
 //! (`(h1 · blocks) >> 64`) depends on the top bits of `h1` only, up to carries, so the two are
-//! independent for any array below 2^32 blocks (256 GiB).
+//! independent for any array below 2^32 blocks (256 GiB). The batched paths compute the same
+//! xxh3-64 with the seed's part made once per batch (`xxh3short`).
 //!
 //! Schemes 2 and 3 are RedisBloom's, for filters imported from it (and new filters made while
 //! `bf.new-filter-scheme redisbloom` is set); the chain's seed is unused, RedisBloom's seeds are
@@ -30,6 +31,7 @@
 //! - scheme 3, [`HashScheme::Murmur32`] (filters without `FORCE64`, RedisBloom 1.0–1.1.0):
 //!   `a = MurmurHash2(item, 0x9747b28c)`, `b = MurmurHash2(item, a)`, both 32-bit values.
 
+use super::xxh3short::Xxh3Seeded;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 /// The hash scheme a chain's bits were set with. Its id is persisted with the chain.
@@ -76,8 +78,10 @@ impl HashScheme {
         debug_assert_eq!(items.len(), out.len());
         match self {
             HashScheme::Xxh3Blocked => {
+                // The same values as `xxh3_blocked`, the seed's part made once.
+                let xxh3 = Xxh3Seeded::new(seed);
                 for (h, item) in out.iter_mut().zip(items) {
-                    *h = xxh3_blocked(item.as_ref(), seed);
+                    *h = blocked_hash(xxh3.hash(item.as_ref()));
                 }
             }
             HashScheme::Xxh3Enhanced => {
@@ -128,7 +132,12 @@ fn xxh3_enhanced(item: &[u8], seed: u64) -> ItemHash {
 /// Scheme 4: xxh3-64, `h1` the hash, `h2` its low half shifted up, odd.
 #[inline(always)]
 fn xxh3_blocked(item: &[u8], seed: u64) -> ItemHash {
-    let h = xxh3_64_with_seed(item, seed);
+    blocked_hash(xxh3_64_with_seed(item, seed))
+}
+
+/// Scheme 4's [`ItemHash`] of the xxh3-64 value `h`.
+#[inline(always)]
+fn blocked_hash(h: u64) -> ItemHash {
     ItemHash { h1: h, h2: h << 32 | 1 }
 }
 

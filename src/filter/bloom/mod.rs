@@ -57,6 +57,7 @@ pub mod layers;
 pub mod params;
 pub mod probe;
 pub mod stats;
+mod xxh3short;
 
 #[cfg(test)]
 mod tests;
