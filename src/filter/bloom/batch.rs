@@ -30,45 +30,57 @@ pub(super) enum Purpose {
     Lookup,
 }
 
-/// One block of hashed items for the batched paths.
-pub(super) struct Block {
+/// One block of hashed items for the batched paths, in a chain of kind `K`.
+pub(super) struct Block<K: LayerKind> {
     hashes: [ItemHash; BATCH],
     /// Whether any layer is large enough to prefetch (decided once per call).
     prefetch: bool,
+    /// What the prefetch of a chain's only layer kept for the block kernels
+    /// ([`LayerKind::prefetch_keeping`]).
+    kept: K::Kept,
 }
 
-impl Block {
+impl<K: LayerKind> Block<K> {
     pub(super) fn new(chain: &Chain) -> Self {
         Self {
             hashes: [ItemHash { h1: 0, h2: 1 }; BATCH],
             prefetch: chain.layers.iter().any(is_large),
+            kept: K::Kept::default(),
         }
     }
 
     /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every
-    /// layer (of kind `K`) too large to be in cache, and returns the hashes.
+    /// layer too large to be in cache, and returns the hashes, with what the prefetch kept for
+    /// the kernels of the chain's only layer ([`LayerKind::holds_block`],
+    /// [`LayerKind::insert_block`]) if it kept anything.
     #[inline]
-    pub(super) fn load<K: LayerKind, T: AsRef<[u8]>>(
+    pub(super) fn load<T: AsRef<[u8]>>(
         &mut self,
         chain: &Chain,
         items: &[T],
         purpose: Purpose,
-    ) -> &[ItemHash] {
+    ) -> (&[ItemHash], Option<&K::Kept>) {
         let hashes = &mut self.hashes[..items.len()];
         chain.scheme().hash_each(items, chain.seed(), hashes);
+        let lookup = purpose == Purpose::Lookup;
+        let mut kept = false;
         if self.prefetch {
             // The first layer, then the later ones: plain loops over the parts, no adapter.
-            let first = chain.layers.first();
+            let (first, rest) = (chain.layers.first(), chain.layers.rest());
             if is_large(first) {
-                K::prefetch(first, hashes, purpose == Purpose::Lookup);
+                if rest.is_empty() {
+                    kept = K::prefetch_keeping(first, hashes, lookup, &mut self.kept);
+                } else {
+                    K::prefetch(first, hashes, lookup);
+                }
             }
-            for layer in chain.layers.rest() {
+            for layer in rest {
                 if is_large(layer) {
-                    K::prefetch(layer, hashes, purpose == Purpose::Lookup);
+                    K::prefetch(layer, hashes, lookup);
                 }
             }
         }
-        hashes
+        (hashes, kept.then_some(&self.kept))
     }
 }
 
@@ -91,12 +103,12 @@ impl Chain {
 
     /// [`Chain::contains_many`] in a chain of kind `K`.
     fn contains_many_as<K: LayerKind, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
-        let mut block = Block::new(self);
+        let mut block = Block::<K>::new(self);
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load::<K, T>(self, chunk, Purpose::Lookup);
+            let (hashes, kept) = block.load(self, chunk, Purpose::Lookup);
             // One layer (the common case): its kernel straight over the block.
             if let Some(only) = self.layers.only() {
-                if K::holds_block(only, hashes, out) {
+                if K::holds_block(only, hashes, kept, out) {
                     continue;
                 }
             }
@@ -126,13 +138,13 @@ impl Chain {
         guard: &dyn AllocGuard,
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
-        let mut block = Block::new(self);
+        let mut block = Block::<K>::new(self);
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load::<K, T>(self, chunk, Purpose::Add);
+            let (hashes, kept) = block.load(self, chunk, Purpose::Add);
             // One layer with room for the whole block (the common case): no layer to grow
             // and none to consult first, so its kernel runs straight over the block.
             if let Some(only) = self.layers.only_mut() {
-                if K::insert_block(only, hashes, out).is_some() {
+                if K::insert_block(only, hashes, kept, out).is_some() {
                     continue;
                 }
             }
