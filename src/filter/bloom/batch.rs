@@ -68,7 +68,7 @@ impl<K: LayerKind> Block<K> {
             // The first layer, then the later ones: plain loops over the parts, no adapter.
             let (first, rest) = (chain.layers.first(), chain.layers.rest());
             if is_large(first) {
-                if rest.is_empty() {
+                if K::KEEPS && rest.is_empty() {
                     kept = K::prefetch_keeping(first, hashes, lookup, &mut self.kept);
                 } else {
                     K::prefetch(first, hashes, lookup);
@@ -80,7 +80,7 @@ impl<K: LayerKind> Block<K> {
                 }
             }
         }
-        (hashes, kept.then_some(&self.kept))
+        (hashes, (K::KEEPS && kept).then_some(&self.kept))
     }
 }
 

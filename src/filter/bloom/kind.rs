@@ -111,6 +111,10 @@ pub trait LayerKind {
     /// compute again than to keep.
     type Kept: Default;
 
+    /// Whether [`LayerKind::prefetch_keeping`] can keep anything: where not, the batched paths
+    /// compile to the plain prefetch alone.
+    const KEEPS: bool = false;
+
     /// [`LayerKind::prefetch`] of a chain's only layer, keeping in `kept` what
     /// [`LayerKind::holds_block`] and [`LayerKind::insert_block`] can reuse for the same
     /// `hashes` in the same layer; whether it kept anything. The default keeps nothing.

@@ -184,6 +184,7 @@ impl LayerKind for RedisBloom {
 
     /// The positions of a block: a division each.
     type Kept = Positions;
+    const KEEPS: bool = true;
 
     fn prefetch_keeping(
         layer: &Layer,
