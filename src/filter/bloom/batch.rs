@@ -37,68 +37,77 @@ pub(super) enum Purpose {
 /// they prefetch, all at once where they do not.
 pub const HASH_BATCH: usize = 64;
 
-/// One block of hashed items for the batched paths.
-pub(super) struct Block {
+/// One block of hashed items for the batched paths, in a chain of kind `K`.
+pub(super) struct Block<K: LayerKind> {
     hashes: [ItemHash; HASH_BATCH],
     /// Whether any layer is large enough to prefetch (decided once per call).
     prefetch: bool,
+    /// What the prefetch of a chain's only layer kept for the block kernels
+    /// ([`LayerKind::prefetch_keeping`]).
+    kept: K::Kept,
 }
 
-impl Block {
+impl<K: LayerKind> Block<K> {
     pub(super) fn new(chain: &Chain) -> Self {
         Self {
             hashes: [ItemHash { h1: 0, h2: 1 }; HASH_BATCH],
             prefetch: chain.layers.iter().any(is_large),
+            kept: K::Kept::default(),
         }
     }
 
-    /// Hashes `items` (at most [`HASH_BATCH`]) and returns the hashes.
-    #[inline]
-    fn hash<T: AsRef<[u8]>>(&mut self, chain: &Chain, items: &[T]) -> &[ItemHash] {
-        let hashes = &mut self.hashes[..items.len()];
-        chain.scheme().hash_each(items, chain.seed(), hashes);
-        hashes
-    }
-
-    /// How many of the hashes [`Block::hash`] returned to take at a time: [`BATCH`] when they
-    /// are prefetched (the lines must still be in L1 when used), all of them when not.
+    /// How many of the hashes to take at a time: [`BATCH`] when they are prefetched (the
+    /// lines must still be in L1 when used), all of them ([`HASH_BATCH`]) when not.
     fn part_len(&self) -> usize {
         if self.prefetch { BATCH } else { HASH_BATCH }
     }
 
     /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every
-    /// layer (of kind `K`) too large to be in cache, and returns the hashes.
+    /// layer too large to be in cache, and returns the hashes, with what the prefetch kept for
+    /// the kernels of the chain's only layer ([`LayerKind::holds_block`],
+    /// [`LayerKind::insert_block`]) if it kept anything.
     #[inline]
-    pub(super) fn load<K: LayerKind, T: AsRef<[u8]>>(
+    pub(super) fn load<T: AsRef<[u8]>>(
         &mut self,
         chain: &Chain,
         items: &[T],
         purpose: Purpose,
-    ) -> &[ItemHash] {
+    ) -> (&[ItemHash], Option<&K::Kept>) {
         debug_assert!(items.len() <= BATCH);
-        let prefetch = self.prefetch;
-        let hashes = self.hash(chain, items);
-        if prefetch {
-            prefetch_layers::<K>(chain, hashes, purpose);
-        }
-        hashes
+        let hashes = &mut self.hashes[..items.len()];
+        chain.scheme().hash_each(items, chain.seed(), hashes);
+        let kept = self.prefetch && prefetch_layers::<K>(chain, hashes, purpose, &mut self.kept);
+        (hashes, (K::KEEPS && kept).then_some(&self.kept))
     }
 }
 
 /// Prefetches what `purpose` needs of `hashes` in every layer (of kind `K`) too large to be in
-/// cache.
+/// cache; `true` when the prefetch of the chain's only layer kept what the block kernels need
+/// in `kept` ([`LayerKind::prefetch_keeping`]).
 #[inline]
-fn prefetch_layers<K: LayerKind>(chain: &Chain, hashes: &[ItemHash], purpose: Purpose) {
+fn prefetch_layers<K: LayerKind>(
+    chain: &Chain,
+    hashes: &[ItemHash],
+    purpose: Purpose,
+    kept: &mut K::Kept,
+) -> bool {
+    let lookup = purpose == Purpose::Lookup;
+    let mut keeps = false;
     // The first layer, then the later ones: plain loops over the parts, no adapter.
-    let first = chain.layers.first();
+    let (first, rest) = (chain.layers.first(), chain.layers.rest());
     if is_large(first) {
-        K::prefetch(first, hashes, purpose == Purpose::Lookup);
-    }
-    for layer in chain.layers.rest() {
-        if is_large(layer) {
-            K::prefetch(layer, hashes, purpose == Purpose::Lookup);
+        if K::KEEPS && rest.is_empty() {
+            keeps = K::prefetch_keeping(first, hashes, lookup, kept);
+        } else {
+            K::prefetch(first, hashes, lookup);
         }
     }
+    for layer in rest {
+        if is_large(layer) {
+            K::prefetch(layer, hashes, lookup);
+        }
+    }
+    keeps
 }
 
 /// Whether a layer is worth prefetching ([`PREFETCH_MIN_BYTES`]).
@@ -120,16 +129,18 @@ impl Chain {
 
     /// [`Chain::contains_many`] in a chain of kind `K`.
     fn contains_many_as<K: LayerKind, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
-        let mut block = Block::new(self);
+        let mut block = Block::<K>::new(self);
         let (step, prefetch) = (block.part_len(), block.prefetch);
         for chunk in items.chunks(HASH_BATCH) {
-            for part in block.hash(self, chunk).chunks(step) {
-                if prefetch {
-                    prefetch_layers::<K>(self, part, Purpose::Lookup);
-                }
+            let hashes = &mut block.hashes[..chunk.len()];
+            self.scheme().hash_each(chunk, self.seed(), hashes);
+            for part in hashes.chunks(step) {
+                let kept = prefetch
+                    && prefetch_layers::<K>(self, part, Purpose::Lookup, &mut block.kept);
+                let kept = (K::KEEPS && kept).then_some(&block.kept);
                 // One layer (the common case): its kernel straight over the part.
                 if let Some(only) = self.layers.only() {
-                    if K::holds_block(only, part, out) {
+                    if K::holds_block(only, part, kept, out) {
                         continue;
                     }
                 }
@@ -160,17 +171,19 @@ impl Chain {
         guard: &dyn AllocGuard,
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
-        let mut block = Block::new(self);
+        let mut block = Block::<K>::new(self);
         let (step, prefetch) = (block.part_len(), block.prefetch);
         for chunk in items.chunks(HASH_BATCH) {
-            for part in block.hash(self, chunk).chunks(step) {
-                if prefetch {
-                    prefetch_layers::<K>(self, part, Purpose::Add);
-                }
+            let hashes = &mut block.hashes[..chunk.len()];
+            self.scheme().hash_each(chunk, self.seed(), hashes);
+            for part in hashes.chunks(step) {
+                let kept =
+                    prefetch && prefetch_layers::<K>(self, part, Purpose::Add, &mut block.kept);
+                let kept = (K::KEEPS && kept).then_some(&block.kept);
                 // One layer with room for the whole part (the common case): no layer to grow
                 // and none to consult first, so its kernel runs straight over the part.
                 if let Some(only) = self.layers.only_mut() {
-                    if K::insert_block(only, part, out).is_some() {
+                    if K::insert_block(only, part, kept, out).is_some() {
                         continue;
                     }
                 }

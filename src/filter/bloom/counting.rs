@@ -163,6 +163,9 @@ impl<const W: Width> LayerKind for Counting<W> {
         !Self::increment(layer, h).0
     }
 
+    /// Nothing kept: counting chains have no block kernel.
+    type Kept = ();
+
     /// The two steps of the plain layers' prefetch, over counter positions (bit `p · W` holds
     /// counter `p`).
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
@@ -253,9 +256,9 @@ impl Chain {
 
     fn delete_many_as<const W: Width, T: AsRef<[u8]>>(&mut self, items: &[T], out: &mut Vec<bool>) {
         self.awaiting_chunks = false;
-        let mut block = Block::new(self);
+        let mut block = Block::<Counting<W>>::new(self);
         for chunk in items.chunks(BATCH) {
-            let hashes = block.load::<Counting<W>, T>(self, chunk, Purpose::Add);
+            let (hashes, _) = block.load(self, chunk, Purpose::Add);
             for &h in hashes {
                 out.push(Counting::<W>::delete(self, h));
             }

@@ -105,19 +105,54 @@ pub trait LayerKind {
     /// costs one miss, not `k`). Hints only: nothing changes.
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool);
 
-    /// [`LayerKind::holds`] for each of `hashes`, appended to `out`, where this kind has a
-    /// kernel for a whole block; `false`, doing nothing, where not.
+    /// What the prefetch of a block in a chain's only layer keeps for that block's kernels
+    /// ([`LayerKind::prefetch_keeping`]): the RedisBloom kind keeps the positions it divided
+    /// out, so that each is computed once; `()` for the kinds whose positions cost less to
+    /// compute again than to keep.
+    type Kept: Default;
+
+    /// Whether [`LayerKind::prefetch_keeping`] can keep anything: where not, the batched paths
+    /// compile to the plain prefetch alone.
+    const KEEPS: bool = false;
+
+    /// [`LayerKind::prefetch`] of a chain's only layer, keeping in `kept` what
+    /// [`LayerKind::holds_block`] and [`LayerKind::insert_block`] can reuse for the same
+    /// `hashes` in the same layer; whether it kept anything. The default keeps nothing.
     #[inline]
-    fn holds_block(_layer: &Layer, _hashes: &[ItemHash], _out: &mut Vec<bool>) -> bool {
+    fn prefetch_keeping(
+        layer: &Layer,
+        hashes: &[ItemHash],
+        candidates_only: bool,
+        _kept: &mut Self::Kept,
+    ) -> bool {
+        Self::prefetch(layer, hashes, candidates_only);
+        false
+    }
+
+    /// [`LayerKind::holds`] for each of `hashes`, appended to `out`, where this kind has a
+    /// kernel for a whole block; `false`, doing nothing, where not. `kept`: what
+    /// [`LayerKind::prefetch_keeping`] kept of the same `hashes` in this layer, if it did.
+    #[inline]
+    fn holds_block(
+        _layer: &Layer,
+        _hashes: &[ItemHash],
+        _kept: Option<&Self::Kept>,
+        _out: &mut Vec<bool>,
+    ) -> bool {
         false
     }
 
     /// [`LayerKind::insert_if_new`] for each of `hashes` in order, appending the results to
     /// `out`, where this kind has a kernel for a whole block and the layer has room for all
     /// of them (so it cannot fill up part-way); returns how many were new. `None`, changing
-    /// nothing, where not.
+    /// nothing, where not. `kept` as in [`LayerKind::holds_block`].
     #[inline]
-    fn insert_block(_layer: &mut Layer, _h: &[ItemHash], _out: &mut Vec<bool>) -> Option<u64> {
+    fn insert_block(
+        _layer: &mut Layer,
+        _h: &[ItemHash],
+        _kept: Option<&Self::Kept>,
+        _out: &mut Vec<bool>,
+    ) -> Option<u64> {
         None
     }
 
@@ -204,8 +239,16 @@ impl LayerKind for Plain {
         }
     }
 
+    /// Nothing kept: a native position is a multiply and a shift.
+    type Kept = ();
+
     #[inline]
-    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+    fn holds_block(
+        layer: &Layer,
+        hashes: &[ItemHash],
+        _: Option<&()>,
+        out: &mut Vec<bool>,
+    ) -> bool {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
         holds_each(layer, hashes, out, |words, hashes, out| {
@@ -214,7 +257,12 @@ impl LayerKind for Plain {
     }
 
     #[inline]
-    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+    fn insert_block(
+        layer: &mut Layer,
+        hashes: &[ItemHash],
+        _: Option<&()>,
+        out: &mut Vec<bool>,
+    ) -> Option<u64> {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
         insert_each(layer, hashes, out, |words, hashes, out| {
@@ -251,185 +299,6 @@ fn prefetch_plain<A: WordArray + ?Sized>(
     }
 }
 
-/// Layers in RedisBloom's layout: positions `(a + i·b) mod M`, where `M` is the layer's bits
-/// ([`Rule::Modulo`]) or `2^n2` ([`Rule::Pow2`]): [`Layer::positions`].
-pub struct RedisBloom;
-
-impl RedisBloom {
-    /// Sets the probes of `h`, adds the bits it set to the layer's count and returns how many
-    /// that was.
-    #[inline]
-    fn set_probes(layer: &mut Layer, h: ItemHash) -> u64 {
-        let (k, modulus) = (layer.hashes, layer.positions());
-        let flipped = match layer.bits.view_mut() {
-            ViewMut::One(words) => set_modular(words, k, modulus, h),
-            ViewMut::Many(table) => set_modular(table, k, modulus, h),
-        };
-        layer.ones += flipped;
-        flipped
-    }
-}
-
-impl LayerKind for RedisBloom {
-    /// Stops at the first clear bit, as RedisBloom's `bloom_check` does.
-    #[inline]
-    fn holds(layer: &Layer, h: ItemHash) -> bool {
-        let (k, modulus) = (layer.hashes, layer.positions());
-        match layer.bits.view() {
-            View::One(words) => all_set_modular(words, k, modulus, h),
-            View::Many(table) => all_set_modular(table, k, modulus, h),
-        }
-    }
-
-    #[inline]
-    fn insert(layer: &mut Layer, h: ItemHash) {
-        Self::set_probes(layer, h);
-        layer.items += 1;
-    }
-
-    #[inline]
-    fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
-        let flipped = Self::set_probes(layer, h);
-        layer.items += u64::from(flipped > 0);
-        flipped > 0
-    }
-
-    fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
-        let (k, modulus) = (layer.hashes, layer.positions());
-        match layer.bits.view() {
-            View::One(words) => prefetch_modular(words, k, modulus, hashes, candidates_only),
-            View::Many(table) => prefetch_modular(table, k, modulus, hashes, candidates_only),
-        }
-    }
-
-    /// Either view of the array: the rule's modulus and probe count are read once per block,
-    /// not once per item, and no per-item call into the chain.
-    #[inline]
-    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
-        let (k, modulus) = (layer.hashes, layer.positions());
-        match layer.bits.view() {
-            View::One(words) => {
-                out.extend(hashes.iter().map(|&h| all_set_modular(words, k, modulus, h)));
-            }
-            View::Many(table) => {
-                out.extend(hashes.iter().map(|&h| all_set_modular(table, k, modulus, h)));
-            }
-        }
-        true
-    }
-
-    /// As [`RedisBloom::holds_block`](LayerKind::holds_block), when the layer has room for the
-    /// whole block.
-    #[inline]
-    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
-        if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
-            return None;
-        }
-        let (k, modulus) = (layer.hashes, layer.positions());
-        let (mut new, mut flipped) = (0, 0);
-        let mut each = |n: u64| {
-            flipped += n;
-            new += u64::from(n > 0);
-            out.push(n > 0);
-        };
-        match layer.bits.view_mut() {
-            ViewMut::One(words) => {
-                hashes.iter().for_each(|&h| each(set_modular(words, k, modulus, h)));
-            }
-            ViewMut::Many(table) => {
-                hashes.iter().for_each(|&h| each(set_modular(table, k, modulus, h)));
-            }
-        }
-        layer.items += new;
-        layer.ones += flipped;
-        Some(new)
-    }
-}
-
-/// [`RedisBloom::prefetch`] over one kind of word array. `modulus ≤ words.bits()` (checked
-/// when the layer was built), so every position `p` below it has its word `p / 64` below
-/// `bits / 64`: the precondition of [`WordArray::word`].
-fn prefetch_modular<A: WordArray + ?Sized>(
-    words: &A,
-    k: u32,
-    modulus: u64,
-    hashes: &[ItemHash],
-    candidates_only: bool,
-) {
-    debug_assert!(modulus <= words.bits());
-    let word = |p: u64| {
-        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64` (see above).
-        unsafe { words.word(p >> 6) }
-    };
-    if !candidates_only {
-        for h in hashes {
-            let mut x = h.h1;
-            for _ in 0..k {
-                crate::filter::mem::prefetch(word(x % modulus));
-                x = x.wrapping_add(h.h2);
-            }
-        }
-        return;
-    }
-    // Each item's first position is computed once (a 64-bit division): prefetched in the
-    // first pass, tested in the second, whose probes start at the second position.
-    const STEP: usize = super::batch::BATCH;
-    for chunk in hashes.chunks(STEP) {
-        let mut firsts = [0u64; STEP];
-        for (f, h) in firsts.iter_mut().zip(chunk) {
-            *f = h.h1 % modulus;
-            crate::filter::mem::prefetch(word(*f));
-        }
-        for (&first, h) in firsts.iter().zip(chunk) {
-            if (*word(first) >> (first & 63)) & 1 == 0 {
-                continue;
-            }
-            let mut x = h.h1.wrapping_add(h.h2);
-            for _ in 1..k {
-                crate::filter::mem::prefetch(word(x % modulus));
-                x = x.wrapping_add(h.h2);
-            }
-        }
-    }
-}
-
-/// Whether every probe of `h` under a RedisBloom rule is set: positions `(h1 + i·h2) mod
-/// modulus` in 64-bit wrapping arithmetic (as [`ItemHash::modular_probes`]), stopping at the
-/// first clear one as RedisBloom's `bloom_check` does. `modulus ≤ words.bits()`, as in
-/// [`prefetch_modular`]. Unchecked indexing: no bounds checks per probe.
-#[inline(always)]
-fn all_set_modular<A: WordArray + ?Sized>(words: &A, k: u32, modulus: u64, h: ItemHash) -> bool {
-    debug_assert!(modulus <= words.bits());
-    let mut x = h.h1;
-    for _ in 0..k {
-        let p = x % modulus;
-        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
-        if (unsafe { *words.word(p >> 6) } >> (p & 63)) & 1 == 0 {
-            return false;
-        }
-        x = x.wrapping_add(h.h2);
-    }
-    true
-}
-
-/// Sets every probe of `h` under a RedisBloom rule (positions as in [`all_set_modular`]);
-/// how many were clear.
-#[inline(always)]
-fn set_modular<A: WordArray + ?Sized>(words: &mut A, k: u32, modulus: u64, h: ItemHash) -> u64 {
-    debug_assert!(modulus <= words.bits());
-    let (mut x, mut flipped) = (h.h1, 0);
-    for _ in 0..k {
-        let p = x % modulus;
-        // SAFETY: `p < modulus ≤ bits`, so `p / 64 < bits / 64`.
-        let w = unsafe { words.word_mut(p >> 6) };
-        let mask = 1u64 << (p & 63);
-        flipped += u64::from(*w & mask == 0);
-        *w |= mask;
-        x = x.wrapping_add(h.h2);
-    }
-    flipped
-}
-
 /// Native layers of bits in blocks of 512 bits ([`Rule::Blocked`]), after RocksDB's
 /// FastLocalBloom: `h1` picks the block by multiply-shift (`(h1 · blocks) >> 64`), and probe
 /// `i` is bit `x_i >> 55` of it (the top 9 bits), where `x_0 = h2` and `x_{i+1} = x_i · φ`
@@ -439,6 +308,7 @@ fn set_modular<A: WordArray + ?Sized>(words: &mut A, k: u32, modulus: u64, h: It
 pub struct Blocked;
 
 pub use super::blocked::BLOCK_PROBE_MUL;
+pub use super::modular::RedisBloom;
 
 impl Blocked {
     /// Sets the probes of `h`, adds the bits it set to the layer's count and returns how many
@@ -488,8 +358,16 @@ impl LayerKind for Blocked {
         }
     }
 
+    /// Nothing kept: an item's block is a multiply and a shift.
+    type Kept = ();
+
     #[inline]
-    fn holds_block(layer: &Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> bool {
+    fn holds_block(
+        layer: &Layer,
+        hashes: &[ItemHash],
+        _: Option<&()>,
+        out: &mut Vec<bool>,
+    ) -> bool {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
         holds_each(layer, hashes, out, |words, hashes, out| {
@@ -498,7 +376,12 @@ impl LayerKind for Blocked {
     }
 
     #[inline]
-    fn insert_block(layer: &mut Layer, hashes: &[ItemHash], out: &mut Vec<bool>) -> Option<u64> {
+    fn insert_block(
+        layer: &mut Layer,
+        hashes: &[ItemHash],
+        _: Option<&()>,
+        out: &mut Vec<bool>,
+    ) -> Option<u64> {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
         insert_each(layer, hashes, out, |words, hashes, out| {

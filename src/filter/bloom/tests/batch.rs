@@ -211,3 +211,62 @@ fn stats_report_saturation_past_the_target() {
     let empty = chain(0.01, 1000, 2).stats();
     assert_eq!((empty.estimated_error, empty.estimated_items, empty.fill_overall), (0.0, 0.0, 0.0));
 }
+
+/// The batched paths of one-layer RedisBloom chains large enough to prefetch, where the
+/// prefetch keeps the positions it computes and the block kernels read them
+/// ([`super::modular`]): results, bits and counts as one by one, and lookups as one by one
+/// on present and absent items, with the bits half set at random first (so that many absent
+/// items get past their first probe). Probe counts below, inside and above the unrolled
+/// kernels' range, and past [`KEEP_MAX_K`](super::modular::KEEP_MAX_K), where nothing is kept;
+/// one array of several segments.
+#[test]
+fn redisbloom_batches_with_kept_positions_equal_one_by_one() {
+    use crate::filter::bits::View;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = |n: u64| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    // (error, capacity, probes): each at least PREFETCH_MIN_BYTES.
+    let shapes = [
+        (0.3, 14_000_000, 2),
+        (0.01, 3_700_000, 7),
+        (1e-4, 1_900_000, 14),
+        (1e-7, 1_100_000, 24),
+        (0.01, 60_000_000, 7),
+    ];
+    for (error, capacity, hashes) in shapes {
+        let p = ChainParams::new(error, capacity, 0).unwrap();
+        let mut c = Chain::new(p, HashScheme::Murmur64, 0, &Unlimited).unwrap();
+        let layer = &mut c.layers[0];
+        assert_eq!(layer.hashes(), hashes);
+        assert!(layer.bytes() >= PREFETCH_MIN_BYTES);
+        let bytes = random(layer.bytes());
+        layer.write_bytes(0, &bytes).unwrap();
+        let many_segments = matches!(c.layers()[0].bits().view(), View::Many(_));
+        assert_eq!(many_segments, capacity == 60_000_000);
+        // The first thousand items twice: the second time they are present.
+        let mut items = items(&format!("k{hashes}:"), 3000);
+        items.extend_from_within(..1000);
+        let mut one = c.clone();
+        let expected: Vec<bool> = items.iter().map(|i| one.add(i, &Unlimited).unwrap()).collect();
+        let mut got = Vec::new();
+        c.add_many(&items, &Unlimited, &mut got).unwrap();
+        assert_eq!(got, expected, "add results, {hashes} probes");
+        assert!(got.iter().any(|&new| new) && got.iter().any(|&new| !new));
+        assert_eq!(c, one, "bits and counts, {hashes} probes");
+        let mut probes = items.clone();
+        probes.extend(self::items("absent:", 4000));
+        let mut looked_up = Vec::new();
+        c.contains_many(&probes, &mut looked_up);
+        let one_by_one: Vec<bool> = probes.iter().map(|p| c.contains(p)).collect();
+        assert_eq!(looked_up, one_by_one, "lookups, {hashes} probes");
+        assert!(looked_up[4000..].iter().any(|&b| !b));
+    }
+}
