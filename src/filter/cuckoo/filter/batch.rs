@@ -4,7 +4,8 @@
 //! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
 
 use super::super::fingerprint::{Fingerprint, Lookup};
-use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilter, SubFilterMut, buckets_at};
+use super::super::sub::{Buckets, BucketsMut};
+use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
 
 /// Items per block of the prefetching paths: their buckets are prefetched before any is used.
 const BATCH: usize = 16;
@@ -26,45 +27,38 @@ impl InsertSink for Vec<Result<Insert, CuckooError>> {
     }
 }
 
-/// Runs `body` with the bucket size `bs`, as a constant for the common sizes (2, RedisBloom's
-/// default, and 4) so that the bucket arithmetic and the slot compares fold, else as is.
-#[inline(always)]
-fn with_bucket_size<R>(bs: usize, mut body: impl FnMut(usize) -> R) -> R {
-    match bs {
-        2 => body(2),
-        4 => body(4),
-        _ => body(bs),
-    }
-}
-
 impl<F: Fingerprint> Cuckoo<F> {
     /// Whether any sub-filter is large enough for prefetching to pay.
     fn prefetching(&self) -> bool {
         self.subs().any(|f| f.byte_len() >= PREFETCH_MIN_BYTES)
     }
 
-    /// Views of every sub-filter, oldest first, in one vector; `None` if the allocator refuses
-    /// it (the caller then goes item by item).
-    fn views(&self) -> Option<Vec<SubFilter<'_, F>>> {
+    /// Views of every sub-filter with buckets of `B` slots (0: the bucket size at run time),
+    /// oldest first, in one vector; `None` if the allocator refuses it (the caller then goes
+    /// item by item) or the buckets are not `B` slots.
+    fn views<const B: usize>(&self) -> Option<Vec<Buckets<'_, F, B>>> {
+        let bs = self.bs();
         let mut views = Vec::new();
         views.try_reserve_exact(self.filter_count()).ok()?;
-        views.extend(self.subs());
+        for f in self.subs() {
+            views.push(Buckets::new(f, bs)?);
+        }
         Some(views)
     }
 
-    /// Mutable views of every sub-filter, oldest first; `None` as for [`Cuckoo::views`].
-    fn views_mut(&mut self) -> Option<Vec<SubFilterMut<'_, F>>> {
+    /// Mutable views of every sub-filter; `None` as for [`Cuckoo::views`].
+    fn views_mut<const B: usize>(&mut self) -> Option<Vec<BucketsMut<'_, F, B>>> {
         let (bs, base_log2, code) = (self.bs(), self.base_log2, self.expansion_code);
         let count = self.filter_count();
         let mut views = Vec::new();
         views.try_reserve_exact(count).ok()?;
-        views.extend(self.filters[..count].iter_mut().enumerate().map(|(i, s)| {
+        for (i, s) in self.filters[..count].iter_mut().enumerate() {
             let buckets = buckets_at(base_log2, code, i);
             // SAFETY: as in `sub_mut`: sub-filter `i` < count exists, and every constructor
             // checked that its allocation holds `buckets_at(i) × bucket size` slots.
             let slots = unsafe { s.as_mut_slice_unchecked(buckets as usize * bs) };
-            SubFilterMut { mask: buckets - 1, slots }
-        }));
+            views.push(BucketsMut::new(SubFilterMut { mask: buckets - 1, slots }, bs)?);
+        }
         Some(views)
     }
 
@@ -92,30 +86,46 @@ impl<F: Fingerprint> Cuckoo<F> {
             }
             return;
         }
-        // Small filters stay in cache: each item straight through, no block staged.
-        if self.count == 1 {
-            let f = self.sub(0);
-            with_bucket_size(self.bs(), |bs| {
-                out.extend(items.iter().map(|i| f.contains(&Lookup::of(i.as_ref()), bs)));
-            });
-            return;
+        // Small filters stay in cache: each item straight through, no block staged; the
+        // bucket size a constant for the common sizes.
+        match self.bs() {
+            2 => self.contains_run::<2, T>(items, out),
+            4 => self.contains_run::<4, T>(items, out),
+            _ => self.contains_run::<0, T>(items, out),
         }
-        let Some(views) = self.views() else {
-            out.extend(items.iter().map(|i| self.contains_lookup(&Lookup::of(i.as_ref()))));
-            return;
-        };
-        with_bucket_size(self.bs(), |bs| {
-            out.extend(items.iter().map(|i| {
-                let l = Lookup::of(i.as_ref());
-                // A plain loop: `any` with this closure is not inlined.
-                for f in views.iter() {
-                    if f.contains(&l, bs) {
-                        return true;
+    }
+
+    /// [`Cuckoo::contains_many`] without prefetching, buckets of `B` slots (0: the filter's
+    /// bucket size at run time). The sub-filters' views are made once for the batch.
+    #[inline(always)]
+    fn contains_run<const B: usize, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
+        // The answers are written into place: no capacity check per item.
+        let start = out.len();
+        out.resize(start + items.len(), false);
+        let answers = out[start..].iter_mut().zip(items);
+        if self.count == 1 {
+            if let Some(f) = Buckets::<F, B>::new(self.sub(0), self.bs()) {
+                for (found, item) in answers {
+                    *found = f.contains(&Lookup::of(item.as_ref()));
+                }
+                return;
+            }
+        } else if let Some(views) = self.views::<B>() {
+            for (found, item) in answers {
+                let l = Lookup::of(item.as_ref());
+                for f in &views {
+                    if f.contains(&l) {
+                        *found = true;
+                        break;
                     }
                 }
-                false
-            }));
-        });
+            }
+            return;
+        }
+        // No views (no memory for them): item by item.
+        for (found, item) in answers {
+            *found = self.contains_lookup(&Lookup::of(item.as_ref()));
+        }
     }
 
     /// `CF.INSERT` (`nx` false) / `CF.INSERTNX` (`nx` true): refuses the whole command with
@@ -147,19 +157,12 @@ impl<F: Fingerprint> Cuckoo<F> {
             // first, then the kick-out walk in the newest) until one finds no room; that one
             // takes the general path (growth, or `Full`), and the views are made again. The
             // same steps as `insert_lookup`, in the same order.
-            let bs = self.bs();
-            let max_iterations = self.max_iterations;
-            let (inserted, pending) = if self.count == 1 {
-                let mut f = self.sub_mut(0);
-                let views = std::slice::from_mut(&mut f);
-                with_bucket_size(bs, |bs| {
-                    insert_run(views, &mut rest, nx, bs, max_iterations, &mut *out)
-                })
-            } else if let Some(mut views) = self.views_mut() {
-                with_bucket_size(bs, |bs| {
-                    insert_run(&mut views, &mut rest, nx, bs, max_iterations, &mut *out)
-                })
-            } else {
+            let run = match self.bs() {
+                2 => self.insert_fast::<2, T, S>(&mut rest, nx, out),
+                4 => self.insert_fast::<4, T, S>(&mut rest, nx, out),
+                _ => self.insert_fast::<0, T, S>(&mut rest, nx, out),
+            };
+            let Some((inserted, pending)) = run else {
                 // No memory for the views: item by item.
                 for item in rest {
                     out.push(self.insert_lookup(
@@ -181,15 +184,44 @@ impl<F: Fingerprint> Cuckoo<F> {
             out.push(self.insert_lookup(&l, nx, max_filters, guard));
         }
     }
+
+    /// The items of `rest` that find room (see [`insert_run`]), through views of every
+    /// sub-filter with buckets of `B` slots (0: the bucket size at run time): the number
+    /// inserted and the lookup of the item that found none. `None`, having taken no item, if
+    /// the views could not be made.
+    #[inline(always)]
+    fn insert_fast<'i, const B: usize, T: AsRef<[u8]>, S: InsertSink>(
+        &mut self,
+        rest: &mut std::slice::Iter<'i, T>,
+        nx: bool,
+        out: &mut S,
+    ) -> Option<(u64, Option<Lookup<F>>)> {
+        let (bs, max_iterations) = (self.bs(), self.max_iterations);
+        if self.count == 1 {
+            let mut f = BucketsMut::<F, B>::new(self.sub_mut(0), bs)?;
+            return Some(insert_run(
+                std::slice::from_mut(&mut f),
+                rest,
+                nx,
+                bs,
+                max_iterations,
+                out,
+            ));
+        }
+        let mut views = self.views_mut::<B>()?;
+        Some(insert_run(&mut views, rest, nx, bs, max_iterations, out))
+    }
 }
 
 /// Inserts items from `rest` into the sub-filters `views` (oldest first, at least one) while
-/// each finds room: `insert_lookup`'s steps short of growth. Returns the number inserted and
-/// the lookup of the item that found no room, if one did (its outcome not yet given).
+/// each finds room: `insert_lookup`'s steps short of growth (the first empty slot of the
+/// newest sub-filter that has one, else the kick-out walk in the newest). Returns the number
+/// inserted and the lookup of the item that found no room, if one did (its outcome not yet
+/// given).
 #[inline(always)]
-fn insert_run<'i, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
-    views: &mut [SubFilterMut<'_, F>],
-    rest: &mut impl Iterator<Item = &'i T>,
+fn insert_run<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
+    views: &mut [BucketsMut<'_, F, B>],
+    rest: &mut std::slice::Iter<'i, T>,
     nx: bool,
     bs: usize,
     max_iterations: u16,
@@ -201,7 +233,7 @@ fn insert_run<'i, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
         let l = Lookup::of(item.as_ref());
         if nx {
             for f in views.iter() {
-                if f.view().contains(&l, bs) {
+                if f.view().contains(&l) {
                     out.push(Ok(Insert::Exists));
                     continue 'items;
                 }
@@ -209,14 +241,14 @@ fn insert_run<'i, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
         }
         let mut placed = false;
         for f in views.iter_mut().rev() {
-            if f.try_place(&l, bs) {
+            if f.try_place(&l) {
                 placed = true;
                 break;
             }
         }
         if !placed {
             let kicked = match views.last_mut() {
-                Some(f) => f.kick_out(&l, bs, max_iterations),
+                Some(f) => f.sub().kick_out(&l, bs, max_iterations),
                 None => false,
             };
             if !kicked {
