@@ -150,38 +150,92 @@ pub const MURMUR32_SEED: u32 = 0x9747_b28c;
 /// Austin Appleby's MurmurHash64A, exactly as RedisBloom compiles it (`MurmurHash64A_Bloom` in
 /// `deps/murmur2/MurmurHash2.c`): 8-byte little-endian blocks (RedisBloom reads them with a
 /// native load on little-endian machines), then the tail bytes.
+#[inline]
 pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xc6a4_a793_5bd1_e995;
-    const R: u32 = 47;
     // C's `int len` times a `uint64_t`: the length as a 64-bit value (items are < 2^31 bytes).
-    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
+    let h = seed ^ (key.len() as u64).wrapping_mul(MURMUR_M);
+    let h = if key.len() <= 16 { murmur64a_short(key, h) } else { murmur64a_long(key, h) };
+    murmur64a_finish(h)
+}
+
+/// MurmurHash64A's multiplier.
+const MURMUR_M: u64 = 0xc6a4_a793_5bd1_e995;
+/// MurmurHash64A's shift.
+const MURMUR_R: u32 = 47;
+
+/// One 8-byte block mixed into `h`.
+#[inline(always)]
+fn murmur64a_block(h: u64, k: u64) -> u64 {
+    let mut k = k.wrapping_mul(MURMUR_M);
+    k ^= k >> MURMUR_R;
+    k = k.wrapping_mul(MURMUR_M);
+    (h ^ k).wrapping_mul(MURMUR_M)
+}
+
+/// The tail (1..=7 bytes, as one little-endian value) mixed into `h`.
+#[inline(always)]
+fn murmur64a_tail(h: u64, tail: u64) -> u64 {
+    (h ^ tail).wrapping_mul(MURMUR_M)
+}
+
+#[inline(always)]
+fn murmur64a_finish(mut h: u64) -> u64 {
+    h ^= h >> MURMUR_R;
+    h = h.wrapping_mul(MURMUR_M);
+    h ^ (h >> MURMUR_R)
+}
+
+/// Keys of at most 16 bytes (most items), straight-line: the blocks and the tail read with at
+/// most two (overlapping) loads, no loop. The same value as [`murmur64a_long`]'s steps.
+#[inline(always)]
+fn murmur64a_short(key: &[u8], h: u64) -> u64 {
+    let len = key.len();
+    if let (Some(first), Some(last)) = (key.first_chunk::<8>(), key.last_chunk::<8>()) {
+        // 8..=16 bytes: block 0, then block 1 (16 bytes) or the tail, which is the top
+        // `len − 8` bytes of the last 8, read as one little-endian word.
+        let h = murmur64a_block(h, u64::from_le_bytes(*first));
+        let last = u64::from_le_bytes(*last);
+        return match len {
+            8 => h,
+            16 => murmur64a_block(h, last),
+            _ => murmur64a_tail(h, last >> (8 * (16 - len))),
+        };
+    }
+    if let (Some(lo), Some(hi)) = (key.first_chunk::<4>(), key.last_chunk::<4>()) {
+        // 4..=7 bytes: bytes 0..4 and bytes len−4..len, placed where they belong (the
+        // overlapping bytes are the same in both, so OR is exact).
+        let lo = u64::from(u32::from_le_bytes(*lo));
+        let hi = u64::from(u32::from_le_bytes(*hi));
+        return murmur64a_tail(h, lo | hi << (8 * (len - 4)));
+    }
+    match key {
+        [] => h,
+        // 1..=3 bytes: the first, the middle and the last (some the same byte).
+        [b0, ..] => {
+            let mid = len / 2;
+            let tail = u64::from(*b0)
+                | u64::from(key[mid]) << (8 * mid)
+                | u64::from(key[len - 1]) << (8 * (len - 1));
+            murmur64a_tail(h, tail)
+        }
+    }
+}
+
+/// Keys longer than 16 bytes: 8-byte little-endian blocks (RedisBloom reads them with a
+/// native load on little-endian machines), then the tail bytes.
+fn murmur64a_long(key: &[u8], mut h: u64) -> u64 {
     let mut blocks = key.chunks_exact(8);
     for block in &mut blocks {
         // chunks_exact(8) yields 8-byte slices only.
-        let mut k = u64::from_le_bytes(block.try_into().expect("8-byte block"));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h ^= k;
-        h = h.wrapping_mul(M);
+        h = murmur64a_block(h, u64::from_le_bytes(block.try_into().expect("8-byte block")));
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
-        if key.len() >= 8 {
-            // The tail bytes are the top ones of the key's last 8, read as one little-endian
-            // word: the same value as the byte loop below, in one load.
-            let last: [u8; 8] = key[key.len() - 8..].try_into().expect("8 bytes");
-            h ^= u64::from_le_bytes(last) >> (8 * (8 - tail.len()));
-        } else {
-            for (i, &b) in tail.iter().enumerate() {
-                h ^= u64::from(b) << (8 * i);
-            }
-        }
-        h = h.wrapping_mul(M);
+        // The tail bytes are the top ones of the key's last 8 (the key is longer than 8), read
+        // as one little-endian word: the same value as C's byte loop, in one load.
+        let last: [u8; 8] = key[key.len() - 8..].try_into().expect("8 bytes");
+        h = murmur64a_tail(h, u64::from_le_bytes(last) >> (8 * (8 - tail.len())));
     }
-    h ^= h >> R;
-    h = h.wrapping_mul(M);
-    h ^= h >> R;
     h
 }
 

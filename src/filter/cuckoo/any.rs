@@ -8,7 +8,7 @@ use super::super::fields::FieldWriter;
 use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::codec::{Header, ScanStep};
-use super::filter::{Cuckoo, Info, Insert};
+use super::filter::{Cuckoo, Info, Insert, InsertSink};
 use super::fingerprint::FingerprintWidth;
 use super::params::CuckooParams;
 
@@ -71,13 +71,13 @@ impl CuckooFilter {
     }
 
     /// `CF.INSERT` / `CF.INSERTNX` (`nx`): see [`Cuckoo::insert_many`].
-    pub fn insert_many<T: AsRef<[u8]>>(
+    pub fn insert_many<T: AsRef<[u8]>, S: InsertSink>(
         &mut self,
         items: &[T],
         nx: bool,
         max_filters: u16,
         guard: &dyn AllocGuard,
-        out: &mut Vec<Result<Insert, CuckooError>>,
+        out: &mut S,
     ) -> Result<(), CuckooError> {
         each!(self, c => c.insert_many(items, nx, max_filters, guard, out))
     }

@@ -9,6 +9,9 @@ use super::slots::Slots;
 pub use super::sub::{SubFilter, SubFilterMut};
 use crate::filter::mem;
 
+mod batch;
+pub use batch::InsertSink;
+
 /// Buckets of sub-filter `i` of a filter whose first has `2^base_log2` and whose stored
 /// expansion code is `code` ([`Cuckoo`]'s fields): `base × expansion^i`. Callers ask only for
 /// sub-filters that exist in memory, so the shift is below 64.
@@ -51,11 +54,6 @@ pub struct Info {
     /// Fingerprint bits (8 unless made with `FINGERPRINT`).
     pub fingerprint_bits: u32,
 }
-
-/// Items per block of the batched paths: their buckets are prefetched before any is used.
-const BATCH: usize = 16;
-/// Sub-filters at least this large are prefetched in batches; smaller ones stay in cache.
-const PREFETCH_MIN_BYTES: u64 = 4 << 20;
 
 /// A cuckoo filter with fingerprints of type `F`.
 ///
@@ -594,110 +592,6 @@ impl<F: Fingerprint> Cuckoo<F> {
             self.count -= 1;
         }
         emptied
-    }
-
-    /// Whether any sub-filter is large enough for prefetching to pay.
-    fn prefetching(&self) -> bool {
-        self.subs().any(|f| f.byte_len() >= PREFETCH_MIN_BYTES)
-    }
-
-    /// Hashes a block of items and, on large filters, prefetches their buckets.
-    fn load_block<T: AsRef<[u8]>>(
-        &self,
-        items: &[T],
-        out: &mut [Lookup<F>; BATCH],
-        prefetch: bool,
-    ) {
-        let bs = self.bs();
-        for (slot, item) in out.iter_mut().zip(items) {
-            *slot = Lookup::of(item.as_ref());
-        }
-        if prefetch {
-            for l in &out[..items.len()] {
-                for f in self.subs().rev() {
-                    f.prefetch(l, bs);
-                }
-            }
-        }
-    }
-
-    /// `CF.MEXISTS`: whether each item is (probably) present, appended to `out` in order.
-    /// Blocked: a block's buckets are prefetched before any is read (large filters only).
-    pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
-        let prefetch = self.prefetching();
-        if !prefetch {
-            // Small filters stay in cache: each item straight through, no block staged; with
-            // one sub-filter (most filters), its view is made once for the batch.
-            if self.count == 1 {
-                let (f, bs) = (self.sub(0), self.bs());
-                out.extend(items.iter().map(|i| f.contains(&Lookup::of(i.as_ref()), bs)));
-                return;
-            }
-            out.extend(items.iter().map(|i| self.contains_lookup(&Lookup::of(i.as_ref()))));
-            return;
-        }
-        let mut block = [Lookup::new(0); BATCH];
-        for chunk in items.chunks(BATCH) {
-            self.load_block(chunk, &mut block, prefetch);
-            out.extend(block[..chunk.len()].iter().map(|l| self.contains_lookup(l)));
-        }
-    }
-
-    /// `CF.INSERT` (`nx` false) / `CF.INSERTNX` (`nx` true): refuses the whole command with
-    /// `MaxExpansions` first, like RedisBloom; then inserts each item in order, appending its
-    /// outcome to `out` (an item that cannot be inserted gets its error and the next is
-    /// tried, as RedisBloom replies an error element and goes on). Same slots as one by one.
-    pub fn insert_many<T: AsRef<[u8]>>(
-        &mut self,
-        items: &[T],
-        nx: bool,
-        max_filters: u16,
-        guard: &dyn AllocGuard,
-        out: &mut Vec<Result<Insert, CuckooError>>,
-    ) -> Result<(), CuckooError> {
-        self.check_can_insert(max_filters)?;
-        let prefetch = self.prefetching();
-        if !prefetch {
-            let mut rest = items.iter();
-            if self.count == 1 {
-                // One sub-filter (most filters): its view is made once, and items go straight
-                // into a free slot until one finds none; that one and the rest take the general
-                // path (kick-outs, growth). The same steps as `insert_lookup`, in the same order.
-                let bs = self.bs();
-                let mut f = self.sub_mut(0);
-                let mut inserted = 0u64;
-                let mut pending = None;
-                for item in rest.by_ref() {
-                    let l = Lookup::of(item.as_ref());
-                    if nx && f.view().contains(&l, bs) {
-                        out.push(Ok(Insert::Exists));
-                    } else if f.try_place(&l, bs) {
-                        inserted += 1;
-                        out.push(Ok(Insert::Inserted));
-                    } else {
-                        pending = Some(l);
-                        break;
-                    }
-                }
-                // The same total as one saturating increment per item.
-                self.items = self.items.saturating_add(inserted);
-                if let Some(l) = pending {
-                    out.push(self.insert_lookup(&l, nx, max_filters, guard));
-                }
-            }
-            for item in rest {
-                out.push(self.insert_lookup(&Lookup::of(item.as_ref()), nx, max_filters, guard));
-            }
-            return Ok(());
-        }
-        let mut block = [Lookup::new(0); BATCH];
-        for chunk in items.chunks(BATCH) {
-            self.load_block(chunk, &mut block, prefetch);
-            for l in &block[..chunk.len()] {
-                out.push(self.insert_lookup(l, nx, max_filters, guard));
-            }
-        }
-        Ok(())
     }
 
     /// `CF.DEBUG`'s reply.

@@ -72,7 +72,7 @@ mod tests;
 
 pub use any::CuckooFilter;
 pub use codec::{Header, ScanStep};
-pub use filter::{Cuckoo, Info, Insert, Shape};
+pub use filter::{Cuckoo, Info, Insert, InsertSink, Shape};
 pub use fingerprint::{Fingerprint, FingerprintWidth};
 pub use params::CuckooParams;
 

@@ -218,3 +218,125 @@ impl<F: Fingerprint> SubFilterMut<'_, F> {
         false
     }
 }
+
+/// A sub-filter as the batched paths probe it: its buckets of `B` slots (`B` a constant for
+/// the common sizes, 0 for the bucket size held at run time), the shape checked once when the
+/// view is made, so that the per-item bucket accesses need no bounds check.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Buckets<'a, F, const B: usize> {
+    // Private: only `new` (which checks the shape) and `BucketsMut::view` (of a checked
+    // view) make one, and nothing changes the fields after.
+    mask: u64,
+    bs: usize,
+    slots: &'a [F],
+}
+
+/// A sub-filter as the batched insert path writes it; [`Buckets`], lent mutably.
+#[derive(Debug)]
+pub(super) struct BucketsMut<'a, F, const B: usize> {
+    // Private, as in `Buckets`.
+    mask: u64,
+    bs: usize,
+    slots: &'a mut [F],
+}
+
+/// Whether `slots` slots are `mask + 1` buckets of `bs` slots, `bs` being `B` unless `B` is
+/// 0 (and not 0 itself): what `Buckets` and `BucketsMut` rely on.
+fn holds_buckets<const B: usize>(mask: u64, bs: usize, slots: usize) -> bool {
+    let buckets = usize::try_from(mask).ok().and_then(|m| m.checked_add(1));
+    bs > 0 && (B == 0 || B == bs) && buckets.and_then(|n| n.checked_mul(bs)) == Some(slots)
+}
+
+impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
+    /// The view of `f`, whose buckets are `bs` slots; `None` if they are not `B` (when `B`
+    /// is not 0) or if `f`'s slots are not its buckets' (a bug, never data).
+    #[inline(always)]
+    pub(super) fn new(f: SubFilter<'a, F>, bs: usize) -> Option<Self> {
+        holds_buckets::<B>(f.mask, bs, f.slots.len()).then_some(Self {
+            mask: f.mask,
+            bs,
+            slots: f.slots,
+        })
+    }
+
+    /// Slots per bucket: the constant `B`, or the one held.
+    #[inline(always)]
+    fn size(&self) -> usize {
+        if B == 0 { self.bs } else { B }
+    }
+
+    /// The slots of bucket `h mod buckets`.
+    #[inline(always)]
+    fn bucket(&self, h: u64) -> &'a [F] {
+        let n = self.size();
+        let i = (h & self.mask) as usize;
+        // SAFETY: `i ≤ mask` (a `usize`: `new` checked `mask + 1` fits one), so the bucket's
+        // slots `[i × n, i × n + n)` lie within `(mask + 1) × n`, which is `slots.len()`
+        // (checked by `new`, or by the `BucketsMut::new` this view was lent from; the fields
+        // never change). The slice borrows `slots` for `'a`.
+        unsafe { std::slice::from_raw_parts(self.slots.as_ptr().add(i * n), n) }
+    }
+
+    /// [`SubFilter::contains`]: whether bucket `h1` or `h2` holds the fingerprint.
+    #[inline(always)]
+    pub(super) fn contains(&self, l: &Lookup<F>) -> bool {
+        // Plain compares (unrolled for a constant `B`): `<[u8]>::contains` goes through
+        // `memchr`, and a chained iterator is not unrolled.
+        for &x in self.bucket(l.h1) {
+            if x == l.fp {
+                return true;
+            }
+        }
+        for &x in self.bucket(l.h2) {
+            if x == l.fp {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl<'a, F: Fingerprint, const B: usize> BucketsMut<'a, F, B> {
+    /// The view of `f`, whose buckets are `bs` slots; `None` as for [`Buckets::new`].
+    #[inline(always)]
+    pub(super) fn new(f: SubFilterMut<'a, F>, bs: usize) -> Option<Self> {
+        holds_buckets::<B>(f.mask, bs, f.slots.len()).then_some(Self {
+            mask: f.mask,
+            bs,
+            slots: f.slots,
+        })
+    }
+
+    /// The same buckets, lent immutably.
+    #[inline(always)]
+    pub(super) fn view(&self) -> Buckets<'_, F, B> {
+        Buckets { mask: self.mask, bs: self.bs, slots: self.slots }
+    }
+
+    /// The sub-filter, for the work the batched path leaves to it (the kick-out walk).
+    #[inline(always)]
+    pub(super) fn sub(&mut self) -> SubFilterMut<'_, F> {
+        SubFilterMut { mask: self.mask, slots: self.slots }
+    }
+
+    /// [`SubFilterMut::try_place`]: the first empty slot of bucket `h1`, then of `h2`, takes
+    /// the fingerprint.
+    #[inline(always)]
+    pub(super) fn try_place(&mut self, l: &Lookup<F>) -> bool {
+        let n = if B == 0 { self.bs } else { B };
+        for h in [l.h1, l.h2] {
+            let i = (h & self.mask) as usize;
+            // SAFETY: as in `Buckets::bucket` (the same checked fields); the slice borrows
+            // `slots` mutably, the only access to them while it lives.
+            let bucket =
+                unsafe { std::slice::from_raw_parts_mut(self.slots.as_mut_ptr().add(i * n), n) };
+            for slot in bucket {
+                if *slot == F::EMPTY {
+                    *slot = l.fp;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}

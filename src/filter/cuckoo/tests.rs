@@ -191,6 +191,41 @@ fn nx_duplicates_and_batches() {
     }
 }
 
+/// Batches equal one-by-one calls on every path of the batched code: bucket sizes with a
+/// constant (2, 4) and at run time (1, 3, 7), with and without NX, growing (one and then
+/// several sub-filters) and full (expansion 0); `CF.MEXISTS` of present and absent items.
+#[test]
+fn batches_equal_singles_at_every_bucket_size() {
+    let items: Vec<Vec<u8>> = (0..1500).map(|i| item(i % 1200)).collect();
+    let probes: Vec<Vec<u8>> = (0..2400).map(item).collect();
+    for w in WIDTHS {
+        for bs in [1u16, 2, 3, 4, 7] {
+            for exp in [0u16, 2] {
+                for nx in [false, true] {
+                    let mut one = filter(256, bs, 20, exp, w);
+                    let mut batch = one.clone();
+                    let singles: Vec<_> =
+                        items.iter().map(|i| one.add(i, nx, 32, &Unlimited)).collect();
+                    let mut out = Vec::new();
+                    batch.insert_many(&items, nx, 32, &Unlimited, &mut out).unwrap();
+                    let case = format!("{w:?} bucket size {bs} expansion {exp} nx {nx}");
+                    assert_eq!(out, singles, "{case}");
+                    assert_eq!(one, batch, "{case}");
+                    if exp > 0 {
+                        assert!(batch.info().filters > 1, "{case}: the filter grew");
+                    }
+                    let mut exists = vec![true];
+                    batch.contains_many(&probes, &mut exists);
+                    let expected: Vec<bool> = std::iter::once(true)
+                        .chain(probes.iter().map(|i| batch.contains(i)))
+                        .collect();
+                    assert_eq!(exists, expected, "{case}");
+                }
+            }
+        }
+    }
+}
+
 /// `CF.COUNT` counts a bucket once when both of an item's indexes reduce to it (RedisBloom
 /// counts it twice): in a 2-bucket sub-filter every even fingerprint has one bucket.
 #[test]

@@ -27,7 +27,7 @@ use redis_module::{Context, ContextFlags, raw};
 
 use super::{Key, notify, with_value};
 use crate::filter::cuckoo::{
-    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, ScanStep,
+    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink, ScanStep,
 };
 use crate::filter::{BloomError, cuckoo::params::MAX_CAPACITY_8X};
 use crate::module::args::{Arg, Args, parse_i64};
@@ -244,8 +244,55 @@ struct Create {
     nocreate: bool,
 }
 
-/// The outcome of each item of an insert command.
-type Outcomes = Vec<Result<Insert, CuckooError>>;
+/// The outcomes of an insert command's items, as its reply needs them: one code per item
+/// (`CF.INSERTNX`'s integers: 1 inserted, 0 present, -1 full; [`REFUSED`] for an item a limit
+/// refused, whose error is in `errors`), written by the core's item loop directly.
+struct Outcomes {
+    codes: Vec<i64>,
+    /// Items inserted.
+    inserted: usize,
+    /// (item index, error) of each item a limit refused, in order.
+    errors: Vec<(usize, CuckooError)>,
+}
+
+/// The code of an item refused with an error (its reply is the error).
+const REFUSED: i64 = i64::MIN;
+
+impl Outcomes {
+    fn with_capacity(n: usize) -> Self {
+        Self { codes: Vec::with_capacity(n), inserted: 0, errors: Vec::new() }
+    }
+
+    /// The reply to the single item of `CF.ADD` / `CF.ADDNX`.
+    fn single_reply(self) -> Reply {
+        match (self.codes.first(), self.errors.into_iter().next()) {
+            (_, Some((_, e))) => Reply::Error(error_text(&e)),
+            (Some(1), None) => Reply::Bool(true),
+            (Some(0), None) => Reply::Bool(false),
+            (Some(_), None) => Reply::err(FULL),
+            (None, None) => Reply::err(errors::INTERNAL),
+        }
+    }
+}
+
+impl InsertSink for Outcomes {
+    #[inline(always)]
+    fn push(&mut self, outcome: Result<Insert, CuckooError>) {
+        let code = match outcome {
+            Ok(Insert::Inserted) => {
+                self.inserted += 1;
+                1
+            }
+            Ok(Insert::Exists) => 0,
+            Ok(Insert::Full) => -1,
+            Err(e) => {
+                self.errors.push((self.codes.len(), e));
+                REFUSED
+            }
+        };
+        self.codes.push(code);
+    }
+}
 
 /// Shared body of ADD, ADDNX, INSERT and INSERTNX on `key` (argv[1], open for writing):
 /// creates the filter if needed, inserts the items in order, replicates what happened (see the
@@ -280,20 +327,20 @@ fn insert_items(
     };
     let items = args.items(first_item);
     let max_filters = config::cf_max_filters();
-    let mut out = Vec::with_capacity(items.len());
+    let mut out = Outcomes::with_capacity(items.len());
     let refused = if items.len() == 1 {
         value.filter.add(items[0].as_ref(), nx, max_filters, &guard).map(|r| out.push(Ok(r)))
     } else {
         value.filter.insert_many(items, nx, max_filters, &guard, &mut out)
     };
-    let inserted = out.iter().filter(|r| matches!(r, Ok(Insert::Inserted))).count();
+    let inserted = out.inserted;
     if inserted > 0 {
         value.in_use();
     }
     if let Some(v) = created {
         key.set_value(v)?;
     }
-    let limited = out.iter().any(|r| r.is_err());
+    let limited = !out.errors.is_empty();
     if header.is_some() && !limited {
         // The command replays the same on a replica: it creates the filter from the same
         // options and creation settings, and each item has the outcome it had here.
@@ -305,12 +352,8 @@ fn insert_items(
         if !limited {
             ctx.replicate_verbatim();
         } else {
-            let went_in: Vec<Arg> = items
-                .iter()
-                .zip(&out)
-                .filter(|(_, r)| matches!(r, Ok(Insert::Inserted)))
-                .map(|(a, _)| *a)
-                .collect();
+            let went_in: Vec<Arg> =
+                items.iter().zip(&out.codes).filter(|&(_, &c)| c == 1).map(|(a, _)| *a).collect();
             replicate_insert(ctx, args, &went_in);
         }
     }
@@ -356,13 +399,7 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
         Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
     match insert_items(ctx, args, &mut key, 2, nx, create, event) {
         Err(r) => r,
-        Ok(out) => match out.into_iter().next() {
-            Some(Ok(Insert::Inserted)) => Reply::Bool(true),
-            Some(Ok(Insert::Exists)) => Reply::Bool(false),
-            Some(Ok(Insert::Full)) => Reply::err(FULL),
-            Some(Err(e)) => Reply::Error(error_text(&e)),
-            None => Reply::err(errors::INTERNAL),
-        },
+        Ok(out) => out.single_reply(),
     }
 }
 
@@ -427,27 +464,26 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
     };
     // RedisBloom: INSERT answers booleans in RESP3; INSERTNX integers 1 / 0 / -1 always.
     let booleans = resp3(ctx) && !nx;
-    // The usual case, no item refused by a limit: one flat array, no `Reply` per item.
-    if booleans && out.iter().all(|r| matches!(r, Ok(Insert::Inserted | Insert::Full))) {
-        return Reply::Bools(out.iter().map(|r| matches!(r, Ok(Insert::Inserted))).collect(), None);
+    // The usual case, no item refused by a limit: one flat array, no `Reply` per item. (An
+    // INSERT has no item already present: its codes are 1 or -1.)
+    if out.errors.is_empty() {
+        if booleans {
+            return Reply::Bools(out.codes.iter().map(|&c| c == 1).collect(), None);
+        }
+        return Reply::Ints(out.codes);
     }
-    if !booleans && out.iter().all(|r| r.is_ok()) {
-        let int = |r: &Result<Insert, CuckooError>| match r {
-            Ok(Insert::Inserted) => 1,
-            Ok(Insert::Exists) => 0,
-            _ => -1,
-        };
-        return Reply::Ints(out.iter().map(int).collect());
-    }
+    let mut refusals = out.errors.into_iter();
     let replies = out
+        .codes
         .into_iter()
-        .map(|r| match r {
-            Ok(Insert::Inserted) if booleans => Reply::Bool(true),
-            Ok(Insert::Inserted) => Reply::Int(1),
-            Ok(Insert::Exists) => Reply::Int(0),
-            Ok(Insert::Full) if booleans => Reply::Bool(false),
-            Ok(Insert::Full) => Reply::Int(-1),
-            Err(e) => Reply::Error(error_text(&e)),
+        .map(|c| match c {
+            1 if booleans => Reply::Bool(true),
+            -1 if booleans => Reply::Bool(false),
+            REFUSED => match refusals.next() {
+                Some((_, e)) => Reply::Error(error_text(&e)),
+                None => Reply::err(errors::INTERNAL),
+            },
+            c => Reply::Int(c),
         })
         .collect();
     Reply::Array(replies)

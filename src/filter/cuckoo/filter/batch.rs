@@ -1,0 +1,262 @@
+//! The batched paths of the cuckoo filter: `CF.MEXISTS` ([`Cuckoo::contains_many`]) and
+//! `CF.INSERT` / `CF.INSERTNX` ([`Cuckoo::insert_many`]). The same answers and the same slots
+//! as the one-item paths item after item; the sub-filters' views are made once per batch (not
+//! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
+
+use super::super::fingerprint::{Fingerprint, Lookup};
+use super::super::sub::{Buckets, BucketsMut};
+use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
+
+/// Items per block of the prefetching paths: their buckets are prefetched before any is used.
+const BATCH: usize = 16;
+/// Sub-filters at least this large are prefetched in batches; smaller ones stay in cache.
+const PREFETCH_MIN_BYTES: u64 = 4 << 20;
+
+/// Where [`Cuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
+/// is one; the module's reply builder is another (its codes straight from the loop, no
+/// vector of `Result`s walked again).
+pub trait InsertSink {
+    /// The outcome of the next item.
+    fn push(&mut self, outcome: Result<Insert, CuckooError>);
+}
+
+impl InsertSink for Vec<Result<Insert, CuckooError>> {
+    #[inline(always)]
+    fn push(&mut self, outcome: Result<Insert, CuckooError>) {
+        Vec::push(self, outcome);
+    }
+}
+
+impl<F: Fingerprint> Cuckoo<F> {
+    /// Whether any sub-filter is large enough for prefetching to pay.
+    fn prefetching(&self) -> bool {
+        self.subs().any(|f| f.byte_len() >= PREFETCH_MIN_BYTES)
+    }
+
+    /// Views of every sub-filter with buckets of `B` slots (0: the bucket size at run time),
+    /// oldest first, in one vector; `None` if the allocator refuses it (the caller then goes
+    /// item by item) or the buckets are not `B` slots.
+    fn views<const B: usize>(&self) -> Option<Vec<Buckets<'_, F, B>>> {
+        let bs = self.bs();
+        let mut views = Vec::new();
+        views.try_reserve_exact(self.filter_count()).ok()?;
+        for f in self.subs() {
+            views.push(Buckets::new(f, bs)?);
+        }
+        Some(views)
+    }
+
+    /// Mutable views of every sub-filter; `None` as for [`Cuckoo::views`].
+    fn views_mut<const B: usize>(&mut self) -> Option<Vec<BucketsMut<'_, F, B>>> {
+        let (bs, base_log2, code) = (self.bs(), self.base_log2, self.expansion_code);
+        let count = self.filter_count();
+        let mut views = Vec::new();
+        views.try_reserve_exact(count).ok()?;
+        for (i, s) in self.filters[..count].iter_mut().enumerate() {
+            let buckets = buckets_at(base_log2, code, i);
+            // SAFETY: as in `sub_mut`: sub-filter `i` < count exists, and every constructor
+            // checked that its allocation holds `buckets_at(i) × bucket size` slots.
+            let slots = unsafe { s.as_mut_slice_unchecked(buckets as usize * bs) };
+            views.push(BucketsMut::new(SubFilterMut { mask: buckets - 1, slots }, bs)?);
+        }
+        Some(views)
+    }
+
+    /// Hashes a block of items and prefetches their buckets in every sub-filter.
+    fn load_block<T: AsRef<[u8]>>(&self, items: &[T], out: &mut [Lookup<F>; BATCH]) {
+        let bs = self.bs();
+        for (slot, item) in out.iter_mut().zip(items) {
+            *slot = Lookup::of(item.as_ref());
+        }
+        for l in &out[..items.len()] {
+            for f in self.subs().rev() {
+                f.prefetch(l, bs);
+            }
+        }
+    }
+
+    /// `CF.MEXISTS`: whether each item is (probably) present, appended to `out` in order.
+    /// Large filters are blocked: a block's buckets are prefetched before any is read.
+    pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
+        if self.prefetching() {
+            let mut block = [Lookup::new(0); BATCH];
+            for chunk in items.chunks(BATCH) {
+                self.load_block(chunk, &mut block);
+                out.extend(block[..chunk.len()].iter().map(|l| self.contains_lookup(l)));
+            }
+            return;
+        }
+        // Small filters stay in cache: each item straight through, no block staged; the
+        // bucket size a constant for the common sizes.
+        match self.bs() {
+            2 => self.contains_run::<2, T>(items, out),
+            4 => self.contains_run::<4, T>(items, out),
+            _ => self.contains_run::<0, T>(items, out),
+        }
+    }
+
+    /// [`Cuckoo::contains_many`] without prefetching, buckets of `B` slots (0: the filter's
+    /// bucket size at run time). The sub-filters' views are made once for the batch.
+    #[inline(always)]
+    fn contains_run<const B: usize, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
+        // The answers are written into place: no capacity check per item.
+        let start = out.len();
+        out.resize(start + items.len(), false);
+        let answers = out[start..].iter_mut().zip(items);
+        if self.count == 1 {
+            if let Some(f) = Buckets::<F, B>::new(self.sub(0), self.bs()) {
+                for (found, item) in answers {
+                    *found = f.contains(&Lookup::of(item.as_ref()));
+                }
+                return;
+            }
+        } else if let Some(views) = self.views::<B>() {
+            for (found, item) in answers {
+                let l = Lookup::of(item.as_ref());
+                for f in &views {
+                    if f.contains(&l) {
+                        *found = true;
+                        break;
+                    }
+                }
+            }
+            return;
+        }
+        // No views (no memory for them): item by item.
+        for (found, item) in answers {
+            *found = self.contains_lookup(&Lookup::of(item.as_ref()));
+        }
+    }
+
+    /// `CF.INSERT` (`nx` false) / `CF.INSERTNX` (`nx` true): refuses the whole command with
+    /// `MaxExpansions` first, like RedisBloom; then inserts each item in order, giving `out`
+    /// its outcome (an item that cannot be inserted gets its error and the next is tried, as
+    /// RedisBloom replies an error element and goes on). Same slots as one by one.
+    pub fn insert_many<T: AsRef<[u8]>, S: InsertSink>(
+        &mut self,
+        items: &[T],
+        nx: bool,
+        max_filters: u16,
+        guard: &dyn AllocGuard,
+        out: &mut S,
+    ) -> Result<(), CuckooError> {
+        self.check_can_insert(max_filters)?;
+        if self.prefetching() {
+            let mut block = [Lookup::new(0); BATCH];
+            for chunk in items.chunks(BATCH) {
+                self.load_block(chunk, &mut block);
+                for l in &block[..chunk.len()] {
+                    out.push(self.insert_lookup(l, nx, max_filters, guard));
+                }
+            }
+            return Ok(());
+        }
+        let mut rest = items.iter();
+        loop {
+            // The sub-filters' views, made once: items go straight in (newest sub-filter
+            // first, then the kick-out walk in the newest) until one finds no room; that one
+            // takes the general path (growth, or `Full`), and the views are made again. The
+            // same steps as `insert_lookup`, in the same order.
+            let run = match self.bs() {
+                2 => self.insert_fast::<2, T, S>(&mut rest, nx, out),
+                4 => self.insert_fast::<4, T, S>(&mut rest, nx, out),
+                _ => self.insert_fast::<0, T, S>(&mut rest, nx, out),
+            };
+            let Some((inserted, pending)) = run else {
+                // No memory for the views: item by item.
+                for item in rest {
+                    out.push(self.insert_lookup(
+                        &Lookup::of(item.as_ref()),
+                        nx,
+                        max_filters,
+                        guard,
+                    ));
+                }
+                return Ok(());
+            };
+            // The same total as one saturating increment per item.
+            self.items = self.items.saturating_add(inserted);
+            let Some(l) = pending else {
+                return Ok(());
+            };
+            // A failed walk changed nothing, so the general path retries it as the first
+            // attempt would, then grows or answers `Full`.
+            out.push(self.insert_lookup(&l, nx, max_filters, guard));
+        }
+    }
+
+    /// The items of `rest` that find room (see [`insert_run`]), through views of every
+    /// sub-filter with buckets of `B` slots (0: the bucket size at run time): the number
+    /// inserted and the lookup of the item that found none. `None`, having taken no item, if
+    /// the views could not be made.
+    #[inline(always)]
+    fn insert_fast<'i, const B: usize, T: AsRef<[u8]>, S: InsertSink>(
+        &mut self,
+        rest: &mut std::slice::Iter<'i, T>,
+        nx: bool,
+        out: &mut S,
+    ) -> Option<(u64, Option<Lookup<F>>)> {
+        let (bs, max_iterations) = (self.bs(), self.max_iterations);
+        if self.count == 1 {
+            let mut f = BucketsMut::<F, B>::new(self.sub_mut(0), bs)?;
+            return Some(insert_run(
+                std::slice::from_mut(&mut f),
+                rest,
+                nx,
+                bs,
+                max_iterations,
+                out,
+            ));
+        }
+        let mut views = self.views_mut::<B>()?;
+        Some(insert_run(&mut views, rest, nx, bs, max_iterations, out))
+    }
+}
+
+/// Inserts items from `rest` into the sub-filters `views` (oldest first, at least one) while
+/// each finds room: `insert_lookup`'s steps short of growth (the first empty slot of the
+/// newest sub-filter that has one, else the kick-out walk in the newest). Returns the number
+/// inserted and the lookup of the item that found no room, if one did (its outcome not yet
+/// given).
+#[inline(always)]
+fn insert_run<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
+    views: &mut [BucketsMut<'_, F, B>],
+    rest: &mut std::slice::Iter<'i, T>,
+    nx: bool,
+    bs: usize,
+    max_iterations: u16,
+    out: &mut S,
+) -> (u64, Option<Lookup<F>>) {
+    let mut inserted = 0u64;
+    // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined here.
+    'items: for item in rest {
+        let l = Lookup::of(item.as_ref());
+        if nx {
+            for f in views.iter() {
+                if f.view().contains(&l) {
+                    out.push(Ok(Insert::Exists));
+                    continue 'items;
+                }
+            }
+        }
+        let mut placed = false;
+        for f in views.iter_mut().rev() {
+            if f.try_place(&l) {
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            let kicked = match views.last_mut() {
+                Some(f) => f.sub().kick_out(&l, bs, max_iterations),
+                None => false,
+            };
+            if !kicked {
+                return (inserted, Some(l));
+            }
+        }
+        inserted += 1;
+        out.push(Ok(Insert::Inserted));
+    }
+    (inserted, None)
+}
