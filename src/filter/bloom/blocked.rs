@@ -155,26 +155,57 @@ fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
     }
 }
 
+/// `f(p)` for the bit `p` of each of the `k` probes of `h2`, in order. `K` > 0 is `k` as a
+/// constant (unrolled); `K` = 0 takes the loop.
+#[inline(always)]
+fn each_probe<const K: u32>(k: u32, h2: u64, mut f: impl FnMut(u32)) {
+    if K > 0 {
+        (0..K as usize).for_each(|i| f(probe_bit(h2.wrapping_mul(POWERS[i]))));
+    } else {
+        let mut x = h2;
+        for _ in 0..k {
+            f(probe_bit(x));
+            x = x.wrapping_mul(BLOCK_PROBE_MUL);
+        }
+    }
+}
+
 /// Sets the `k` probes of `h2` in `block`; how many bits were clear. A bit two probes share
 /// counts once (the second finds it set). No branch per probe.
 #[inline(always)]
 fn set_clear_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
     let mut flipped = 0u32;
-    let mut set = |p: u32| {
+    each_probe::<K>(k, h2, |p| {
         let word = &mut block[(p >> 6) as usize];
         flipped += ((!*word).wrapping_shr(p) & 1) as u32;
         *word |= 1u64.wrapping_shl(p);
-    };
-    if K > 0 {
-        (0..K as usize).for_each(|i| set(probe_bit(h2.wrapping_mul(POWERS[i]))));
-    } else {
-        let mut x = h2;
-        for _ in 0..k {
-            set(probe_bit(x));
-            x = x.wrapping_mul(BLOCK_PROBE_MUL);
-        }
-    }
+    });
     flipped
+}
+
+/// The block of only the `k` probes of `h2`: what [`set_clear_scalar`] sets in an empty block.
+#[inline(always)]
+fn mask_scalar<const K: u32>(k: u32, h2: u64) -> [u64; 8] {
+    let mut mask = [0u64; 8];
+    each_probe::<K>(k, h2, |p| mask[(p >> 6) as usize] |= 1u64.wrapping_shl(p));
+    mask
+}
+
+/// The item's probe mask in a 512-bit block: the bits its `k` probes set (`h2` its probe
+/// hash), for structures that test or set one item in several blocks (the windowed filter's
+/// generations). Unrolled for `k` up to [`BLOCKED_UNROLLED_MAX`]; inlined, so that it takes
+/// the caller's CPU features (BMI2 shifts).
+#[inline(always)]
+pub fn probe_mask(k: u32, h2: u64) -> [u64; 8] {
+    macro_rules! unrolled {
+        ($($n:literal)*) => {
+            match k {
+                $($n => mask_scalar::<$n>(k, h2),)*
+                _ => mask_scalar::<0>(k, h2),
+            }
+        };
+    }
+    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
 }
 
 /// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
@@ -609,6 +640,18 @@ mod tests {
                     assert_eq!(out, expect, "{name} k={k}");
                     assert!(out[16..].iter().all(|&b| b));
                 }
+            }
+        }
+    }
+
+    /// The probe mask is what an add sets in an empty block, for every `k`.
+    #[test]
+    fn the_probe_mask_is_what_an_add_sets() {
+        for k in 1..=20 {
+            for h2 in [1u64, 3, 0xdead_beef_0000_0001, u64::MAX, 0x0123_4567_89ab_cdef] {
+                let mut block = [0u64; 8];
+                BlockedKernels::baseline(k).set_clear_in(&mut block, k, h2);
+                assert_eq!(probe_mask(k, h2), block, "k={k}");
             }
         }
     }
