@@ -59,6 +59,8 @@ pub mod params;
 
 use super::BloomError;
 use super::bloom::blocked::probe_mask;
+#[cfg(target_arch = "x86_64")]
+use super::bloom::blocked::probe_mask_avx2;
 use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
@@ -213,7 +215,7 @@ fn holding_avx2(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2")]
 fn gen_test_avx2(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
-    holding_avx2(blocks, &probe_mask(probes, h2))
+    holding_avx2(blocks, &probe_mask_avx2(probes, h2))
 }
 
 /// Which blocks of `blocks` hold the item's probe mask ([`holding_scalar`]; AVX2 and BMI2
@@ -401,12 +403,47 @@ impl WindowFilter {
     fn gen_found(&self, row: &[u64], h2: u64, lo: usize, hi: usize) -> bool {
         let blocks: &GenBlocks =
             row[1..].try_into().expect("validated: a row is a tag and GEN_BLOCKS blocks");
-        let hits = gen_test(blocks, self.params.probes, h2);
+        self.in_ages(gen_test(blocks, self.params.probes, h2), lo, hi)
+    }
+
+    /// Whether `hits` (bit `p`: physical block `p` holds the item) has a block of age in
+    /// `lo..hi` (`lo ≤ hi ≤ GEN_BLOCKS`): the hits rotated from physical into age order.
+    #[inline(always)]
+    fn in_ages(&self, hits: u32, lo: usize, hi: usize) -> bool {
         // Age a is physical (head + a) mod n (head < n); bits past n are masked off.
         let (head, n) = (self.head as u32, GEN_BLOCKS as u32);
         let by_age = hits >> head | hits.checked_shl(n - head).unwrap_or(0);
         let ages = (1u32 << hi) - (1u32 << lo);
         by_age & ages != 0
+    }
+
+    /// [`contains_many`](Self::contains_many)'s loop for the generations layout, compiled with
+    /// AVX2 and BMI2 as one function (the probe mask, the block test and the row's bookkeeping
+    /// inlined; the CPU's features tested once per batch). Precondition: the generations
+    /// layout.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi2")]
+    fn gen_contains_many_avx2(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        let Store::Blocked(words) = &self.store else { unreachable!("rows") };
+        let (rows, row_words, probes) =
+            (self.params.rows(), self.params.row_words(), self.params.probes);
+        for &h in hashes.iter().take(AHEAD) {
+            self.prefetch_row(h);
+        }
+        let mut out = Vec::with_capacity(hashes.len());
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&next) = hashes.get(i + AHEAD) {
+                self.prefetch_row(next);
+            }
+            // reduce(…, rows) < rows, and rows × row_words words are allocated.
+            let start = reduce(h.h1, rows) as usize * row_words;
+            let row = &words[start..start + row_words];
+            let blocks: &GenBlocks =
+                row[1..].try_into().expect("validated: a row is a tag and GEN_BLOCKS blocks");
+            let hits = holding_avx2(blocks, &probe_mask_avx2(probes, h.h2));
+            out.push(self.in_ages(hits, self.stale(row[0]), valid));
+        }
+        out
     }
 
     /// Whether `k` consecutive slices among ages `0..valid` hold the item.
@@ -449,6 +486,14 @@ impl WindowFilter {
     ) -> Vec<bool> {
         let valid = self.params.slices() - self.due_turns(now_ms);
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
+        #[cfg(target_arch = "x86_64")]
+        if self.params.layout == WindowLayout::Generations
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
+            // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
+            return unsafe { self.gen_contains_many_avx2(&hashes, valid) };
+        }
         fetching_ahead(&hashes, self, |w, h| w.prefetch_row(h), |w, h| w.found_hash(h, valid))
     }
 

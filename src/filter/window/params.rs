@@ -76,9 +76,10 @@ pub enum WindowLayout {
 pub const GENERATIONS: u32 = 5;
 
 /// The generations layout sizes each generation for this fraction of its share
-/// (`error / GENERATIONS`) of the target: a margin for the variance of a measured rate, on top
-/// of the blocked layer's own.
-const GENERATIONS_MARGIN: f64 = 1.0;
+/// (`error / GENERATIONS`) of the target, on top of the blocked layer's own margin: without it
+/// the rate measured at the worst moment (every generation full, `bench/compare` part `window`)
+/// was at the target (0.99–1.00% at 1%, 0.099–0.104% at 0.1%).
+const GENERATIONS_MARGIN: f64 = 0.9;
 
 /// Bits in a block of the generations layout.
 pub const GEN_BLOCK_BITS: u64 = BLOCK_BITS;
