@@ -413,7 +413,8 @@ impl WindowFilter {
         // Age a is physical (head + a) mod n (head < n); bits past n are masked off.
         let (head, n) = (self.head as u32, GEN_BLOCKS as u32);
         let by_age = hits >> head | hits.checked_shl(n - head).unwrap_or(0);
-        let ages = (1u32 << hi) - (1u32 << lo);
+        // A row stale past the valid ages (`lo ≥ hi`: due turns on a read) has none.
+        let ages = if lo < hi { (1u32 << hi) - (1u32 << lo) } else { 0 };
         by_age & ages != 0
     }
 

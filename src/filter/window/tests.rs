@@ -572,3 +572,23 @@ fn committed_values_of_the_older_layouts_load() {
         assert!(f.contains(b"later", now + 1));
     }
 }
+
+/// A read whose due turns reach past a stale row's recycled generations (the row's stale ages
+/// `0..lo` and the valid ages `0..hi` with `lo > hi`) finds nothing in it: an item older than
+/// the window is not found there.
+#[test]
+fn a_stale_row_read_with_more_turns_due_holds_nothing() {
+    for layout in LAYOUTS {
+        let mut f = time_filter_in(layout, 0.01, 100_000, MIN, 0);
+        let gen_ms = f.params().gen_ms;
+        let l = u64::from(f.params().l);
+        f.add(b"old", 0);
+        // Other writes turn the ring l − 1 times; the item's row is not written again.
+        f.add(b"other", (l - 1) * gen_ms);
+        assert!(f.contains(b"old", (l - 1) * gen_ms), "{layout:?}");
+        // A read with enough turns due that the item's generation is gone.
+        let later = (l - 1) * gen_ms + (f.params().k as u64 + 1) * gen_ms + gen_ms;
+        assert!(!f.contains(b"old", later), "{layout:?}");
+        assert!(!f.contains_many([b"old".as_slice()].into_iter(), later)[0], "{layout:?}");
+    }
+}
