@@ -278,12 +278,16 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out
 }
 
-/// Small windowed filters (a time and a count window in the blocked layout, a time window in
-/// the sliced layout of encoding-1 filters), with items.
+/// Small windowed filters (a time and a count window in the generations layout of new
+/// filters, and in the blocked layout of filters written before it; a time window in the sliced
+/// layout of encoding-1 filters), with items.
 fn window_filters() -> Vec<(&'static str, WindowFilter)> {
     let mut out = Vec::new();
-    let (blocked, sliced) = (WindowLayout::Blocked, WindowLayout::Sliced);
+    let (generations, blocked, sliced) =
+        (WindowLayout::Generations, WindowLayout::Blocked, WindowLayout::Sliced);
     for (name, layout, kind) in [
+        ("generations-time-1s", generations, WindowKind::Time { window_ms: 1000 }),
+        ("generations-items", generations, WindowKind::Items),
         ("time-1s", blocked, WindowKind::Time { window_ms: 1000 }),
         ("items", blocked, WindowKind::Items),
         ("sliced-time-1s", sliced, WindowKind::Time { window_ms: 1000 }),

@@ -1,12 +1,13 @@
 //! ns per item of adds and queries: a windowed filter against a plain nonscaling Bloom filter
 //! at the same error rate and capacity (the core only, no server). Run with
 //! `cargo run --release --example window_speed` (`WINDOW_SPEED_N` items per window, 1 000 000 by
-//! default; a small one suits callgrind).
+//! default; a small one suits callgrind; `WINDOW_SPEED_LAYOUT` = `blocked`, `generations` or
+//! `sliced` runs that layout of the windowed filter, by default the one new filters get).
 
 use std::time::Instant;
 
 use scalebloom::filter::window::WindowFilter;
-use scalebloom::filter::window::params::{WindowKind, choose};
+use scalebloom::filter::window::params::{WindowKind, WindowLayout, choose, choose_in};
 use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 fn main() {
@@ -15,7 +16,14 @@ fn main() {
     for error in [0.01, 0.001] {
         let items: Vec<String> = (0..n).map(|i| format!("item:{i}")).collect();
         let absent: Vec<String> = (0..n).map(|i| format!("absent:{i}")).collect();
-        let p = choose(WindowKind::Time { window_ms: 60_000 }, error, n).expect("params");
+        let kind = WindowKind::Time { window_ms: 60_000 };
+        let p = match std::env::var("WINDOW_SPEED_LAYOUT").as_deref() {
+            Ok("blocked") => choose_in(WindowLayout::Blocked, kind, error, n),
+            Ok("generations") => choose_in(WindowLayout::Generations, kind, error, n),
+            Ok("sliced") => choose_in(WindowLayout::Sliced, kind, error, n),
+            _ => choose(kind, error, n),
+        }
+        .expect("params");
         let mut w = WindowFilter::new(p, 1, 0, &Unlimited).expect("window");
         let t = Instant::now();
         for (i, x) in items.iter().enumerate() {
@@ -77,12 +85,13 @@ fn main() {
             wb_q / cb_q
         );
         println!(
-            "error {error}: window (k={} l={}, {} MiB): add {w_add:.0} ns, absent query \
+            "error {error}: window ({:?}, k={} l={}, {:.1} bits per item): add {w_add:.0} ns, absent query \
              {w_q:.0} ns, present query {w_qp:.0} ns, fp {:.4}; plain ({} MiB): add {c_add:.0} \
              ns, absent query {c_q:.0} ns, fp {:.4}",
+            p.layout,
             p.k,
             p.l,
-            p.bytes() >> 20,
+            p.bytes() as f64 * 8.0 / n as f64,
             w_fp as f64 / n as f64,
             c.info_size() >> 20,
             c_fp as f64 / n as f64

@@ -8,6 +8,8 @@
 mod common;
 pub(crate) use common::*;
 
+use scalebloom::filter::window::params::{WindowKind, WindowLayout, choose_in};
+
 const T0: &str = "1000000000";
 
 fn clocked() -> Server {
@@ -347,10 +349,17 @@ fn aof_replay_and_rewrite_rebuild_the_same_bits() {
     }
 }
 
-/// A value of encoding 1 (written by the release before the blocked layout: one array per
-/// slice, no layout word) still loads, answers, takes adds and saves again.
+/// Values written before the generations layout — encoding 1 (one array per slice, no layout
+/// word) and encoding 2 in the blocked layout (layout word 1) — still load, answer, take adds
+/// and save again.
 #[test]
-fn encoding_1_values_still_load() {
+fn encoding_1_and_blocked_values_still_load() {
+    for layout in [WindowLayout::Sliced, WindowLayout::Blocked] {
+        old_values_load(layout);
+    }
+}
+
+fn old_values_load(layout: WindowLayout) {
     let s = clocked();
     let mut c = s.conn();
     c.int(&["BF.DEBUGCLOCK", "SET", T0]);
@@ -361,37 +370,60 @@ fn encoding_1_values_still_load() {
     assert_eq!(p.module_id[0], 0x81);
     let id = u64::from_be_bytes(p.module_id[1..9].try_into().unwrap());
     assert_eq!(id & 1023, 2);
-    let mut module_id = vec![0x81];
-    module_id.extend_from_slice(&((id & !1023) | 1).to_be_bytes());
-    p.module_id = module_id;
-    // Encoding 2, blocked: layout word 1, the fields, turns, the memory. Encoding 1: the same
-    // fields, then k + l slices (here empty) of slice_bits / 8 bytes each.
-    assert_eq!(p.fields[0], Field::Uint(1));
-    let uint = |f: &Field| match f {
-        Field::Uint(v) => *v,
-        other => panic!("{other:?}"),
-    };
-    let (k, l, slice_bits) = (uint(&p.fields[5]), uint(&p.fields[6]), uint(&p.fields[9]));
-    let n = (k + l) as usize;
-    let mut fields: Vec<Field> = p.fields[1..14 + n].to_vec();
-    for _ in 0..n {
-        fields.push(Field::Str { bytes: vec![0; slice_bits as usize / 8], lzf: None });
+    // A new filter: encoding 2, layout word 2 (generations), the fields with the probes after
+    // the slice bits, the turn count, the memory.
+    assert_eq!(p.fields[0], Field::Uint(2));
+    let uint = |v: u64| Field::Uint(v);
+    // The same window in the old layout, empty, with the new filter's seed and times.
+    let old = choose_in(layout, WindowKind::Time { window_ms: 600_000 }, 0.01, 2000).unwrap();
+    let n = old.slices();
+    let mut fields = Vec::new();
+    if layout == WindowLayout::Blocked {
+        let mut module_id = vec![0x81];
+        module_id.extend_from_slice(&id.to_be_bytes());
+        p.module_id = module_id;
+        fields.push(uint(1));
+    } else {
+        // Encoding 1: no layout word.
+        let mut module_id = vec![0x81];
+        module_id.extend_from_slice(&((id & !1023) | 1).to_be_bytes());
+        p.module_id = module_id;
+    }
+    fields.extend_from_slice(&p.fields[1..5]);
+    for v in [u64::from(old.k), u64::from(old.l), old.gen_items, old.gen_ms, old.slice_bits] {
+        fields.push(uint(v));
+    }
+    // Seed, then head 0, the times, zero counts.
+    fields.push(p.fields[11].clone());
+    fields.push(uint(0));
+    fields.extend_from_slice(&p.fields[13..15]);
+    fields.extend((0..n).map(|_| uint(0)));
+    if layout == WindowLayout::Blocked {
+        // Turns, then the memory in one piece (under 16 MiB).
+        fields.push(uint(0));
+        fields.push(Field::Str { bytes: vec![0; old.bytes() as usize], lzf: None });
+    } else {
+        for _ in 0..n {
+            fields.push(Field::Str { bytes: vec![0; old.slice_bits as usize / 8], lzf: None });
+        }
     }
     p.fields = fields;
     let mut v1 = p.serialize();
     fix_dump_crc(&mut v1);
     c.ok(&[b"RESTORE".as_slice(), b"old", b"0", &v1]);
     assert_eq!(c.cmd(&["TYPE", "old"]).as_str(), "SBwindow-");
+    assert_eq!(stat(&mut c, "old", "Slices"), n.to_string());
     let items = names("o", 2000);
     madd(&mut c, "old", &items);
     assert_eq!(present(&mut c, "old", &items), 2000);
     assert_eq!(stat(&mut c, "old", "Items added"), "2000");
     advance(&mut c, 5 * 60_000);
     assert_eq!(present(&mut c, "old", &items), 2000);
-    // It saves (encoding 2, sliced) and loads back the same.
+    // It saves (encoding 2, its own layout) and loads back the same.
     let digest = c.digest("old");
     c.ok(&["DEBUG", "RELOAD"]);
     assert_eq!(c.digest("old"), digest);
+    assert_eq!(stat(&mut c, "old", "Slices"), n.to_string());
     assert_eq!(present(&mut c, "old", &items), 2000);
     advance(&mut c, 7 * 60_000);
     c.cmd(&["BF.ADD", "old", "new"]);

@@ -135,8 +135,8 @@ impl Chain {
             let hashes = &mut block.hashes[..chunk.len()];
             self.scheme().hash_each(chunk, self.seed(), hashes);
             for part in hashes.chunks(step) {
-                let kept = prefetch
-                    && prefetch_layers::<K>(self, part, Purpose::Lookup, &mut block.kept);
+                let kept =
+                    prefetch && prefetch_layers::<K>(self, part, Purpose::Lookup, &mut block.kept);
                 let kept = (K::KEEPS && kept).then_some(&block.kept);
                 // One layer (the common case): its kernel straight over the part.
                 if let Some(only) = self.layers.only() {

@@ -261,6 +261,50 @@ fn set_bit(block: &mut [u64; 8], word: usize, bit: u32) -> u32 {
     clear
 }
 
+/// `f(p)` for the bit `p` of each of the `k` probes of `h2`, in order: the bits
+/// [`set_probes_scalar`] sets. `K` > 0 is `k` as a constant (unrolled); `K` = 0 takes the loop.
+#[inline(always)]
+fn each_probe<const K: u32>(k: u32, h2: u64, mut f: impl FnMut(u32)) {
+    if K > 0 && is_short(h2) {
+        // The same bits as below (see `short_top`).
+        let lo = (h2 >> 32) as u32;
+        (0..K as usize).for_each(|i| f(short_top(lo, i) >> 23));
+    } else if K > 0 {
+        (0..K as usize).for_each(|i| f(probe_bit(h2.wrapping_mul(POWERS[i]))));
+    } else {
+        let mut x = h2;
+        for _ in 0..k {
+            f(probe_bit(x));
+            x = x.wrapping_mul(BLOCK_PROBE_MUL);
+        }
+    }
+}
+
+/// The block of only the `k` probes of `h2`: what [`set_probes_scalar`] sets in an empty block.
+#[inline(always)]
+fn mask_scalar<const K: u32>(k: u32, h2: u64) -> [u64; 8] {
+    let mut mask = [0u64; 8];
+    each_probe::<K>(k, h2, |p| mask[(p >> 6) as usize] |= 1u64.wrapping_shl(p));
+    mask
+}
+
+/// The item's probe mask in a 512-bit block: the bits its `k` probes set (`h2` its probe
+/// hash), for structures that test or set one item in several blocks (the windowed filter's
+/// generations). Unrolled for `k` up to [`BLOCKED_UNROLLED_MAX`]; inlined, so that it takes
+/// the caller's CPU features (BMI2 shifts).
+#[inline(always)]
+pub fn probe_mask(k: u32, h2: u64) -> [u64; 8] {
+    macro_rules! unrolled {
+        ($($n:literal)*) => {
+            match k {
+                $($n => mask_scalar::<$n>(k, h2),)*
+                _ => mask_scalar::<0>(k, h2),
+            }
+        };
+    }
+    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
 /// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
 /// CPU features beyond the baseline; [`BlockedKernels::for_hashes`] hands out only those this
 /// CPU has.
@@ -417,6 +461,93 @@ const POWER_HALVES: ([u32; 16], [u32; 16]) = {
     (lo, hi)
 };
 
+/// The top 32 bits of the low 64 of `h2 · φ^i` for the eight probes `i` of group `g`
+/// (`8g..8g + 8`, `g < 2`), lane by lane (`a_lo`, `a_hi`: the halves of `h2` in every lane;
+/// `short`: [`is_short`] of `h2`, whose probes take one multiply, see [`short_top`]).
+/// Precondition: the CPU has AVX2; inlined only into functions compiled with it.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn probe_tops(
+    a_lo: std::arch::x86_64::__m256i,
+    a_hi: std::arch::x86_64::__m256i,
+    g: usize,
+    short: bool,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's precondition (AVX2); `g < 2`, so lanes `8g..8g + 8` are inside the
+    // 16-entry tables.
+    unsafe {
+        let (b_lo, b_hi) = (
+            _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
+            _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
+        );
+        if short {
+            // `a_lo` = 1: `a_hi · b_lo + b_hi` (see `short_top`).
+            return _mm256_add_epi32(_mm256_mullo_epi32(a_hi, b_lo), b_hi);
+        }
+        // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
+        // from another of the odd halves, blended.
+        let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
+        let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
+        let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
+        let cross =
+            _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
+        _mm256_add_epi32(mulhi, cross)
+    }
+}
+
+/// [`mask_scalar`] for `K` in 1..=16: the probes' positions eight per AVX2 vector (as in
+/// [`all_set_vector`]), then their bits set one by one in 32-bit words. Precondition: the CPU
+/// has AVX2; inlined only into functions compiled with it.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn mask_vector<const K: u32>(h2: u64) -> [u64; 8] {
+    use std::arch::x86_64::*;
+    let mut words = [0u32; 16];
+    // SAFETY: the caller's precondition (AVX2); `g · 8 < K ≤ 16` keeps `g < 2`; the store
+    // writes the eight lanes into `positions`.
+    unsafe {
+        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
+        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+        let short = is_short(h2);
+        let mut g = 0;
+        while g * 8 < K as usize {
+            // The probe: the top 9 bits of the product, bit `p & 31` of 32-bit word `p >> 5`.
+            let p = _mm256_srli_epi32::<23>(probe_tops(a_lo, a_hi, g, short));
+            let mut positions = [0u32; 8];
+            _mm256_storeu_si256(positions.as_mut_ptr().cast(), p);
+            for &p in positions.iter().take(K as usize - g * 8) {
+                words[(p >> 5) as usize & 15] |= 1 << (p & 31);
+            }
+            g += 1;
+        }
+    }
+    // Little-endian: 32-bit word w holds bits 32w..32w + 32 of the block.
+    std::array::from_fn(|i| u64::from(words[2 * i]) | u64::from(words[2 * i + 1]) << 32)
+}
+
+/// [`probe_mask`] in a function compiled with AVX2 and BMI2 (the probes' positions eight per
+/// vector), for callers compiled with them, which inline it.
+///
+/// # Safety
+/// The CPU has AVX2 and BMI2 (callers outside such functions call it in `unsafe`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+#[inline]
+pub fn probe_mask_avx2(k: u32, h2: u64) -> [u64; 8] {
+    macro_rules! unrolled {
+        ($($n:literal)*) => {
+            match k {
+                // SAFETY: this function is compiled with AVX2 and only runs where the CPU has
+                // it (a `target_feature` function).
+                $($n => unsafe { mask_vector::<$n>(h2) },)*
+                _ => mask_scalar::<0>(k, h2),
+            }
+        };
+    }
+    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
 /// [`all_set_scalar`] for `K` in 1..=16, 8 probes per AVX2 vector. Precondition: the CPU has
 /// AVX2; inlined only into functions compiled with it (the `_avx2` kernels).
 ///
@@ -440,26 +571,8 @@ unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bo
         let mut missing = _mm256_setzero_si256();
         let mut g = 0;
         while g * 8 < K as usize {
-            // `g · 8 < K ≤ 16`: lanes `8g..8g + 8` of the 16-entry tables.
-            let (b_lo, b_hi) = (
-                _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
-                _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
-            );
-            let top = if short {
-                // `a_lo` = 1: `a_hi · b_lo + b_hi` (see `short_top`).
-                _mm256_add_epi32(_mm256_mullo_epi32(a_hi, b_lo), b_hi)
-            } else {
-                // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd
-                // ones from another of the odd halves, blended.
-                let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
-                let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
-                let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
-                let cross = _mm256_add_epi32(
-                    _mm256_mullo_epi32(a_lo, b_hi),
-                    _mm256_mullo_epi32(a_hi, b_lo),
-                );
-                _mm256_add_epi32(mulhi, cross)
-            };
+            // `g · 8 < K ≤ 16`: group `g` of the power tables.
+            let top = probe_tops(a_lo, a_hi, g, short);
             let word = _mm256_srli_epi32::<28>(top);
             let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
             let from_low = _mm256_permutevar8x32_epi32(low, word);
@@ -713,6 +826,28 @@ mod tests {
                         probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
                     assert_eq!(out, expect, "{name} k={k}");
                     assert!(out[16..].iter().all(|&b| b));
+                }
+            }
+        }
+    }
+
+    /// The probe mask (scalar and AVX2) is what an add sets in an empty block, for every `k`.
+    #[test]
+    fn the_probe_mask_is_what_an_add_sets() {
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        for k in 1..=20 {
+            for i in 0..200 {
+                x = x.wrapping_mul(BLOCK_PROBE_MUL).wrapping_add(i);
+                let h2 = [1u64, 3, u64::MAX].get(i as usize).copied().unwrap_or(x);
+                let mut block = [0u64; 8];
+                BlockedKernels::baseline(k).set_clear_in(&mut block, k, h2);
+                assert_eq!(probe_mask(k, h2), block, "k={k}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+                {
+                    // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
+                    assert_eq!(unsafe { probe_mask_avx2(k, h2) }, block, "avx2 k={k}");
                 }
             }
         }

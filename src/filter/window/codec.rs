@@ -49,6 +49,9 @@ pub const WINDOW_MAGIC: [u8; 8] = *b"SBWINDW\x01";
 /// The first bytes of a blocked windowed filter's dump header.
 pub const WINDOW_MAGIC_BLOCKED: [u8; 8] = *b"SBWINDW\x02";
 
+/// The first bytes of a generations-layout windowed filter's dump header.
+pub const WINDOW_MAGIC_GENERATIONS: [u8; 8] = *b"SBWINDW\x03";
+
 /// The RDB encoding version of the windowed type (2: the layout word and the blocked layout).
 pub const RDB_ENCODING_VERSION: i32 = 2;
 
@@ -72,6 +75,9 @@ pub fn write_meta(f: &WindowFilter, w: &mut impl FieldWriter) {
     w.u64(p.gen_items);
     w.u64(p.gen_ms);
     w.u64(p.slice_bits);
+    if p.layout == WindowLayout::Generations {
+        w.u64(u64::from(p.probes));
+    }
     w.u64(f.seed);
     w.u64(f.head as u64);
     w.u64(f.gen_start_ms);
@@ -79,7 +85,7 @@ pub fn write_meta(f: &WindowFilter, w: &mut impl FieldWriter) {
     for &c in &f.counts {
         w.u64(c);
     }
-    if p.layout == WindowLayout::Blocked {
+    if p.layout != WindowLayout::Sliced {
         w.u64(f.turns);
     }
 }
@@ -108,17 +114,13 @@ pub fn read_meta(r: &mut impl FieldReader, layout: WindowLayout) -> Result<Meta,
     let error = r.f64()?;
     let k = u32::try_from(r.u64()?).map_err(|_| bad())?;
     let l = u32::try_from(r.u64()?).map_err(|_| bad())?;
-    let params = WindowParams {
-        kind,
-        error,
-        capacity,
-        k,
-        l,
-        gen_items: r.u64()?,
-        gen_ms: r.u64()?,
-        slice_bits: r.u64()?,
-        layout,
+    let (gen_items, gen_ms, slice_bits) = (r.u64()?, r.u64()?, r.u64()?);
+    let probes = match layout {
+        WindowLayout::Generations => u32::try_from(r.u64()?).map_err(|_| bad())?,
+        _ => 0,
     };
+    let params =
+        WindowParams { kind, error, capacity, k, l, gen_items, gen_ms, slice_bits, layout, probes };
     params.validate()?;
     let seed = r.u64()?;
     let n = params.slices();
@@ -143,7 +145,9 @@ pub fn read_meta(r: &mut impl FieldReader, layout: WindowLayout) -> Result<Meta,
     }
     let turns = match layout {
         WindowLayout::Sliced => 0,
-        WindowLayout::Blocked => Some(r.u64()?).filter(|&t| t <= MAX_TURNS).ok_or_else(bad)?,
+        WindowLayout::Blocked | WindowLayout::Generations => {
+            Some(r.u64()?).filter(|&t| t <= MAX_TURNS).ok_or_else(bad)?
+        }
     };
     Ok(Meta { params, seed, head, gen_start_ms, last_ms, counts, turns })
 }
@@ -189,6 +193,7 @@ fn layout_code(layout: WindowLayout) -> u64 {
     match layout {
         WindowLayout::Sliced => 0,
         WindowLayout::Blocked => 1,
+        WindowLayout::Generations => 2,
     }
 }
 
@@ -219,6 +224,7 @@ pub fn read_rdb(
     let layout = match r.u64()? {
         0 => WindowLayout::Sliced,
         1 => WindowLayout::Blocked,
+        2 => WindowLayout::Generations,
         _ => return Err(BloomError::BadData),
     };
     read_body(r, layout, guard)
@@ -248,7 +254,7 @@ fn read_body(
             }
             Store::Sliced(slices)
         }
-        WindowLayout::Blocked => {
+        WindowLayout::Blocked | WindowLayout::Generations => {
             // The first piece is read before the memory is allocated: a value that claims more
             // than 16 MiB must bring 16 MiB first (the guard above bounds the rest), and a
             // smaller one allocates no more than it brought.
@@ -285,6 +291,7 @@ pub fn dump_header(f: &WindowFilter) -> Vec<u8> {
     let mut out = match f.params.layout {
         WindowLayout::Sliced => WINDOW_MAGIC.to_vec(),
         WindowLayout::Blocked => WINDOW_MAGIC_BLOCKED.to_vec(),
+        WindowLayout::Generations => WINDOW_MAGIC_GENERATIONS.to_vec(),
     };
     write_meta(f, &mut out);
     out
@@ -292,7 +299,9 @@ pub fn dump_header(f: &WindowFilter) -> Vec<u8> {
 
 /// Whether `data` is a windowed filter's dump header (by its magic).
 pub fn is_window_header(data: &[u8]) -> bool {
-    data.starts_with(&WINDOW_MAGIC) || data.starts_with(&WINDOW_MAGIC_BLOCKED)
+    data.starts_with(&WINDOW_MAGIC)
+        || data.starts_with(&WINDOW_MAGIC_BLOCKED)
+        || data.starts_with(&WINDOW_MAGIC_GENERATIONS)
 }
 
 /// Parses a dump header; nothing may follow the fields.
@@ -301,6 +310,8 @@ pub fn parse_dump_header(data: &[u8]) -> Result<Meta, BloomError> {
         (WindowLayout::Sliced, rest)
     } else if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC_BLOCKED) {
         (WindowLayout::Blocked, rest)
+    } else if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC_GENERATIONS) {
+        (WindowLayout::Generations, rest)
     } else {
         return Err(BloomError::BadData);
     };

@@ -18,15 +18,26 @@
 //! Sizing (which `k, l`; `m`) is in [`params`]; the byte formats in [`codec`].
 //!
 //! # Layout
-//! New filters are blocked ([`WindowLayout::Blocked`]): memory is rows of `k + l + 1` words, a
-//! tag and then one word of each slice. An item's hash picks one row, and in each slice's word
-//! of it one bit (a mix of the hash and the slice's physical index), so an insert or a query
-//! reads one row — a few adjacent cache lines — instead of one line per slice. A turn clears
-//! nothing at once: the tag of a row is the ring's turn count when a write last brought the row
-//! up to date, the slices recycled by the turns since then (ages `0..turns − tag`) read as
-//! empty, and the next write to the row zeroes them. A turn costs O(1) however large the filter
-//! is. Filters written before (encoding 1) keep their layout ([`WindowLayout::Sliced`]: one
-//! array per slice, a turn clears the oldest array).
+//! New filters take the generations layout ([`WindowLayout::Generations`]): `k = 1`, so an
+//! insert writes into the newest generation only, and the ring has [`params::GENERATIONS`]
+//! generations (`l = GENERATIONS − 1` remembered besides the current one; the slack is one
+//! generation, a quarter of the window). Each generation is a blocked Bloom filter (every probe
+//! of an item in one 512-bit block, as in the Bloom chain's blocked layers, whose probe mask
+//! it reuses), and an item's block is the same row in every generation: memory is rows of a
+//! tag word and then one block per generation. An insert ORs the item's mask into the newest
+//! generation's block of its row; a query tests the mask against every remembered
+//! generation's block of the row (one row: `GENERATIONS` adjacent cache lines).
+//!
+//! Filters written before keep their layout. Blocked ([`WindowLayout::Blocked`], encoding 2):
+//! rows of `k + l + 1` words, a tag and then one word of each slice; an item's hash picks one
+//! row, and in each slice's word of it one bit (a mix of the hash and the slice's physical
+//! index); a query gathers the `k + l` bits and looks for a run of `k`. Sliced
+//! ([`WindowLayout::Sliced`], encoding 1): one array per slice, a turn clears the oldest array.
+//!
+//! In both row layouts a turn clears nothing at once: the tag of a row is the ring's turn count
+//! when a write last brought the row up to date, the slices (blocks) recycled by the turns
+//! since then (ages `0..turns − tag`) read as empty, and the next write to the row zeroes them.
+//! A turn costs O(1) however large the filter is.
 //!
 //! # Time
 //! The core never reads a clock: every write and read takes `now` (ms). Writes move the ring
@@ -42,13 +53,18 @@
 //! slices past ½: the false-positive rate rises, and [`WindowFilter::stats`] says so
 //! (`saturated`, and the estimated rate now). Count windows cannot burst.
 
+mod apbf;
 pub mod codec;
 pub mod params;
 
 use super::BloomError;
+use super::bloom::blocked::probe_mask;
+#[cfg(target_arch = "x86_64")]
+use super::bloom::blocked::probe_mask_avx2;
 use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
+use apbf::{age_mask, found, has_run, row_bit};
 pub use params::{WindowKind, WindowLayout, WindowParams};
 
 /// Where the slices' bits are.
@@ -56,7 +72,8 @@ pub use params::{WindowKind, WindowLayout, WindowParams};
 enum Store {
     /// One array per slice, by physical index.
     Sliced(Vec<Words>),
-    /// Rows of `k + l + 1` words: the row's tag, then the word of each slice (physical index).
+    /// Rows: the row's tag, then the slot of each slice (physical index) — a word (blocked),
+    /// a 512-bit block (generations).
     Blocked(Words),
 }
 
@@ -149,206 +166,74 @@ fn sliced_bit(slice_bits: u64, h: ItemHash, p: usize) -> (usize, u64) {
     ((pos / 64) as usize, 1u64 << (pos % 64))
 }
 
-/// Six bits of each of eight slices' positions: a mix (splitmix64's finalizer) of the item's
-/// second hash and the group `g` of eight physical slices. Independent from group to group (a
-/// linear step such as `h2 + p·c` would make two items that agree in one slice agree in all).
-#[inline]
-fn group_mix(h2: u64, g: usize) -> u64 {
-    let z = h2 ^ (g as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// Blocks in a row of the generations layout (one per generation).
+const GEN_BLOCKS: usize = params::GENERATIONS as usize;
 
-/// Slices per [`group_mix`] (eight groups make the 64 slices of one mask word).
-const GROUP: usize = 8;
+/// The blocks of a row of the generations layout, by physical index (the tag left out).
+type GenBlocks = [u64; 8 * GEN_BLOCKS];
 
-/// The bit an item has in the word of physical slice `p` of its row (blocked layout).
-#[inline]
-fn row_bit(h2: u64, p: usize) -> u64 {
-    let z = group_mix(h2, p / GROUP) >> (6 * (p % GROUP));
-    1u64 << (z & 63)
-}
-
-/// A set of ages (at most 256: `k + l ≤ 200`), one bit each.
-type AgeMask = [u64; 4];
-
-/// The item's bit of each slice of a group (up to eight slices; `z` the group's
-/// [`group_mix`]), as up to eight bits.
+/// Bit `p` of the result is whether block `p` of `blocks` holds every bit of `mask`. No branch
+/// on the data. The scalar model of [`holding_avx2`].
 #[inline(always)]
-fn group_bits(group: &[u64], z: u64) -> u64 {
-    let mut bits = 0u64;
-    for (j, &w) in group.iter().enumerate() {
-        bits |= ((w >> ((z >> (6 * j)) & 63)) & 1) << j;
+fn holding_scalar(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
+    let mut bits = 0;
+    for (p, block) in blocks.chunks_exact(8).enumerate() {
+        let mut miss = 0u64;
+        for (b, m) in block.iter().zip(mask) {
+            miss |= m & !b;
+        }
+        bits |= u32::from(miss == 0) << p;
     }
     bits
 }
 
-/// Bit `p` of the result is whether physical slice `p` holds the item's bit in its row
-/// (`slots`: the row's slice words by physical index). No branch on the data: every slice is
-/// read, eight positions per mix. The scalar model of [`phys_bits_avx2`].
-#[inline]
-fn phys_bits_scalar(slots: &[u64], h2: u64) -> AgeMask {
-    let mut phys = [0u64; 4];
-    for (g, group) in slots.chunks(GROUP).enumerate() {
-        phys[g / 8] |= group_bits(group, group_mix(h2, g)) << ((g % 8) * GROUP);
-    }
-    phys
-}
-
-/// [`phys_bits_scalar`] four slices per instruction: the four 6-bit positions of a half group
-/// are spread into lanes (a variable shift of the mix), each slice word is shifted so that the
-/// item's bit lands in bit 63 of its lane, and the lanes' sign bits are gathered (movemask).
-/// The last partial group goes through the scalar path.
+/// [`holding_scalar`] by two 256-bit and-not/test per block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn phys_bits_avx2(slots: &[u64], h2: u64) -> AgeMask {
+#[inline]
+fn holding_avx2(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
     use std::arch::x86_64::*;
-    // Group g's eight bits are byte g of the little-endian mask: one byte store per group
-    // (k + l ≤ 200 slices make at most 25 groups).
-    let mut bytes = [0u8; 32];
-    let lo_shifts = _mm256_setr_epi64x(0, 6, 12, 18);
-    let hi_shifts = _mm256_setr_epi64x(24, 30, 36, 42);
-    let six = _mm256_set1_epi64x(63);
-    let mut groups = slots.chunks_exact(GROUP);
-    for (g, group) in (&mut groups).enumerate() {
-        let z = _mm256_set1_epi64x(group_mix(h2, g) as i64);
-        // 63 − pos: the item's bit of each word shifted up into the lane's sign bit.
-        let lo_up = _mm256_xor_si256(_mm256_and_si256(_mm256_srlv_epi64(z, lo_shifts), six), six);
-        let hi_up = _mm256_xor_si256(_mm256_and_si256(_mm256_srlv_epi64(z, hi_shifts), six), six);
-        // SAFETY: `group` is 8 words; each unaligned 256-bit load reads 4 of them.
-        let (lo, hi) = unsafe {
-            (
-                _mm256_loadu_si256(group.as_ptr().cast()),
-                _mm256_loadu_si256(group.as_ptr().add(4).cast()),
-            )
-        };
-        let lo_bits = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_sllv_epi64(lo, lo_up)));
-        let hi_bits = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_sllv_epi64(hi, hi_up)));
-        bytes[g] = (lo_bits | hi_bits << 4) as u8;
+    // SAFETY: each unaligned 256-bit load reads four words inside `mask` (words 0..4, 4..8)
+    // or inside `blocks` (words 8p..8p + 4 and 8p + 4..8p + 8, p < GEN_BLOCKS).
+    unsafe {
+        let m = mask.as_ptr();
+        let (m0, m1) = (_mm256_loadu_si256(m.cast()), _mm256_loadu_si256(m.add(4).cast()));
+        let mut bits = 0;
+        for p in 0..GEN_BLOCKS {
+            let b = blocks.as_ptr().add(8 * p);
+            let (b0, b1) = (_mm256_loadu_si256(b.cast()), _mm256_loadu_si256(b.add(4).cast()));
+            let miss = _mm256_or_si256(_mm256_andnot_si256(b0, m0), _mm256_andnot_si256(b1, m1));
+            bits |= (_mm256_testz_si256(miss, miss) as u32) << p;
+        }
+        bits
     }
-    let rest = groups.remainder();
-    if !rest.is_empty() {
-        bytes[slots.len() / GROUP] = group_bits(rest, group_mix(h2, slots.len() / GROUP)) as u8;
-    }
-    std::array::from_fn(|i| {
-        u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("eight bytes"))
-    })
 }
 
-/// [`phys_bits_scalar`], by AVX2 where the CPU has it.
+/// Which blocks of `blocks` hold the item's probe mask (`probes` probes of probe hash `h2` in
+/// a 512-bit block), in one function compiled with AVX2 and BMI2: the mask is made in
+/// registers and tested without a call between.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+fn gen_test_avx2(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
+    holding_avx2(blocks, &probe_mask_avx2(probes, h2))
+}
+
+/// Which blocks of `blocks` hold the item's probe mask ([`holding_scalar`]; AVX2 and BMI2
+/// where the CPU has them).
 #[inline]
-fn phys_bits(slots: &[u64], h2: u64) -> AgeMask {
+fn gen_test(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { phys_bits_avx2(slots, h2) };
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2") {
+        // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
+        return unsafe { gen_test_avx2(blocks, probes, h2) };
     }
-    phys_bits_scalar(slots, h2)
+    holding_scalar(blocks, &probe_mask(probes, h2))
 }
 
-/// Bit `age` of the result is whether the slice of that age holds the item's bit in its row
-/// (`slots`: the row's slice words by physical index; `head`: physical index of age 0): the
-/// slices' bits gathered in physical order ([`phys_bits`]) and then rotated into age order.
-#[inline]
-fn age_mask(slots: &[u64], h2: u64, head: usize) -> AgeMask {
-    let phys = phys_bits(slots, h2);
-    if head == 0 {
-        return phys;
-    }
-    // Age a is physical (a + head) mod n; bits past n are ignored by `has_run`'s range.
-    let (low, high) = (shr(phys, head), shl(phys, slots.len() - head));
-    [low[0] | high[0], low[1] | high[1], low[2] | high[2], low[3] | high[3]]
-}
-
-/// `m` shifted towards higher ages by `s` (< 256): bit `i + s` of the result is bit `i` of `m`.
-#[inline]
-fn shl(m: AgeMask, s: usize) -> AgeMask {
-    let (words, bits) = (s / 64, s % 64);
-    let mut out = [0u64; 4];
-    for (i, o) in out.iter_mut().enumerate().skip(words) {
-        let lo = m[i - words];
-        let below = if i > words { m[i - words - 1] } else { 0 };
-        *o = if bits == 0 { lo } else { (lo << bits) | (below >> (64 - bits)) };
-    }
-    out
-}
-
-/// `m` shifted towards lower ages by `s` (< 256): bit `i` of the result is bit `i + s` of `m`.
-#[inline]
-fn shr(m: AgeMask, s: usize) -> AgeMask {
-    let (words, bits) = (s / 64, s % 64);
-    let mut out = [0u64; 4];
-    for (i, o) in out.iter_mut().enumerate() {
-        let lo = m.get(i + words).copied().unwrap_or(0);
-        let hi = m.get(i + words + 1).copied().unwrap_or(0);
-        *o = if bits == 0 { lo } else { (lo >> bits) | (hi << (64 - bits)) };
-    }
-    out
-}
-
-/// Whether `m` holds `k` consecutive ages within `lo..hi`.
-#[inline]
-fn has_run(m: AgeMask, k: usize, lo: usize, hi: usize) -> bool {
-    let mut y = [0u64; 4];
-    for (i, w) in y.iter_mut().enumerate() {
-        let (a, b) = (i * 64, i * 64 + 64);
-        let from = lo.clamp(a, b) - a;
-        let to = hi.clamp(a, b) - a;
-        let keep = if to <= from { 0 } else { (u64::MAX >> (64 - (to - from))) << from };
-        *w = m[i] & keep;
-    }
-    // After each step, bit i of y says that ages i..i + len all hit.
-    let mut len = 1;
-    while len * 2 <= k {
-        let t = shr(y, len);
-        for (w, t) in y.iter_mut().zip(t) {
-            *w &= t;
-        }
-        len *= 2;
-    }
-    if len < k {
-        let t = shr(y, k - len);
-        for (w, t) in y.iter_mut().zip(t) {
-            *w &= t;
-        }
-    }
-    y.iter().any(|&w| w != 0)
-}
-
-/// Whether `k` consecutive ages among `lo..hi` hit.
-///
-/// Every run of `k` ages contains an age `i` with `i ≡ lo + k − 1 (mod k)` past the last miss,
-/// so only those are probed first (the paper's skipping query): a miss at `i` rules out every
-/// run through `i`, and the next candidate is `i + k`; a hit is grown left and right into its
-/// maximal run, and after the miss `r` that ends it the next candidate is `r + k`. An absent
-/// item costs about `2(k + l)/k` probes instead of `k + l`.
-#[inline]
-fn found(k: usize, lo: usize, hi: usize, hit: impl Fn(usize) -> bool) -> bool {
-    let mut i = lo + k - 1;
-    while i < hi {
-        if !hit(i) {
-            i += k;
-            continue;
-        }
-        let mut run = 1;
-        let mut left = i;
-        while run < k && left > lo && hit(left - 1) {
-            left -= 1;
-            run += 1;
-        }
-        let mut right = i + 1;
-        while run < k && right < hi && hit(right) {
-            right += 1;
-            run += 1;
-        }
-        if run >= k {
-            return true;
-        }
-        // `right` is a miss (or the end): the next run lies wholly after it.
-        i = right + k;
-    }
-    false
+/// The words of physical slice `p`'s block in a row of the generations layout.
+#[inline(always)]
+fn gen_block(p: usize) -> std::ops::Range<usize> {
+    1 + 8 * p..9 + 8 * p
 }
 
 impl WindowFilter {
@@ -383,7 +268,9 @@ impl WindowFilter {
                     .map(|_| Words::zeroed(params.slice_words()))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
-            WindowLayout::Blocked => Store::Blocked(Words::zeroed(params.bytes() / 8)?),
+            WindowLayout::Blocked | WindowLayout::Generations => {
+                Store::Blocked(Words::zeroed(params.bytes() / 8)?)
+            }
         })
     }
 
@@ -509,10 +396,67 @@ impl WindowFilter {
             .min(self.params.slices())
     }
 
+    /// Whether a generation among ages `lo..hi` (`lo ≤ hi ≤ GEN_BLOCKS`) holds the item
+    /// (probe hash `h2`) in `row` (generations layout). Every block is tested (no branch on
+    /// the data), the hits rotated from physical into age order and kept in `lo..hi`.
+    #[inline]
+    fn gen_found(&self, row: &[u64], h2: u64, lo: usize, hi: usize) -> bool {
+        let blocks: &GenBlocks =
+            row[1..].try_into().expect("validated: a row is a tag and GEN_BLOCKS blocks");
+        self.in_ages(gen_test(blocks, self.params.probes, h2), lo, hi)
+    }
+
+    /// Whether `hits` (bit `p`: physical block `p` holds the item) has a block of age in
+    /// `lo..hi` (`lo ≤ hi ≤ GEN_BLOCKS`): the hits rotated from physical into age order.
+    #[inline(always)]
+    fn in_ages(&self, hits: u32, lo: usize, hi: usize) -> bool {
+        // Age a is physical (head + a) mod n (head < n); bits past n are masked off.
+        let (head, n) = (self.head as u32, GEN_BLOCKS as u32);
+        let by_age = hits >> head | hits.checked_shl(n - head).unwrap_or(0);
+        // A row stale past the valid ages (`lo ≥ hi`: due turns on a read) has none.
+        let ages = if lo < hi { (1u32 << hi) - (1u32 << lo) } else { 0 };
+        by_age & ages != 0
+    }
+
+    /// [`contains_many`](Self::contains_many)'s loop for the generations layout, compiled with
+    /// AVX2 and BMI2 as one function (the probe mask, the block test and the row's bookkeeping
+    /// inlined; the CPU's features tested once per batch). Precondition: the generations
+    /// layout.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi2")]
+    fn gen_contains_many_avx2(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        let Store::Blocked(words) = &self.store else { unreachable!("rows") };
+        let (rows, row_words, probes) =
+            (self.params.rows(), self.params.row_words(), self.params.probes);
+        for &h in hashes.iter().take(AHEAD) {
+            self.prefetch_row(h);
+        }
+        let mut out = Vec::with_capacity(hashes.len());
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&next) = hashes.get(i + AHEAD) {
+                self.prefetch_row(next);
+            }
+            // reduce(…, rows) < rows, and rows × row_words words are allocated.
+            let start = reduce(h.h1, rows) as usize * row_words;
+            let row = &words[start..start + row_words];
+            let blocks: &GenBlocks =
+                row[1..].try_into().expect("validated: a row is a tag and GEN_BLOCKS blocks");
+            let hits = holding_avx2(blocks, &probe_mask_avx2(probes, h.h2));
+            out.push(self.in_ages(hits, self.stale(row[0]), valid));
+        }
+        out
+    }
+
     /// Whether `k` consecutive slices among ages `0..valid` hold the item.
     fn found_hash(&self, h: ItemHash, valid: usize) -> bool {
         let k = self.params.k as usize;
         let (head, n) = (self.head, self.params.slices());
+        if self.params.layout == WindowLayout::Generations {
+            let Store::Blocked(words) = &self.store else { unreachable!("rows") };
+            let start = self.row_start(h);
+            let row = &words[start..start + self.params.row_words()];
+            return self.gen_found(row, h.h2, self.stale(row[0]), valid);
+        }
         match &self.store {
             Store::Sliced(slices) => found(k, 0, valid, |age| {
                 let p = ring(head, n, age);
@@ -521,7 +465,7 @@ impl WindowFilter {
             }),
             Store::Blocked(words) => {
                 let start = self.row_start(h);
-                let row = &words[start..start + n + 1];
+                let row = &words[start..start + self.params.row_words()];
                 has_run(age_mask(&row[1..], h.h2, head), k, self.stale(row[0]), valid)
             }
         }
@@ -543,6 +487,14 @@ impl WindowFilter {
     ) -> Vec<bool> {
         let valid = self.params.slices() - self.due_turns(now_ms);
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
+        #[cfg(target_arch = "x86_64")]
+        if self.params.layout == WindowLayout::Generations
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
+            // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
+            return unsafe { self.gen_contains_many_avx2(&hashes, valid) };
+        }
         fetching_ahead(&hashes, self, |w, h| w.prefetch_row(h), |w, h| w.found_hash(h, valid))
     }
 
@@ -584,6 +536,9 @@ impl WindowFilter {
         {
             self.turn();
         }
+        if self.params.layout == WindowLayout::Generations {
+            return self.add_generations(h);
+        }
         let n = self.params.slices();
         let k = self.params.k as usize;
         let head = self.head;
@@ -619,6 +574,33 @@ impl WindowFilter {
         new
     }
 
+    /// [`add_hash`](Self::add_hash) of the generations layout, the window moved: the item's
+    /// mask is ORed into the newest generation's block of its row.
+    fn add_generations(&mut self, h: ItemHash) -> bool {
+        let (head, n) = (self.head, self.params.slices());
+        let turns = self.turns;
+        let start = self.row_start(h);
+        let row_words = self.params.row_words();
+        let Store::Blocked(words) = &self.store else { unreachable!("rows") };
+        let row = &words[start..start + row_words];
+        let found = self.gen_found(row, h.h2, self.stale(row[0]), n);
+        let mask = probe_mask(self.params.probes, h.h2);
+        let Store::Blocked(words) = &mut self.store else { unreachable!("rows") };
+        let row = &mut words[start..start + row_words];
+        // Bring the row up to date: the generations recycled since its last write are zeroed
+        // (`gen_found` read them as empty), and its tag says so.
+        let stale = usize::try_from(turns.saturating_sub(row[0])).unwrap_or(n).min(n);
+        for age in 0..stale {
+            row[gen_block(ring(head, n, age))].fill(0);
+        }
+        row[0] = turns;
+        for (w, m) in row[gen_block(head)].iter_mut().zip(&mask) {
+            *w |= m;
+        }
+        self.counts[head] = self.counts[head].saturating_add(1);
+        !found
+    }
+
     /// Items added in generations still remembered at `now_ms`.
     pub fn items(&self, now_ms: u64) -> u64 {
         let due = self.due_turns(now_ms);
@@ -634,18 +616,24 @@ impl WindowFilter {
         let n = self.params.slices();
         let k = self.params.k as usize;
         let m = self.params.slice_bits as f64;
-        // Slice of age a holds the items of generations of ages a−k+1 ..= a.
-        let fills: Vec<f64> = (0..n - due)
-            .map(|a| {
-                let items = (a.saturating_sub(k - 1)..=a)
-                    .fold(0u64, |s, b| s.saturating_add(self.counts[self.at_age(b)]));
-                1.0 - (-(items as f64) / m).exp()
-            })
-            .collect();
-        // Ages `0..due` are the generations that began since (empty).
-        let mut all = vec![0.0; due];
-        all.extend(fills);
-        let estimated_error = params::false_positive(&all, k);
+        let estimated_error = if self.params.layout == WindowLayout::Generations {
+            // The generations still remembered: ages 0..n − due before the due turns.
+            let counts: Vec<u64> = (0..n - due).map(|a| self.counts[self.at_age(a)]).collect();
+            params::generations_error(&self.params, &counts)
+        } else {
+            // Slice of age a holds the items of generations of ages a−k+1 ..= a.
+            let fills: Vec<f64> = (0..n - due)
+                .map(|a| {
+                    let items = (a.saturating_sub(k - 1)..=a)
+                        .fold(0u64, |s, b| s.saturating_add(self.counts[self.at_age(b)]));
+                    1.0 - (-(items as f64) / m).exp()
+                })
+                .collect();
+            // Ages `0..due` are the generations that began since (empty).
+            let mut all = vec![0.0; due];
+            all.extend(fills);
+            params::false_positive(&all, k)
+        };
         let l = self.params.l as usize;
         let oldest_age = match self.params.kind {
             WindowKind::Time { .. } if due <= l => {

@@ -1,10 +1,10 @@
+use super::apbf::{age_mask, found, group_mix, has_run, phys_bits_scalar, row_bit};
 use super::codec::{
     dump_header, parse_dump_header, read_chunk, read_meta, read_rdb, read_rdb_v1, write_chunk,
     write_meta, write_rdb,
 };
 use super::params::{WindowKind, WindowLayout, choose_in};
 use super::*;
-use super::{age_mask, found, group_mix, has_run, phys_bits_scalar, row_bit};
 use crate::filter::fields::FieldWriter;
 use crate::filter::fields::SliceReader;
 use crate::filter::mem::le_bytes;
@@ -12,7 +12,8 @@ use crate::filter::{MaxFilterBytes, Unlimited};
 
 const MIN: u64 = 60_000;
 
-const LAYOUTS: [WindowLayout; 2] = [WindowLayout::Blocked, WindowLayout::Sliced];
+const LAYOUTS: [WindowLayout; 3] =
+    [WindowLayout::Generations, WindowLayout::Blocked, WindowLayout::Sliced];
 
 fn time_filter(error: f64, capacity: u64, window_ms: u64, t0: u64) -> WindowFilter {
     time_filter_in(WindowLayout::Blocked, error, capacity, window_ms, t0)
@@ -35,11 +36,15 @@ fn ones_at_age(f: &WindowFilter, age: usize) -> u32 {
     let p = f.at_age(age);
     match &f.store {
         Store::Sliced(slices) => slices[p].iter().map(|w| w.count_ones()).sum(),
-        Store::Blocked(words) => words
-            .chunks(f.params.row_words())
-            .filter(|row| age >= f.stale(row[0]))
-            .map(|row| row[1 + p].count_ones())
-            .sum(),
+        Store::Blocked(words) => {
+            let slot = f.params.slot_words();
+            words
+                .chunks(f.params.row_words())
+                .filter(|row| age >= f.stale(row[0]))
+                .map(|row| row[1 + slot * p..1 + slot * (p + 1)].iter().map(|w| w.count_ones()))
+                .map(|ones| ones.sum::<u32>())
+                .sum()
+        }
     }
 }
 
@@ -90,8 +95,15 @@ fn no_false_negative_in(layout: WindowLayout) {
     let mut g = f.clone();
     g.add(b"new", later + 365 * 24 * 3600 * 1000);
     let k = g.params().k as usize;
+    // One item: one bit per slice it set (its probes' bits in the generations layout).
+    let ones = if layout == WindowLayout::Generations {
+        crate::filter::bloom::blocked::probe_mask(g.params.probes, g.hash(b"new").h2)
+    } else {
+        [1, 0, 0, 0, 0, 0, 0, 0]
+    };
+    let ones: u32 = ones.iter().map(|w| w.count_ones()).sum();
     for age in 0..g.params().slices() {
-        assert_eq!(ones_at_age(&g, age), u32::from(age < k), "age {age}");
+        assert_eq!(ones_at_age(&g, age), if age < k { ones } else { 0 }, "age {age}");
     }
 }
 
@@ -219,16 +231,24 @@ fn rdb_round_trip_in(layout: WindowLayout) {
 
 #[test]
 fn corrupt_fields_are_refused() {
-    let f = time_filter(0.01, 300, 5000, 100);
+    for layout in LAYOUTS {
+        corrupt_fields_in(layout);
+    }
+}
+
+fn corrupt_fields_in(layout: WindowLayout) {
+    // Begun long after time 0, so that a start time of 0 is a whole generation too early.
+    let f = time_filter_in(layout, 0.01, 300, 5000, 1_000_000);
     let mut meta = Vec::new();
     super::codec::write_meta(&f, &mut meta);
     let fields = meta.len() / 8;
-    let layout = WindowLayout::Blocked;
     assert!(read_meta(&mut SliceReader::new(&meta), layout).is_ok());
     // Flipping any field's high bits (or zeroing it) never passes validation silently, except
-    // the seed (index 9) and the counts of a time window (any value is valid).
+    // the seed (index 9, 10 after the probes of the generations layout), the counts of a time
+    // window (any value is valid) and the turn count (tags are checked against it later).
+    let seed = if layout == WindowLayout::Generations { 10 } else { 9 };
     for i in 0..fields {
-        if i == 9 || i >= 13 {
+        if i == seed || i >= seed + 4 {
             continue;
         }
         for v in [0u64, u64::MAX, 1 << 40] {
@@ -238,7 +258,10 @@ fn corrupt_fields_are_refused() {
                 continue;
             }
             m[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-            assert!(read_meta(&mut SliceReader::new(&m), layout).is_err(), "field {i} = {v}");
+            assert!(
+                read_meta(&mut SliceReader::new(&m), layout).is_err(),
+                "{layout:?} field {i} = {v}"
+            );
         }
     }
 }
@@ -278,14 +301,26 @@ fn bytes_per_item_near_the_formula() {
         let p = choose_in(layout, WindowKind::Items, 0.01, 1_000_000).unwrap();
         let bits_per_item = p.bytes() as f64 * 8.0 / 1_000_000.0;
         // The paper's formula; the blocked layout adds its fill margin and a tag word per row.
-        let formula = params::bits_per_item(p.k, p.l)
-            * match layout {
-                WindowLayout::Sliced => 1.0,
-                WindowLayout::Blocked => {
-                    params::blocked_factor(p.k) * p.row_words() as f64 / p.slices() as f64
-                }
-            };
+        // Generations: k + l blocked filters for l windows' shares, a tag per row.
+        let formula = match layout {
+            WindowLayout::Sliced => params::bits_per_item(p.k, p.l),
+            WindowLayout::Blocked => {
+                params::bits_per_item(p.k, p.l) * params::blocked_factor(p.k) * p.row_words() as f64
+                    / p.slices() as f64
+            }
+            WindowLayout::Generations => {
+                let per_gen = p.slice_bits as f64 / p.gen_items as f64;
+                per_gen * p.row_words() as f64 / (8.0 * f64::from(p.l))
+            }
+        };
         assert!((bits_per_item - formula).abs() / formula < 0.01, "{bits_per_item} vs {formula}");
+        eprintln!("{layout:?}: {bits_per_item:.2} bits per window item");
+    }
+    // The generations layout's table (README, *Items that expire*).
+    for error in [0.1, 0.01, 0.001, 0.0001] {
+        let p = choose_in(WindowLayout::Generations, WindowKind::Items, error, 1_000_000).unwrap();
+        let bits = p.bytes() as f64 * 8.0 / 1_000_000.0;
+        eprintln!("generations {error}: {} probes, {bits:.2} bits per window item", p.probes);
     }
 }
 
@@ -318,7 +353,7 @@ fn encoding_1_data_loads_as_a_sliced_filter_that_works() {
 
 #[test]
 fn a_blocked_turn_writes_nothing_and_rows_catch_up_on_their_next_write() {
-    let mut f = time_filter(0.01, 1000, MIN, 0);
+    let mut f = time_filter_in(WindowLayout::Blocked, 0.01, 1000, MIN, 0);
     let items = names("t", 1000);
     for x in &items {
         f.add(x.as_bytes(), 10);
@@ -460,6 +495,31 @@ fn the_age_mask_reads_each_slice_at_the_item_bit() {
 
 #[cfg(target_arch = "x86_64")]
 #[test]
+fn the_avx2_generation_test_agrees_with_the_scalar_one() {
+    assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs an AVX2 CPU");
+    let mut x = 0x5eed_f00d_0000_0001u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        group_mix(x, 3)
+    };
+    let mut seen = [0u32; 32];
+    for _ in 0..20_000 {
+        let mask = crate::filter::bloom::blocked::probe_mask(1 + (next() % 16) as u32, next());
+        // Each block holds the mask, or all of it but one random bit, on random other bits.
+        let blocks: super::GenBlocks = std::array::from_fn(|i| {
+            let w = next() & next();
+            if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
+        });
+        let expected = super::holding_scalar(&blocks, &mask);
+        seen[expected as usize] += 1;
+        // SAFETY: the CPU has AVX2 (asserted above).
+        assert_eq!(unsafe { super::holding_avx2(&blocks, &mask) }, expected);
+    }
+    assert!(seen.iter().filter(|&&c| c > 0).count() > 16, "{seen:?}");
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
 fn the_avx2_row_test_agrees_with_the_scalar_one_on_random_rows() {
     // A machine without AVX2 cannot run the vector path: the test says so rather than pass.
     assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs an AVX2 CPU");
@@ -483,8 +543,52 @@ fn the_avx2_row_test_agrees_with_the_scalar_one_on_random_rows() {
         let expected = phys_bits_scalar(&slots, h2);
         ones += expected.iter().map(|w| w.count_ones()).sum::<u32>();
         // SAFETY: the CPU has AVX2 (asserted above).
-        let got = unsafe { super::phys_bits_avx2(&slots, h2) };
+        let got = unsafe { super::apbf::phys_bits_avx2(&slots, h2) };
         assert_eq!(got, expected, "n {n} h2 {h2:x}");
     }
     assert!(ones > 100_000, "{ones}");
+}
+
+/// Values of the layouts written before the generations layout, as the fuzz seeds keep them
+/// (a mode byte, then the RDB value; made by `examples/fuzz_seeds.rs` from 60 items `w0`…`w59`
+/// added at 1000 + 37·i ms): encoding 2 blocked, and the sliced layout under encoding 2.
+#[test]
+fn committed_values_of_the_older_layouts_load() {
+    let seeds: [(&[u8], WindowLayout); 3] = [
+        (include_bytes!("../../../fuzz/seeds/window_codec/time-1s-rdb.bin"), WindowLayout::Blocked),
+        (include_bytes!("../../../fuzz/seeds/window_codec/items-rdb.bin"), WindowLayout::Blocked),
+        (
+            include_bytes!("../../../fuzz/seeds/window_codec/sliced-time-1s-rdb.bin"),
+            WindowLayout::Sliced,
+        ),
+    ];
+    for (bytes, layout) in seeds {
+        let mut f = read_rdb(&mut SliceReader::new(&bytes[1..]), &Unlimited).unwrap();
+        assert_eq!(f.params().layout, layout);
+        let now = f.last_ms();
+        assert_eq!(now, 1000 + 59 * 37);
+        assert!(f.contains(b"w59", now) && f.contains(b"w50", now), "{layout:?}");
+        f.add(b"later", now + 1);
+        assert!(f.contains(b"later", now + 1));
+    }
+}
+
+/// A read whose due turns reach past a stale row's recycled generations (the row's stale ages
+/// `0..lo` and the valid ages `0..hi` with `lo > hi`) finds nothing in it: an item older than
+/// the window is not found there.
+#[test]
+fn a_stale_row_read_with_more_turns_due_holds_nothing() {
+    for layout in LAYOUTS {
+        let mut f = time_filter_in(layout, 0.01, 100_000, MIN, 0);
+        let gen_ms = f.params().gen_ms;
+        let l = u64::from(f.params().l);
+        f.add(b"old", 0);
+        // Other writes turn the ring l − 1 times; the item's row is not written again.
+        f.add(b"other", (l - 1) * gen_ms);
+        assert!(f.contains(b"old", (l - 1) * gen_ms), "{layout:?}");
+        // A read with enough turns due that the item's generation is gone.
+        let later = (l - 1) * gen_ms + (f.params().k as u64 + 1) * gen_ms + gen_ms;
+        assert!(!f.contains(b"old", later), "{layout:?}");
+        assert!(!f.contains_many([b"old".as_slice()].into_iter(), later)[0], "{layout:?}");
+    }
 }

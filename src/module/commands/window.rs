@@ -142,7 +142,9 @@ pub fn stats(value: &WindowValue) -> Reply {
         ("Age of oldest generation", int(s.oldest_age)),
         ("Generation", int(if p.gen_ms > 0 { p.gen_ms } else { p.gen_items })),
         ("Slices", int(p.slices() as u64)),
-        ("Hashes", int(u64::from(p.k))),
+        // Bits an insert sets: one per slice of k (APBF layouts), the probes in one block of the
+        // newest generation (generations layout).
+        ("Hashes", int(u64::from(if p.probes > 0 { p.probes } else { p.k }))),
     ])
 }
 
