@@ -295,6 +295,20 @@ fn hostile_restores_of_a_blocked_dump_never_crash() {
     fx.assert_intact();
 }
 
+/// The values of the lines of a fixture's `expected*.txt` that start with `name` and a space.
+fn fixture_field(expected: &str, name: &str) -> Vec<String> {
+    expected
+        .lines()
+        .filter_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A fixture's `absent_hits` line: one digit (0 or 1) per absent item, as `BF.MEXISTS` answers.
+fn fixture_hits(digits: &str) -> Vec<i64> {
+    digits.bytes().map(|b| i64::from(b - b'0')).collect()
+}
+
 /// A blocked filter written before blocked chains hashed with xxh3-64 (hash scheme 1, built by
 /// main at 21:21 UTC on 2026-11-23: `tests/fixtures/blocked/`, a DUMP payload and its
 /// SCANDUMP stream of `BF.RESERVE old 0.01 500 LAYOUT BLOCKED` then `BF.MADD` of `p0`..`p2999`)
@@ -306,18 +320,11 @@ fn hostile_restores_of_a_blocked_dump_never_crash() {
 fn blocked_filters_of_the_first_hash_scheme_still_answer() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/blocked");
     let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
-    let field = |name: &str| -> Vec<String> {
-        expected
-            .lines()
-            .filter_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
-            .map(str::to_owned)
-            .collect()
-    };
+    let field = |name: &str| fixture_field(&expected, name);
     let card: i64 = field("card")[0].parse().unwrap();
     let digest = field("digest")[0].clone();
     let debug = field("debug");
-    let absent_hits: Vec<i64> =
-        field("absent_hits")[0].bytes().map(|b| i64::from(b - b'0')).collect();
+    let absent_hits = fixture_hits(&field("absent_hits")[0]);
     let present: Vec<String> = (0..3000).map(|i| format!("p{i}")).collect();
     let absent: Vec<String> = (0..3000).map(|i| format!("absent{i}")).collect();
     assert_eq!(absent_hits.len(), 3000);
@@ -371,15 +378,8 @@ fn blocked_filters_of_the_first_hash_scheme_still_answer() {
 fn blocked_filters_of_hash_scheme_four_keep_their_bits() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/blocked");
     let expected = std::fs::read_to_string(dir.join("expected4.txt")).unwrap();
-    let field = |name: &str| -> Vec<String> {
-        expected
-            .lines()
-            .filter_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
-            .map(str::to_owned)
-            .collect()
-    };
-    let absent_hits: Vec<i64> =
-        field("absent_hits")[0].bytes().map(|b| i64::from(b - b'0')).collect();
+    let field = |name: &str| fixture_field(&expected, name);
+    let absent_hits = fixture_hits(&field("absent_hits")[0]);
     let present: Vec<String> = (0..3000).map(|i| format!("p{i}")).collect();
     let absent: Vec<String> = (0..3000).map(|i| format!("absent{i}")).collect();
     let more: Vec<String> = (0..4000).map(|i| format!("more{i}")).collect();
