@@ -38,8 +38,8 @@ pub struct RedisBloom;
 /// Item `i` of the block (`i < items`) has its first `known[i]` positions in `at[i]`: all `k`
 /// of them, or for a lookup whose first probe was clear, only that one (the prefetch of a
 /// lookup does not compute the others, [`LayerKind::prefetch`]). Every kept position is below
-/// `modulus`, the modulus of the layer they were computed in (only [`keep_modular`] stores
-/// one, each `x % modulus`, and [`Positions::start`] forgets them all, whatever the new
+/// `modulus`, the modulus of the layer they were computed in (only `keep_modular` stores
+/// one, each `x % modulus`, and `Positions::start` forgets them all, whatever the new
 /// modulus): that is what lets the kernels index the layer's words with them unchecked, once
 /// they have checked that the layer's modulus is `modulus`.
 pub struct Positions {
