@@ -60,7 +60,7 @@ pub mod params;
 use super::BloomError;
 use super::bloom::blocked::probe_mask;
 #[cfg(target_arch = "x86_64")]
-use super::bloom::blocked::probe_mask_avx2;
+use super::bloom::blocked::{mask_vector, probe_mask_avx2};
 use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
@@ -171,6 +171,10 @@ const GEN_BLOCKS: usize = params::GENERATIONS as usize;
 
 /// The blocks of a row of the generations layout, by physical index (the tag left out).
 type GenBlocks = [u64; 8 * GEN_BLOCKS];
+
+/// Words in a row of the generations layout: the tag, then the blocks.
+const GEN_ROW: usize = 1 + 8 * GEN_BLOCKS;
+const _: () = assert!(GEN_ROW == 41, "the batched query's prefetches cover 41 words");
 
 /// Bit `p` of the result is whether block `p` of `blocks` holds every bit of `mask`. No branch
 /// on the data. The scalar model of [`holding_avx2`].
@@ -425,24 +429,69 @@ impl WindowFilter {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi2")]
     fn gen_contains_many_avx2(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        // The loop made for each probe count up to 16 (the mask's probes unrolled), once more
+        // for any count (`K` = 0).
+        macro_rules! by_probes {
+            ($($k:literal)*) => {
+                match self.params.probes {
+                    $($k => self.gen_contains_many_k::<$k>(hashes, valid),)*
+                    _ => self.gen_contains_many_k::<0>(hashes, valid),
+                }
+            };
+        }
+        by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    }
+
+    /// [`gen_contains_many_avx2`](Self::gen_contains_many_avx2) for `K` probes (1..=16), or
+    /// any number (`K` = 0). Precondition: the generations layout; `K` is 0 or the probes.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi2")]
+    #[inline]
+    fn gen_contains_many_k<const K: u32>(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        debug_assert!(K == 0 || K == self.params.probes);
         let Store::Blocked(words) = &self.store else { unreachable!("rows") };
-        let (rows, row_words, probes) =
-            (self.params.rows(), self.params.row_words(), self.params.probes);
+        let (rows, probes, turns) = (self.params.rows(), self.params.probes, self.turns);
+        // The row of hash `h`: its tag and GEN_BLOCKS blocks (reduce(…, rows) < rows, and
+        // rows × GEN_ROW words are allocated).
+        let row_of = |h: ItemHash| -> &[u64; GEN_ROW] {
+            let start = reduce(h.h1, rows) as usize * GEN_ROW;
+            words[start..start + GEN_ROW].try_into().expect("a slice of GEN_ROW words")
+        };
+        // Its cache lines: one prefetch every 64 bytes from its first word to its last (word
+        // 40: GEN_ROW is 41), unrolled.
+        let fetch = |h: ItemHash| {
+            let row = row_of(h);
+            for w in [0, 8, 16, 24, 32, GEN_ROW - 1] {
+                prefetch(&row[w]);
+            }
+        };
+        // By the row's stale ages `0..s` (s ≤ GEN_BLOCKS): the physical blocks whose ages are
+        // in `s..valid` ([`in_ages`](Self::in_ages) for every hit pattern, made once).
+        let live: [u32; GEN_BLOCKS + 1] = std::array::from_fn(|s| {
+            (0..GEN_BLOCKS as u32)
+                .filter(|&p| self.in_ages(1 << p, s, valid))
+                .fold(0, |m, p| m | 1 << p)
+        });
         for &h in hashes.iter().take(AHEAD) {
-            self.prefetch_row(h);
+            fetch(h);
         }
         let mut out = Vec::with_capacity(hashes.len());
         for (i, &h) in hashes.iter().enumerate() {
             if let Some(&next) = hashes.get(i + AHEAD) {
-                self.prefetch_row(next);
+                fetch(next);
             }
-            // reduce(…, rows) < rows, and rows × row_words words are allocated.
-            let start = reduce(h.h1, rows) as usize * row_words;
-            let row = &words[start..start + row_words];
-            let blocks: &GenBlocks =
-                row[1..].try_into().expect("validated: a row is a tag and GEN_BLOCKS blocks");
-            let hits = holding_avx2(blocks, &probe_mask_avx2(probes, h.h2));
-            out.push(self.in_ages(hits, self.stale(row[0]), valid));
+            let row = row_of(h);
+            let blocks: &GenBlocks = row[1..].try_into().expect("GEN_ROW − 1 words");
+            // As `stale`: a tag above `turns` is refused on load; saturating all the same.
+            let stale = turns.saturating_sub(row[0]).min(GEN_BLOCKS as u64) as usize;
+            let mask = if K == 0 {
+                probe_mask_avx2(probes, h.h2)
+            } else {
+                // SAFETY: this function is compiled with AVX2 and runs only where the CPU has
+                // it; `K` is in 1..=16.
+                unsafe { mask_vector::<K>(h.h2) }
+            };
+            out.push(holding_avx2(blocks, &mask) & live[stale] != 0);
         }
         out
     }

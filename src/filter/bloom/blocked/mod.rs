@@ -497,13 +497,14 @@ unsafe fn probe_tops(
 }
 
 /// [`mask_scalar`] for `K` in 1..=16: the probes' positions eight per AVX2 vector (as in
-/// [`all_set_vector`]), then their bits set one by one in 32-bit words. Precondition: the CPU
-/// has AVX2; inlined only into functions compiled with it.
+/// [`all_set_vector`]), then their bits set one by one in the block's words. Precondition: the
+/// CPU has AVX2; inlined only into functions compiled with it (the windowed filter's batched
+/// query inlines it for its `K`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn mask_vector<const K: u32>(h2: u64) -> [u64; 8] {
+pub(crate) unsafe fn mask_vector<const K: u32>(h2: u64) -> [u64; 8] {
     use std::arch::x86_64::*;
-    let mut words = [0u32; 16];
+    let mut mask = [0u64; 8];
     // SAFETY: the caller's precondition (AVX2); `g · 8 < K ≤ 16` keeps `g < 2`; the store
     // writes the eight lanes into `positions`.
     unsafe {
@@ -517,13 +518,12 @@ unsafe fn mask_vector<const K: u32>(h2: u64) -> [u64; 8] {
             let mut positions = [0u32; 8];
             _mm256_storeu_si256(positions.as_mut_ptr().cast(), p);
             for &p in positions.iter().take(K as usize - g * 8) {
-                words[(p >> 5) as usize & 15] |= 1 << (p & 31);
+                mask[(p >> 6) as usize & 7] |= 1 << (p & 63);
             }
             g += 1;
         }
     }
-    // Little-endian: 32-bit word w holds bits 32w..32w + 32 of the block.
-    std::array::from_fn(|i| u64::from(words[2 * i]) | u64::from(words[2 * i + 1]) << 32)
+    mask
 }
 
 /// [`probe_mask`] in a function compiled with AVX2 and BMI2 (the probes' positions eight per
