@@ -326,10 +326,11 @@ impl<'a, F: Fingerprint, const B: usize> BucketsMut<'a, F, B> {
         let n = if B == 0 { self.bs } else { B };
         for h in [l.h1, l.h2] {
             let i = (h & self.mask) as usize;
-            // SAFETY: as in `Buckets::bucket` (the same checked fields); the slice borrows
-            // `slots` mutably, the only access to them while it lives.
-            let bucket =
-                unsafe { std::slice::from_raw_parts_mut(self.slots.as_mut_ptr().add(i * n), n) };
+            let start = self.slots.as_mut_ptr().wrapping_add(i * n);
+            // SAFETY: as in `Buckets::bucket` (the same checked fields: `start` is in bounds and
+            // `n` slots from it too); the slice borrows `slots` mutably, the only access to them
+            // while it lives.
+            let bucket = unsafe { std::slice::from_raw_parts_mut(start, n) };
             for slot in bucket {
                 if *slot == F::EMPTY {
                     *slot = l.fp;
