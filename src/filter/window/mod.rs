@@ -55,6 +55,8 @@
 
 mod apbf;
 pub mod codec;
+#[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+mod gen512;
 pub mod params;
 
 use super::BloomError;
@@ -433,9 +435,33 @@ impl WindowFilter {
         // for any count (`K` = 0).
         macro_rules! by_probes {
             ($($k:literal)*) => {
-                match self.params.probes {
-                    $($k => self.gen_contains_many_k::<$k>(hashes, valid),)*
-                    _ => self.gen_contains_many_k::<0>(hashes, valid),
+                // SAFETY: this function is compiled with AVX2 and BMI2 and runs only where the
+                // CPU has them; each `K` is the probes, or 0.
+                unsafe {
+                    match self.params.probes {
+                        $($k => self.gen_contains_many_k::<$k, false>(hashes, valid),)*
+                        _ => self.gen_contains_many_k::<0, false>(hashes, valid),
+                    }
+                }
+            };
+        }
+        by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    }
+
+    /// [`gen_contains_many_avx2`](Self::gen_contains_many_avx2) with the AVX-512F block test
+    /// (`gen512`). Precondition: the generations layout and 1..=16 probes.
+    #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+    #[target_feature(enable = "avx512f,avx2,bmi2")]
+    fn gen_contains_many_avx512(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        macro_rules! by_probes {
+            ($($k:literal)*) => {
+                // SAFETY: this function is compiled with AVX-512F, AVX2 and BMI2 and runs only
+                // where the CPU has them; each `K` is the probes, in 1..=16.
+                unsafe {
+                    match self.params.probes {
+                        $($k => self.gen_contains_many_k::<$k, true>(hashes, valid),)*
+                        _ => unreachable!("1..=16 probes (the caller's precondition)"),
+                    }
                 }
             };
         }
@@ -443,12 +469,18 @@ impl WindowFilter {
     }
 
     /// [`gen_contains_many_avx2`](Self::gen_contains_many_avx2) for `K` probes (1..=16), or
-    /// any number (`K` = 0). Precondition: the generations layout; `K` is 0 or the probes.
+    /// any number (`K` = 0); with the AVX-512F block test if `WIDE`. Precondition: the
+    /// generations layout; `K` is 0 or the probes; the CPU has AVX2 and BMI2, and AVX-512F if
+    /// `WIDE` (then `K` is not 0); inlined only into functions compiled with them.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,bmi2")]
-    #[inline]
-    fn gen_contains_many_k<const K: u32>(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+    #[inline(always)]
+    unsafe fn gen_contains_many_k<const K: u32, const WIDE: bool>(
+        &self,
+        hashes: &[ItemHash],
+        valid: usize,
+    ) -> Vec<bool> {
         debug_assert!(K == 0 || K == self.params.probes);
+        debug_assert!(!WIDE || K > 0);
         let Store::Blocked(words) = &self.store else { unreachable!("rows") };
         let (rows, probes, turns) = (self.params.rows(), self.params.probes, self.turns);
         // The row of hash `h`: its tag and GEN_BLOCKS blocks (reduce(…, rows) < rows, and
@@ -484,14 +516,26 @@ impl WindowFilter {
             let blocks: &GenBlocks = row[1..].try_into().expect("GEN_ROW − 1 words");
             // As `stale`: a tag above `turns` is refused on load; saturating all the same.
             let stale = turns.saturating_sub(row[0]).min(GEN_BLOCKS as u64) as usize;
-            let mask = if K == 0 {
-                probe_mask_avx2(probes, h.h2)
+            let hits = if WIDE {
+                #[cfg(scalebloom_avx512)]
+                // SAFETY: the caller's precondition: the CPU has AVX-512F and `K` is the
+                // probes, in 1..=16.
+                let hits = unsafe { gen512::holding::<K>(blocks, h.h2) };
+                #[cfg(not(scalebloom_avx512))]
+                let hits = unreachable!("WIDE only where gen512 is compiled");
+                hits
             } else {
-                // SAFETY: this function is compiled with AVX2 and runs only where the CPU has
-                // it; `K` is in 1..=16.
-                unsafe { mask_vector::<K>(h.h2) }
+                let mask = if K == 0 {
+                    // SAFETY: the caller's precondition: the CPU has AVX2 and BMI2.
+                    unsafe { probe_mask_avx2(probes, h.h2) }
+                } else {
+                    // SAFETY: the caller's precondition: the CPU has AVX2; `K` is in 1..=16.
+                    unsafe { mask_vector::<K>(h.h2) }
+                };
+                // SAFETY: the caller's precondition: the CPU has AVX2.
+                unsafe { holding_avx2(blocks, &mask) }
             };
-            out.push(holding_avx2(blocks, &mask) & live[stale] != 0);
+            out.push(hits & live[stale] != 0);
         }
         out
     }
@@ -536,6 +580,15 @@ impl WindowFilter {
     ) -> Vec<bool> {
         let valid = self.params.slices() - self.due_turns(now_ms);
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
+        #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+        if self.params.layout == WindowLayout::Generations
+            && (1..=16).contains(&self.params.probes)
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
+            // SAFETY: the CPU has AVX-512F (so AVX2) and BMI2 (checked just above).
+            return unsafe { self.gen_contains_many_avx512(&hashes, valid) };
+        }
         #[cfg(target_arch = "x86_64")]
         if self.params.layout == WindowLayout::Generations
             && std::arch::is_x86_feature_detected!("avx2")
