@@ -2,7 +2,8 @@
 //!
 //! The crate builds with Rust 1.85 (Debian 13's); with 1.89 or newer it also compiles the
 //! windowed filter's AVX-512 query (`src/filter/window/gen512.rs`), used where the CPU has
-//! AVX-512F. The cfg `scalebloom_avx512` says so.
+//! AVX-512F. The cfg `scalebloom_avx512` says so. `SCALEBLOOM_NO_AVX512=1` at build time leaves
+//! it out on any compiler (to measure the AVX2 path on a CPU that has AVX-512).
 
 use std::process::Command;
 
@@ -10,6 +11,10 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(scalebloom_avx512)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=RUSTC");
+    println!("cargo::rerun-if-env-changed=SCALEBLOOM_NO_AVX512");
+    if std::env::var_os("SCALEBLOOM_NO_AVX512").is_some_and(|v| v == "1") {
+        return;
+    }
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let version = Command::new(rustc)
         .arg("--version")

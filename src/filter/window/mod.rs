@@ -57,6 +57,7 @@ mod apbf;
 pub mod codec;
 #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
 mod gen512;
+mod gentest;
 pub mod params;
 
 use super::BloomError;
@@ -67,6 +68,9 @@ use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
 use apbf::{age_mask, found, has_run, row_bit};
+use gentest::gen_test;
+#[cfg(target_arch = "x86_64")]
+use gentest::{holding_avx2, wide_holding};
 pub use params::{WindowKind, WindowLayout, WindowParams};
 
 /// Where the slices' bits are.
@@ -177,64 +181,6 @@ type GenBlocks = [u64; 8 * GEN_BLOCKS];
 /// Words in a row of the generations layout: the tag, then the blocks.
 const GEN_ROW: usize = 1 + 8 * GEN_BLOCKS;
 const _: () = assert!(GEN_ROW == 41, "the batched query's prefetches cover 41 words");
-
-/// Bit `p` of the result is whether block `p` of `blocks` holds every bit of `mask`. No branch
-/// on the data. The scalar model of [`holding_avx2`].
-#[inline(always)]
-fn holding_scalar(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
-    let mut bits = 0;
-    for (p, block) in blocks.chunks_exact(8).enumerate() {
-        let mut miss = 0u64;
-        for (b, m) in block.iter().zip(mask) {
-            miss |= m & !b;
-        }
-        bits |= u32::from(miss == 0) << p;
-    }
-    bits
-}
-
-/// [`holding_scalar`] by two 256-bit and-not/test per block.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-fn holding_avx2(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
-    use std::arch::x86_64::*;
-    // SAFETY: each unaligned 256-bit load reads four words inside `mask` (words 0..4, 4..8)
-    // or inside `blocks` (words 8p..8p + 4 and 8p + 4..8p + 8, p < GEN_BLOCKS).
-    unsafe {
-        let m = mask.as_ptr();
-        let (m0, m1) = (_mm256_loadu_si256(m.cast()), _mm256_loadu_si256(m.add(4).cast()));
-        let mut bits = 0;
-        for p in 0..GEN_BLOCKS {
-            let b = blocks.as_ptr().add(8 * p);
-            let (b0, b1) = (_mm256_loadu_si256(b.cast()), _mm256_loadu_si256(b.add(4).cast()));
-            let miss = _mm256_or_si256(_mm256_andnot_si256(b0, m0), _mm256_andnot_si256(b1, m1));
-            bits |= (_mm256_testz_si256(miss, miss) as u32) << p;
-        }
-        bits
-    }
-}
-
-/// Which blocks of `blocks` hold the item's probe mask (`probes` probes of probe hash `h2` in
-/// a 512-bit block), in one function compiled with AVX2 and BMI2: the mask is made in
-/// registers and tested without a call between.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn gen_test_avx2(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
-    holding_avx2(blocks, &probe_mask_avx2(probes, h2))
-}
-
-/// Which blocks of `blocks` hold the item's probe mask ([`holding_scalar`]; AVX2 and BMI2
-/// where the CPU has them).
-#[inline]
-fn gen_test(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2") {
-        // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
-        return unsafe { gen_test_avx2(blocks, probes, h2) };
-    }
-    holding_scalar(blocks, &probe_mask(probes, h2))
-}
 
 /// The words of physical slice `p`'s block in a row of the generations layout.
 #[inline(always)]
@@ -517,13 +463,9 @@ impl WindowFilter {
             // As `stale`: a tag above `turns` is refused on load; saturating all the same.
             let stale = turns.saturating_sub(row[0]).min(GEN_BLOCKS as u64) as usize;
             let hits = if WIDE {
-                #[cfg(scalebloom_avx512)]
                 // SAFETY: the caller's precondition: the CPU has AVX-512F and `K` is the
                 // probes, in 1..=16.
-                let hits = unsafe { gen512::holding::<K>(blocks, h.h2) };
-                #[cfg(not(scalebloom_avx512))]
-                let hits = unreachable!("WIDE only where gen512 is compiled");
-                hits
+                unsafe { wide_holding::<K>(blocks, h.h2) }
             } else {
                 let mask = if K == 0 {
                     // SAFETY: the caller's precondition: the CPU has AVX2 and BMI2.

@@ -510,7 +510,7 @@ fn the_avx2_generation_test_agrees_with_the_scalar_one() {
             let w = next() & next();
             if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
         });
-        let expected = super::holding_scalar(&blocks, &mask);
+        let expected = super::gentest::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX2 (asserted above).
         assert_eq!(unsafe { super::holding_avx2(&blocks, &mask) }, expected);
@@ -664,7 +664,7 @@ fn avx512_block_test_matches_the_scalar_test() {
             let w = next() & next();
             if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
         });
-        let expected = super::holding_scalar(&blocks, &mask);
+        let expected = super::gentest::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX-512F (checked above).
         assert_eq!(unsafe { holding_avx512(&blocks, k, h2) }, expected, "k {k}");
