@@ -453,6 +453,9 @@ impl WindowFilter {
         for &h in hashes.iter().take(AHEAD) {
             fetch(h);
         }
+        // A loop, not an iterator's `map`: a closure is not compiled with this function's CPU
+        // features, and the mask and test would become calls (measured: 219 ns per item
+        // against 33).
         let mut out = Vec::with_capacity(hashes.len());
         for (i, &h) in hashes.iter().enumerate() {
             if let Some(&next) = hashes.get(i + AHEAD) {
