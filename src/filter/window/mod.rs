@@ -55,6 +55,9 @@
 
 mod apbf;
 pub mod codec;
+#[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+mod gen512;
+mod gentest;
 pub mod params;
 
 use super::BloomError;
@@ -65,6 +68,9 @@ use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
 use apbf::{age_mask, found, has_run, row_bit};
+use gentest::gen_test;
+#[cfg(target_arch = "x86_64")]
+use gentest::{holding_avx2, wide_holding};
 pub use params::{WindowKind, WindowLayout, WindowParams};
 
 /// Where the slices' bits are.
@@ -175,64 +181,6 @@ type GenBlocks = [u64; 8 * GEN_BLOCKS];
 /// Words in a row of the generations layout: the tag, then the blocks.
 const GEN_ROW: usize = 1 + 8 * GEN_BLOCKS;
 const _: () = assert!(GEN_ROW == 41, "the batched query's prefetches cover 41 words");
-
-/// Bit `p` of the result is whether block `p` of `blocks` holds every bit of `mask`. No branch
-/// on the data. The scalar model of [`holding_avx2`].
-#[inline(always)]
-fn holding_scalar(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
-    let mut bits = 0;
-    for (p, block) in blocks.chunks_exact(8).enumerate() {
-        let mut miss = 0u64;
-        for (b, m) in block.iter().zip(mask) {
-            miss |= m & !b;
-        }
-        bits |= u32::from(miss == 0) << p;
-    }
-    bits
-}
-
-/// [`holding_scalar`] by two 256-bit and-not/test per block.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-fn holding_avx2(blocks: &GenBlocks, mask: &[u64; 8]) -> u32 {
-    use std::arch::x86_64::*;
-    // SAFETY: each unaligned 256-bit load reads four words inside `mask` (words 0..4, 4..8)
-    // or inside `blocks` (words 8p..8p + 4 and 8p + 4..8p + 8, p < GEN_BLOCKS).
-    unsafe {
-        let m = mask.as_ptr();
-        let (m0, m1) = (_mm256_loadu_si256(m.cast()), _mm256_loadu_si256(m.add(4).cast()));
-        let mut bits = 0;
-        for p in 0..GEN_BLOCKS {
-            let b = blocks.as_ptr().add(8 * p);
-            let (b0, b1) = (_mm256_loadu_si256(b.cast()), _mm256_loadu_si256(b.add(4).cast()));
-            let miss = _mm256_or_si256(_mm256_andnot_si256(b0, m0), _mm256_andnot_si256(b1, m1));
-            bits |= (_mm256_testz_si256(miss, miss) as u32) << p;
-        }
-        bits
-    }
-}
-
-/// Which blocks of `blocks` hold the item's probe mask (`probes` probes of probe hash `h2` in
-/// a 512-bit block), in one function compiled with AVX2 and BMI2: the mask is made in
-/// registers and tested without a call between.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn gen_test_avx2(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
-    holding_avx2(blocks, &probe_mask_avx2(probes, h2))
-}
-
-/// Which blocks of `blocks` hold the item's probe mask ([`holding_scalar`]; AVX2 and BMI2
-/// where the CPU has them).
-#[inline]
-fn gen_test(blocks: &GenBlocks, probes: u32, h2: u64) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2") {
-        // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
-        return unsafe { gen_test_avx2(blocks, probes, h2) };
-    }
-    holding_scalar(blocks, &probe_mask(probes, h2))
-}
 
 /// The words of physical slice `p`'s block in a row of the generations layout.
 #[inline(always)]
@@ -433,9 +381,33 @@ impl WindowFilter {
         // for any count (`K` = 0).
         macro_rules! by_probes {
             ($($k:literal)*) => {
-                match self.params.probes {
-                    $($k => self.gen_contains_many_k::<$k>(hashes, valid),)*
-                    _ => self.gen_contains_many_k::<0>(hashes, valid),
+                // SAFETY: this function is compiled with AVX2 and BMI2 and runs only where the
+                // CPU has them; each `K` is the probes, or 0.
+                unsafe {
+                    match self.params.probes {
+                        $($k => self.gen_contains_many_k::<$k, false>(hashes, valid),)*
+                        _ => self.gen_contains_many_k::<0, false>(hashes, valid),
+                    }
+                }
+            };
+        }
+        by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    }
+
+    /// [`gen_contains_many_avx2`](Self::gen_contains_many_avx2) with the AVX-512F block test
+    /// (`gen512`). Precondition: the generations layout and 1..=16 probes.
+    #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+    #[target_feature(enable = "avx512f,avx2,bmi2")]
+    fn gen_contains_many_avx512(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        macro_rules! by_probes {
+            ($($k:literal)*) => {
+                // SAFETY: this function is compiled with AVX-512F, AVX2 and BMI2 and runs only
+                // where the CPU has them; each `K` is the probes, in 1..=16.
+                unsafe {
+                    match self.params.probes {
+                        $($k => self.gen_contains_many_k::<$k, true>(hashes, valid),)*
+                        _ => unreachable!("1..=16 probes (the caller's precondition)"),
+                    }
                 }
             };
         }
@@ -443,12 +415,18 @@ impl WindowFilter {
     }
 
     /// [`gen_contains_many_avx2`](Self::gen_contains_many_avx2) for `K` probes (1..=16), or
-    /// any number (`K` = 0). Precondition: the generations layout; `K` is 0 or the probes.
+    /// any number (`K` = 0); with the AVX-512F block test if `WIDE`. Precondition: the
+    /// generations layout; `K` is 0 or the probes; the CPU has AVX2 and BMI2, and AVX-512F if
+    /// `WIDE` (then `K` is not 0); inlined only into functions compiled with them.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,bmi2")]
-    #[inline]
-    fn gen_contains_many_k<const K: u32>(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+    #[inline(always)]
+    unsafe fn gen_contains_many_k<const K: u32, const WIDE: bool>(
+        &self,
+        hashes: &[ItemHash],
+        valid: usize,
+    ) -> Vec<bool> {
         debug_assert!(K == 0 || K == self.params.probes);
+        debug_assert!(!WIDE || K > 0);
         let Store::Blocked(words) = &self.store else { unreachable!("rows") };
         let (rows, probes, turns) = (self.params.rows(), self.params.probes, self.turns);
         // The row of hash `h`: its tag and GEN_BLOCKS blocks (reduce(…, rows) < rows, and
@@ -475,6 +453,9 @@ impl WindowFilter {
         for &h in hashes.iter().take(AHEAD) {
             fetch(h);
         }
+        // A loop, not an iterator's `map`: a closure is not compiled with this function's CPU
+        // features, and the mask and test would become calls (measured: 219 ns per item
+        // against 33).
         let mut out = Vec::with_capacity(hashes.len());
         for (i, &h) in hashes.iter().enumerate() {
             if let Some(&next) = hashes.get(i + AHEAD) {
@@ -484,14 +465,22 @@ impl WindowFilter {
             let blocks: &GenBlocks = row[1..].try_into().expect("GEN_ROW − 1 words");
             // As `stale`: a tag above `turns` is refused on load; saturating all the same.
             let stale = turns.saturating_sub(row[0]).min(GEN_BLOCKS as u64) as usize;
-            let mask = if K == 0 {
-                probe_mask_avx2(probes, h.h2)
+            let hits = if WIDE {
+                // SAFETY: the caller's precondition: the CPU has AVX-512F and `K` is the
+                // probes, in 1..=16.
+                unsafe { wide_holding::<K>(blocks, h.h2) }
             } else {
-                // SAFETY: this function is compiled with AVX2 and runs only where the CPU has
-                // it; `K` is in 1..=16.
-                unsafe { mask_vector::<K>(h.h2) }
+                let mask = if K == 0 {
+                    // SAFETY: the caller's precondition: the CPU has AVX2 and BMI2.
+                    unsafe { probe_mask_avx2(probes, h.h2) }
+                } else {
+                    // SAFETY: the caller's precondition: the CPU has AVX2; `K` is in 1..=16.
+                    unsafe { mask_vector::<K>(h.h2) }
+                };
+                // SAFETY: the caller's precondition: the CPU has AVX2.
+                unsafe { holding_avx2(blocks, &mask) }
             };
-            out.push(holding_avx2(blocks, &mask) & live[stale] != 0);
+            out.push(hits & live[stale] != 0);
         }
         out
     }
@@ -536,6 +525,15 @@ impl WindowFilter {
     ) -> Vec<bool> {
         let valid = self.params.slices() - self.due_turns(now_ms);
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
+        #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+        if self.params.layout == WindowLayout::Generations
+            && (1..=16).contains(&self.params.probes)
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
+            // SAFETY: the CPU has AVX-512F (so AVX2) and BMI2 (checked just above).
+            return unsafe { self.gen_contains_many_avx512(&hashes, valid) };
+        }
         #[cfg(target_arch = "x86_64")]
         if self.params.layout == WindowLayout::Generations
             && std::arch::is_x86_feature_detected!("avx2")

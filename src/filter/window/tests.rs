@@ -510,7 +510,7 @@ fn the_avx2_generation_test_agrees_with_the_scalar_one() {
             let w = next() & next();
             if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
         });
-        let expected = super::holding_scalar(&blocks, &mask);
+        let expected = super::gentest::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX2 (asserted above).
         assert_eq!(unsafe { super::holding_avx2(&blocks, &mask) }, expected);
@@ -591,4 +591,83 @@ fn a_stale_row_read_with_more_turns_due_holds_nothing() {
         assert!(!f.contains(b"old", later), "{layout:?}");
         assert!(!f.contains_many([b"old".as_slice()].into_iter(), later)[0], "{layout:?}");
     }
+}
+
+/// The batched query (AVX-512F where the CPU has it, else AVX2, else the per-item path) gives
+/// each item the per-item query's answer, at probe counts from 4 to 16 and with rows stale by
+/// every number of turns (a count window turned 0..=6 times past its items).
+#[test]
+fn the_batched_query_answers_as_the_per_item_query() {
+    let mut probes_seen = Vec::new();
+    for error in [0.2, 0.05, 0.01, 0.001, 0.0001] {
+        let p = choose_in(WindowLayout::Generations, WindowKind::Items, error, 2000).unwrap();
+        probes_seen.push(p.probes);
+        let mut f = WindowFilter::new(p, 7, 0, &Unlimited).unwrap();
+        let items = names("b", 3000);
+        let absent = names("never", 3000);
+        for x in &items {
+            f.add(x.as_bytes(), 0);
+        }
+        for turn in 0..=6 {
+            for batch in [&items, &absent] {
+                let got = f.contains_many(batch.iter().map(|x| x.as_bytes()), 0);
+                for (x, got) in batch.iter().zip(got) {
+                    assert_eq!(got, f.contains(x.as_bytes(), 0), "{x} at {error}, turn {turn}");
+                }
+            }
+            // A turn: new items fill the newest generation and the ring moves on.
+            for x in names(&format!("t{turn}-"), p.gen_items as usize) {
+                f.add(x.as_bytes(), 0);
+            }
+        }
+    }
+    assert!(probes_seen.iter().any(|&k| k <= 8) && probes_seen.iter().any(|&k| k > 8));
+}
+
+/// [`super::gen512::holding`] for a run-time probe count (1..=16).
+#[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+#[target_feature(enable = "avx512f,avx2,bmi2")]
+fn holding_avx512(blocks: &GenBlocks, k: u32, h2: u64) -> u32 {
+    macro_rules! by_probes {
+        ($($k:literal)*) => {
+            match k {
+                // SAFETY: this function is compiled with AVX-512F and runs only where the CPU
+                // has it (its caller checks); `$k` is in 1..=16.
+                $($k => unsafe { super::gen512::holding::<$k>(blocks, h2) },)*
+                _ => unreachable!("1..=16 probes"),
+            }
+        };
+    }
+    by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
+/// The AVX-512F block test against the scalar one, on blocks that hold the mask, or all of it
+/// but random bits. It needs a CPU with AVX-512F; on others the AVX2 test above and the batched
+/// query's test cover what runs there, and this one says it did not run.
+#[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+#[test]
+fn avx512_block_test_matches_the_scalar_test() {
+    if !std::arch::is_x86_feature_detected!("avx512f") {
+        eprintln!("avx512_block_test_matches_the_scalar_test: this CPU has no AVX-512F: not run");
+        return;
+    }
+    let mut x = 0x0dd5_eed5_0000_0001u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        group_mix(x, 3)
+    };
+    let mut seen = [0u32; 32];
+    for _ in 0..40_000 {
+        let (k, h2) = (1 + (next() % 16) as u32, next());
+        let mask = crate::filter::bloom::blocked::probe_mask(k, h2);
+        let blocks: GenBlocks = std::array::from_fn(|i| {
+            let w = next() & next();
+            if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
+        });
+        let expected = super::gentest::holding_scalar(&blocks, &mask);
+        seen[expected as usize] += 1;
+        // SAFETY: the CPU has AVX-512F (checked above).
+        assert_eq!(unsafe { holding_avx512(&blocks, k, h2) }, expected, "k {k}");
+    }
+    assert!(seen.iter().filter(|&&c| c > 0).count() > 16, "{seen:?}");
 }

@@ -144,7 +144,7 @@ fn probe_bit(x: u64) -> u32 {
 /// arithmetic ([`short_top`]). Any `h2` whose low half is 1 takes that path, whatever its
 /// scheme: the bits are the same.
 #[inline(always)]
-fn is_short(h2: u64) -> bool {
+pub(crate) fn is_short(h2: u64) -> bool {
     h2 as u32 == 1
 }
 
@@ -467,7 +467,7 @@ const POWER_HALVES: ([u32; 16], [u32; 16]) = {
 /// Precondition: the CPU has AVX2; inlined only into functions compiled with it.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn probe_tops(
+pub(crate) unsafe fn probe_tops(
     a_lo: std::arch::x86_64::__m256i,
     a_hi: std::arch::x86_64::__m256i,
     g: usize,
