@@ -377,36 +377,43 @@ impl WindowFilter {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi2")]
     fn gen_contains_many_avx2(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
-        // The loop made for each probe count up to 16 (the mask's probes unrolled), once more
-        // for any count (`K` = 0).
-        macro_rules! by_probes {
-            ($($k:literal)*) => {
-                // SAFETY: this function is compiled with AVX2 and BMI2 and runs only where the
-                // CPU has them; each `K` is the probes, or 0.
-                unsafe {
-                    match self.params.probes {
-                        $($k => self.gen_contains_many_k::<$k, false>(hashes, valid),)*
-                        _ => self.gen_contains_many_k::<0, false>(hashes, valid),
-                    }
-                }
-            };
-        }
-        by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+        // SAFETY: this function is compiled with AVX2 and BMI2 and runs only where the CPU has
+        // them.
+        unsafe { self.gen_contains_many_by::<false>(hashes, valid) }
     }
 
     /// [`gen_contains_many_avx2`](Self::gen_contains_many_avx2) with the AVX-512F block test
-    /// (`gen512`). Precondition: the generations layout and 1..=16 probes.
+    /// (`gen512`). Precondition: the generations layout.
     #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
     #[target_feature(enable = "avx512f,avx2,bmi2")]
     fn gen_contains_many_avx512(&self, hashes: &[ItemHash], valid: usize) -> Vec<bool> {
+        // SAFETY: this function is compiled with AVX-512F, AVX2 and BMI2 and runs only where
+        // the CPU has them.
+        unsafe { self.gen_contains_many_by::<true>(hashes, valid) }
+    }
+
+    /// The batched query's loop made for the filter's probe count: `K` its count up to 16 (the
+    /// probes unrolled; the AVX-512F test if `WIDE`), or `K` = 0 with the AVX2 mask test for
+    /// any other count.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and BMI2, and AVX-512F if `WIDE`; inlined only into functions
+    /// compiled with them.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn gen_contains_many_by<const WIDE: bool>(
+        &self,
+        hashes: &[ItemHash],
+        valid: usize,
+    ) -> Vec<bool> {
         macro_rules! by_probes {
             ($($k:literal)*) => {
-                // SAFETY: this function is compiled with AVX-512F, AVX2 and BMI2 and runs only
-                // where the CPU has them; each `K` is the probes, in 1..=16.
+                // SAFETY: the caller's precondition (the CPU's features); each `K` is the
+                // probes, in 1..=16, and the AVX-512F test (`WIDE`) only with such a `K`.
                 unsafe {
                     match self.params.probes {
-                        $($k => self.gen_contains_many_k::<$k, true>(hashes, valid),)*
-                        _ => unreachable!("1..=16 probes (the caller's precondition)"),
+                        $($k => self.gen_contains_many_k::<$k, WIDE>(hashes, valid),)*
+                        _ => self.gen_contains_many_k::<0, false>(hashes, valid),
                     }
                 }
             };
@@ -527,7 +534,6 @@ impl WindowFilter {
         let hashes: Vec<ItemHash> = items.map(|x| self.hash(x)).collect();
         #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
         if self.params.layout == WindowLayout::Generations
-            && (1..=16).contains(&self.params.probes)
             && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("bmi2")
         {
