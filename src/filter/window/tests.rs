@@ -493,23 +493,34 @@ fn the_age_mask_reads_each_slice_at_the_item_bit() {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn the_avx2_generation_test_agrees_with_the_scalar_one() {
-    assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs an AVX2 CPU");
-    let mut x = 0x5eed_f00d_0000_0001u64;
+/// Random block-test cases (probes, probe hash, the item's mask, a row's blocks): each block
+/// holds the mask, or all of it but random bits, on random other bits.
+fn random_block_cases(
+    seed: u64,
+    n: usize,
+) -> impl Iterator<Item = (u32, u64, [u64; 8], GenBlocks)> {
+    let mut x = seed;
     let mut next = move || {
         x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
         group_mix(x, 3)
     };
-    let mut seen = [0u32; 32];
-    for _ in 0..20_000 {
-        let mask = crate::filter::bloom::blocked::probe_mask(1 + (next() % 16) as u32, next());
-        // Each block holds the mask, or all of it but one random bit, on random other bits.
-        let blocks: super::GenBlocks = std::array::from_fn(|i| {
+    (0..n).map(move |_| {
+        let (k, h2) = (1 + (next() % 16) as u32, next());
+        let mask = crate::filter::bloom::blocked::probe_mask(k, h2);
+        let blocks: GenBlocks = std::array::from_fn(|i| {
             let w = next() & next();
             if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
         });
+        (k, h2, mask, blocks)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_avx2_generation_test_agrees_with_the_scalar_one() {
+    assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs an AVX2 CPU");
+    let mut seen = [0u32; 32];
+    for (_, _, mask, blocks) in random_block_cases(0x5eed_f00d_0000_0001, 20_000) {
         let expected = super::gentest::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX2 (asserted above).
@@ -651,19 +662,8 @@ fn avx512_block_test_matches_the_scalar_test() {
         eprintln!("avx512_block_test_matches_the_scalar_test: this CPU has no AVX-512F: not run");
         return;
     }
-    let mut x = 0x0dd5_eed5_0000_0001u64;
-    let mut next = move || {
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        group_mix(x, 3)
-    };
     let mut seen = [0u32; 32];
-    for _ in 0..40_000 {
-        let (k, h2) = (1 + (next() % 16) as u32, next());
-        let mask = crate::filter::bloom::blocked::probe_mask(k, h2);
-        let blocks: GenBlocks = std::array::from_fn(|i| {
-            let w = next() & next();
-            if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
-        });
+    for (k, h2, mask, blocks) in random_block_cases(0x0dd5_eed5_0000_0001, 40_000) {
         let expected = super::gentest::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX-512F (checked above).
