@@ -453,7 +453,7 @@ impl<F: Fingerprint> Cuckoo<F> {
             }
             let max_iterations = self.max_iterations;
             let last = self.filter_count() - 1;
-            if self.sub_mut(last).kick_out(l, bs, max_iterations) {
+            if self.sub_mut(last).kick_out(l.h1, l.fp, bs, max_iterations) {
                 self.items = self.items.saturating_add(1);
                 return Ok(Insert::Inserted);
             }
