@@ -182,19 +182,35 @@ impl<F: Fingerprint> Cuckoo<F> {
         let bytes = slots.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
         let size = info_size(1, bytes).ok_or(CuckooError::TooLarge)?;
         guard.admit(size, bytes)?;
-        let shape = Shape {
-            base_buckets: base,
-            filters: 1,
-            items: 0,
-            deletes: 0,
-            bucket_size: p.bucket_size,
-            max_iterations: p.max_iterations,
-            expansion: p.rounded_expansion(),
-        };
         let mut filters = Vec::new();
         filters.try_reserve_exact(1).map_err(|_| CuckooError::OutOfMemory)?;
         filters.push(Slots::zeroed(slots)?);
-        Self::assemble(&shape, filters)
+        // `assemble`'s checks, made directly (one sub-filter of `base` buckets, no shape to
+        // walk): the same errors, the same filter. `base_buckets` is a power of two and the
+        // rounded expansion 0 or one, so only the allocation's check can fail in practice.
+        let bad = CuckooError::BadData;
+        let bucket_size = u8::try_from(p.bucket_size).map_err(|_| bad.clone())?;
+        let expansion = p.rounded_expansion();
+        let len = usize::try_from(slots).map_err(|_| bad.clone())?;
+        if !base.is_power_of_two()
+            || (expansion != 0 && !expansion.is_power_of_two())
+            || !filters.first().is_some_and(|s| s.holds(len))
+        {
+            return Err(bad);
+        }
+        // What `sub` relies on, as `assemble` checks it: sub-filter 0's allocation holds
+        // `buckets_at(base_log2, code, 0) × bucket size` = `base × bucket size` = `len` slots.
+        Ok(Self {
+            filters: filters.into_boxed_slice(),
+            items: 0,
+            deletes: 0,
+            max_iterations: p.max_iterations,
+            count: 1,
+            bucket_size,
+            base_log2: base.trailing_zeros() as u8,
+            expansion_code: if expansion == 0 { 0 } else { expansion.trailing_zeros() as u8 + 1 },
+            mark: false,
+        })
     }
 
     /// The filter of `shape` over `filters` (one allocation per sub-filter, each holding its

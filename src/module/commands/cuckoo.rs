@@ -161,7 +161,7 @@ fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Cuckoo
 /// The `cf-*` defaults a creating command uses: the server's own, or on a replica and in
 /// replication or AOF replay the stream's (see `crate::module::creation`).
 fn cf_defaults(ctx: &Context) -> CfDefaults {
-    creation::for_command(|| ctx.get_flags()).cf_defaults()
+    creation::cf_for_command(|| ctx.get_flags())
 }
 
 /// Replicates a command that created a filter, verbatim, after the creation settings when
@@ -281,22 +281,6 @@ impl Outcomes {
             }
         }
         codes
-    }
-
-    /// The reply to the single item of `CF.ADD` / `CF.ADDNX`.
-    fn single_reply(self) -> Reply {
-        let first = match self.others.first() {
-            _ if self.len == 0 => None,
-            Some(&(0, code)) => Some(code),
-            _ => Some(1),
-        };
-        match (first, self.errors.into_iter().next()) {
-            (_, Some((_, e))) => Reply::Error(error_text(&e)),
-            (Some(1), None) => Reply::Bool(true),
-            (Some(0), None) => Reply::Bool(false),
-            (Some(_), None) => Reply::err(FULL),
-            (None, None) => Reply::err(errors::INTERNAL),
-        }
     }
 }
 
@@ -418,13 +402,34 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
             };
         }
     }
-    // A missing key: the same open key creates it.
+    // A missing key: the same open key creates it, as `insert_items` would for one item (no
+    // limit refuses a single item's outcome: an error is the whole reply). The filter is
+    // stored whatever the outcome, and the command replicated verbatim: a replica makes the
+    // same filter with the same outcome.
     let cf = cf_defaults(ctx);
-    let create =
-        Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
-    match insert_items(ctx, args, &mut key, 2, nx, create, event) {
-        Err(r) => r,
-        Ok(out) => out.single_reply(),
+    let guard = ServerGuard::for_command(ctx);
+    let params = match default_params(&cf, cf.initial_size) {
+        Ok(p) => p,
+        Err(e) => return create_error(&e),
+    };
+    let mut value = match CuckooFilter::new(&params, FingerprintWidth::W8, &guard) {
+        Ok(f) => CuckooValue::new(f),
+        Err(e) => return create_error(&e),
+    };
+    let outcome = value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard);
+    if let Ok(Insert::Inserted) = outcome {
+        value.in_use();
+    }
+    if let Err(r) = key.set_value(value) {
+        return r;
+    }
+    replicate_creating_command(ctx);
+    notify(ctx, event, &key_name);
+    match outcome {
+        Ok(Insert::Inserted) => Reply::Bool(true),
+        Ok(Insert::Exists) => Reply::Bool(false),
+        Ok(Insert::Full) => Reply::err(FULL),
+        Err(e) => Reply::Error(error_text(&e)),
     }
 }
 
