@@ -174,6 +174,29 @@ impl Shape {
     }
 }
 
+/// `[value]` as a boxed slice in one allocation of exactly one entry: what
+/// `Vec::try_reserve_exact(1)`, `push` and `into_boxed_slice` make, without the vector's
+/// general growth path (a filter's creation is a hot path when many small filters are made).
+/// `OutOfMemory` if the allocator refuses (never an abort).
+fn boxed_one<T>(value: T) -> Result<Box<[T]>, CuckooError> {
+    let layout = std::alloc::Layout::new::<T>();
+    if layout.size() == 0 {
+        return Ok(Box::new([value]));
+    }
+    // SAFETY: `layout` has a non-zero size. A non-null result is an allocation of `layout`
+    // from the global allocator, aligned for `T` and large enough for one, which `write`
+    // initialises. A `Box<[T]>` of length 1 frees with `Layout::array::<T>(1)`, which is
+    // `layout` (the same size and alignment), through the same global allocator.
+    unsafe {
+        let ptr = std::alloc::alloc(layout).cast::<T>();
+        if ptr.is_null() {
+            return Err(CuckooError::OutOfMemory);
+        }
+        ptr.write(value);
+        Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, 1)))
+    }
+}
+
 impl<F: Fingerprint> Cuckoo<F> {
     /// `CuckooFilter_Init`: one empty sub-filter, after `guard` admitted its size.
     pub fn new(p: &CuckooParams, guard: &dyn AllocGuard) -> Result<Self, CuckooError> {
@@ -182,9 +205,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         let bytes = slots.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
         let size = info_size(1, bytes).ok_or(CuckooError::TooLarge)?;
         guard.admit(size, bytes)?;
-        let mut filters = Vec::new();
-        filters.try_reserve_exact(1).map_err(|_| CuckooError::OutOfMemory)?;
-        filters.push(Slots::zeroed(slots)?);
+        let filters = boxed_one(Slots::zeroed(slots)?)?;
         // `assemble`'s checks, made directly (one sub-filter of `base` buckets, no shape to
         // walk): the same errors, the same filter. `base_buckets` is a power of two and the
         // rounded expansion 0 or one, so only the allocation's check can fail in practice.
@@ -201,7 +222,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         // What `sub` relies on, as `assemble` checks it: sub-filter 0's allocation holds
         // `buckets_at(base_log2, code, 0) × bucket size` = `base × bucket size` = `len` slots.
         Ok(Self {
-            filters: filters.into_boxed_slice(),
+            filters,
             items: 0,
             deletes: 0,
             max_iterations: p.max_iterations,
