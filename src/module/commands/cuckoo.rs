@@ -413,14 +413,14 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
         Err(e) => return create_error(&e),
     };
     let mut value = match CuckooFilter::new(&params, FingerprintWidth::W8, &guard) {
-        Ok(f) => CuckooValue::new(f),
+        Ok(f) => Box::new(CuckooValue::new(f)),
         Err(e) => return create_error(&e),
     };
     let outcome = value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard);
     if let Ok(Insert::Inserted) = outcome {
         value.in_use();
     }
-    if let Err(r) = key.set_value(value) {
+    if let Err(r) = key.set_boxed(value) {
         return r;
     }
     replicate_creating_command(ctx);
