@@ -511,7 +511,18 @@ impl<F: Fingerprint> Cuckoo<F> {
         guard: &dyn AllocGuard,
     ) -> Result<Insert, CuckooError> {
         self.check_can_insert(max_filters)?;
-        self.insert_lookup(&Lookup::of(item), nx, max_filters, guard)
+        let l = Lookup::of(item);
+        if let (false, Some(newest)) = (nx, self.filter_count().checked_sub(1)) {
+            // `insert_lookup`'s first step, inline: the newest sub-filter's buckets (the
+            // usual case, and always a new filter's). A failed try changes nothing, so the
+            // general path may repeat it.
+            let bs = self.bs();
+            if self.sub_mut(newest).try_place(&l, bs) {
+                self.items = self.items.saturating_add(1);
+                return Ok(Insert::Inserted);
+            }
+        }
+        self.insert_lookup(&l, nx, max_filters, guard)
     }
 
     /// `CuckooFilter_Grow`: appends sub-filter `n` with `base × expansion^n` buckets.
