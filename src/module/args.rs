@@ -5,6 +5,7 @@
 //! spaces; doubles: finite decimal or exponent notation, no trailing junk).
 
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::{RedisString, raw};
 
@@ -21,16 +22,52 @@ impl AsRef<[u8]> for Arg {
     }
 }
 
+/// `RedisModule_StringPtrLen`'s type.
+type StringPtrLen =
+    unsafe extern "C" fn(*const raw::RedisModuleString, *mut usize) -> *const std::ffi::c_char;
+
+/// The function [`string_bytes`] calls: [`resolve_string_ptr_len`] until that has run once,
+/// then `RedisModule_StringPtrLen` itself. It holds only values of type [`StringPtrLen`], cast
+/// to `*mut ()`. Read with one plain load and called directly (the hot path of every batched
+/// item), where the API pointer (`api!`) costs a load through the GOT, a second load and a
+/// null test per item.
+static STRING_PTR_LEN: AtomicPtr<()> = AtomicPtr::new(resolve_string_ptr_len as *mut ());
+
+/// The first call of [`STRING_PTR_LEN`]: reads the API pointer (set by `RedisModule_Init`
+/// before any command, see the API-pointer premise in `module/mod.rs`), keeps it in
+/// [`STRING_PTR_LEN`] for the later calls and forwards this one. Before Init (no API: unit
+/// tests) every string reads as empty, as `string_bytes` did with a missing pointer.
+unsafe extern "C" fn resolve_string_ptr_len(
+    s: *const raw::RedisModuleString,
+    len: *mut usize,
+) -> *const std::ffi::c_char {
+    match api!(RedisModule_StringPtrLen) {
+        Some(f) => {
+            STRING_PTR_LEN.store(f as *mut (), Ordering::Relaxed);
+            // SAFETY: forwarded as received: the caller's contract is StringPtrLen's.
+            unsafe { f(s, len) }
+        }
+        None => {
+            // SAFETY: `len` is the caller's valid `usize` slot (string_bytes passes a local).
+            unsafe { len.write(0) };
+            c"".as_ptr()
+        }
+    }
+}
+
 /// The bytes of an argv string, read with `RedisModule_StringPtrLen` directly (the hot path of
 /// every MADD/MEXISTS item: the crate's `string_as_slice` is an out-of-line call around it).
 #[inline(always)]
 fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
-    let Some(ptr_len) = api!(RedisModule_StringPtrLen) else {
-        return &[];
-    };
+    let f = STRING_PTR_LEN.load(Ordering::Relaxed);
+    // SAFETY: STRING_PTR_LEN only ever holds a `StringPtrLen` (its initial value and the
+    // API's pointer, both of that type, cast to `*mut ()`), so this casts it back to the
+    // type it had; a fn pointer and `*mut ()` have the same size.
+    let ptr_len = unsafe { std::mem::transmute::<*mut (), StringPtrLen>(f) };
     let mut len = 0;
     // SAFETY: `s` is an argv string, valid for the whole command; StringPtrLen returns its
-    // buffer and length, which stay valid and unchanged while argv lives ('a is argv's).
+    // buffer and length, which stay valid and unchanged while argv lives ('a is argv's); the
+    // resolver returns a static empty string with length 0.
     unsafe {
         let ptr = ptr_len(s, &mut len);
         std::slice::from_raw_parts(ptr.cast::<u8>(), len)

@@ -314,6 +314,15 @@ pub fn for_command(flags: impl FnOnce() -> ContextFlags) -> Settings {
     stream().unwrap_or_else(local)
 }
 
+/// The `cf-*` defaults a creating command uses: `for_command(flags).cf_defaults()`, without
+/// building the other settings when the server's own apply (the usual case).
+pub fn cf_for_command(flags: impl FnOnce() -> ContextFlags) -> CfDefaults {
+    if !HAS_STREAM.load(Ordering::Relaxed) || !follows_stream(&flags()) {
+        return CfDefaults::local();
+    }
+    stream().unwrap_or_else(local).cf_defaults()
+}
+
 /// Adopts a stream's settings (`BF.REPLCONF`, RDB aux data).
 pub fn adopt(settings: Settings) {
     *STREAM.lock().unwrap_or_else(PoisonError::into_inner) = Some(settings);

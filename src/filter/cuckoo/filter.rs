@@ -174,6 +174,29 @@ impl Shape {
     }
 }
 
+/// `[value]` as a boxed slice in one allocation of exactly one entry: what
+/// `Vec::try_reserve_exact(1)`, `push` and `into_boxed_slice` make, without the vector's
+/// general growth path (a filter's creation is a hot path when many small filters are made).
+/// `OutOfMemory` if the allocator refuses (never an abort).
+fn boxed_one<T>(value: T) -> Result<Box<[T]>, CuckooError> {
+    let layout = std::alloc::Layout::new::<T>();
+    if layout.size() == 0 {
+        return Ok(Box::new([value]));
+    }
+    // SAFETY: `layout` has a non-zero size. A non-null result is an allocation of `layout`
+    // from the global allocator, aligned for `T` and large enough for one, which `write`
+    // initialises. A `Box<[T]>` of length 1 frees with `Layout::array::<T>(1)`, which is
+    // `layout` (the same size and alignment), through the same global allocator.
+    unsafe {
+        let ptr = std::alloc::alloc(layout).cast::<T>();
+        if ptr.is_null() {
+            return Err(CuckooError::OutOfMemory);
+        }
+        ptr.write(value);
+        Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, 1)))
+    }
+}
+
 impl<F: Fingerprint> Cuckoo<F> {
     /// `CuckooFilter_Init`: one empty sub-filter, after `guard` admitted its size.
     pub fn new(p: &CuckooParams, guard: &dyn AllocGuard) -> Result<Self, CuckooError> {
@@ -182,19 +205,33 @@ impl<F: Fingerprint> Cuckoo<F> {
         let bytes = slots.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
         let size = info_size(1, bytes).ok_or(CuckooError::TooLarge)?;
         guard.admit(size, bytes)?;
-        let shape = Shape {
-            base_buckets: base,
-            filters: 1,
+        let filters = boxed_one(Slots::zeroed(slots)?)?;
+        // `assemble`'s checks, made directly (one sub-filter of `base` buckets, no shape to
+        // walk): the same errors, the same filter. `base_buckets` is a power of two and the
+        // rounded expansion 0 or one, so only the allocation's check can fail in practice.
+        let bad = CuckooError::BadData;
+        let bucket_size = u8::try_from(p.bucket_size).map_err(|_| bad.clone())?;
+        let expansion = p.rounded_expansion();
+        let len = usize::try_from(slots).map_err(|_| bad.clone())?;
+        if !base.is_power_of_two()
+            || (expansion != 0 && !expansion.is_power_of_two())
+            || !filters.first().is_some_and(|s| s.holds(len))
+        {
+            return Err(bad);
+        }
+        // What `sub` relies on, as `assemble` checks it: sub-filter 0's allocation holds
+        // `buckets_at(base_log2, code, 0) × bucket size` = `base × bucket size` = `len` slots.
+        Ok(Self {
+            filters,
             items: 0,
             deletes: 0,
-            bucket_size: p.bucket_size,
             max_iterations: p.max_iterations,
-            expansion: p.rounded_expansion(),
-        };
-        let mut filters = Vec::new();
-        filters.try_reserve_exact(1).map_err(|_| CuckooError::OutOfMemory)?;
-        filters.push(Slots::zeroed(slots)?);
-        Self::assemble(&shape, filters)
+            count: 1,
+            bucket_size,
+            base_log2: base.trailing_zeros() as u8,
+            expansion_code: if expansion == 0 { 0 } else { expansion.trailing_zeros() as u8 + 1 },
+            mark: false,
+        })
     }
 
     /// The filter of `shape` over `filters` (one allocation per sub-filter, each holding its
@@ -453,7 +490,7 @@ impl<F: Fingerprint> Cuckoo<F> {
             }
             let max_iterations = self.max_iterations;
             let last = self.filter_count() - 1;
-            if self.sub_mut(last).kick_out(l, bs, max_iterations) {
+            if self.sub_mut(last).kick_out(l.h1, l.fp, bs, max_iterations) {
                 self.items = self.items.saturating_add(1);
                 return Ok(Insert::Inserted);
             }
@@ -474,7 +511,18 @@ impl<F: Fingerprint> Cuckoo<F> {
         guard: &dyn AllocGuard,
     ) -> Result<Insert, CuckooError> {
         self.check_can_insert(max_filters)?;
-        self.insert_lookup(&Lookup::of(item), nx, max_filters, guard)
+        let l = Lookup::of(item);
+        if let (false, Some(newest)) = (nx, self.filter_count().checked_sub(1)) {
+            // `insert_lookup`'s first step, inline: the newest sub-filter's buckets (the
+            // usual case, and always a new filter's). A failed try changes nothing, so the
+            // general path may repeat it.
+            let bs = self.bs();
+            if self.sub_mut(newest).try_place(&l, bs) {
+                self.items = self.items.saturating_add(1);
+                return Ok(Insert::Inserted);
+            }
+        }
+        self.insert_lookup(&l, nx, max_filters, guard)
     }
 
     /// `CuckooFilter_Grow`: appends sub-filter `n` with `base × expansion^n` buckets.

@@ -193,12 +193,15 @@ impl<F: Fingerprint> SubFilterMut<'_, F> {
     /// XOR is an involution), swap. Each swap is its own inverse and they are undone in reverse
     /// order, so a failed walk leaves every slot as it was and the original fingerprint in hand:
     /// a failed insert loses nothing (checked by `kick_out_failure_changes_nothing`).
-    pub(super) fn kick_out(&mut self, l: &Lookup<F>, bs: usize, max_iterations: u16) -> bool {
+    ///
+    /// The item's first index `h1` and fingerprint `fp0` come by value (not as its `Lookup`),
+    /// so the batched insert loop need not keep the lookup in memory for this rare call.
+    pub(super) fn kick_out(&mut self, h1: u64, fp0: F, bs: usize, max_iterations: u16) -> bool {
         let mask = self.mask;
         let slots = &mut *self.slots;
-        let mut fp = l.fp;
+        let mut fp = fp0;
         let mut victim = 0usize;
-        let mut b = l.h1 & mask;
+        let mut b = h1 & mask;
         for _ in 0..max_iterations {
             std::mem::swap(&mut slots[b as usize * bs + victim], &mut fp);
             b = alt_bucket(fp, b, mask);
@@ -214,7 +217,7 @@ impl<F: Fingerprint> SubFilterMut<'_, F> {
             b = alt_bucket(fp, b, mask);
             std::mem::swap(&mut slots[b as usize * bs + victim], &mut fp);
         }
-        debug_assert!(fp == l.fp, "an undone walk ends with the original fingerprint");
+        debug_assert!(fp == fp0, "an undone walk ends with the original fingerprint");
         false
     }
 }

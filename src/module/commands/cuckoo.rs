@@ -161,7 +161,7 @@ fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Cuckoo
 /// The `cf-*` defaults a creating command uses: the server's own, or on a replica and in
 /// replication or AOF replay the stream's (see `crate::module::creation`).
 fn cf_defaults(ctx: &Context) -> CfDefaults {
-    creation::for_command(|| ctx.get_flags()).cf_defaults()
+    creation::cf_for_command(|| ctx.get_flags())
 }
 
 /// Replicates a command that created a filter, verbatim, after the creation settings when
@@ -246,11 +246,14 @@ struct Create {
 
 /// The outcomes of an insert command's items, as its reply needs them: one code per item
 /// (`CF.INSERTNX`'s integers: 1 inserted, 0 present, -1 full; [`REFUSED`] for an item a limit
-/// refused, whose error is in `errors`), written by the core's item loop directly.
+/// refused, whose error is in `errors`), given by the core's item loop directly. Only the
+/// items not inserted are recorded one by one (an inserted item, the usual outcome, only
+/// counts), so the loop's cost per inserted item is one increment.
 struct Outcomes {
-    codes: Vec<i64>,
-    /// Items inserted.
-    inserted: usize,
+    /// Items given an outcome so far.
+    len: usize,
+    /// (item index, code) of each item not inserted, in order; every other item's code is 1.
+    others: Vec<(usize, i64)>,
     /// (item index, error) of each item a limit refused, in order.
     errors: Vec<(usize, CuckooError)>,
 }
@@ -259,19 +262,25 @@ struct Outcomes {
 const REFUSED: i64 = i64::MIN;
 
 impl Outcomes {
-    fn with_capacity(n: usize) -> Self {
-        Self { codes: Vec::with_capacity(n), inserted: 0, errors: Vec::new() }
+    fn new() -> Self {
+        Self { len: 0, others: Vec::new(), errors: Vec::new() }
     }
 
-    /// The reply to the single item of `CF.ADD` / `CF.ADDNX`.
-    fn single_reply(self) -> Reply {
-        match (self.codes.first(), self.errors.into_iter().next()) {
-            (_, Some((_, e))) => Reply::Error(error_text(&e)),
-            (Some(1), None) => Reply::Bool(true),
-            (Some(0), None) => Reply::Bool(false),
-            (Some(_), None) => Reply::err(FULL),
-            (None, None) => Reply::err(errors::INTERNAL),
+    /// Items inserted.
+    fn inserted(&self) -> usize {
+        self.len - self.others.len()
+    }
+
+    /// Every item's code, in order.
+    fn codes(&self) -> Vec<i64> {
+        let mut codes = vec![1; self.len];
+        for &(i, code) in &self.others {
+            // Every recorded index is below `len` (it was `len` when recorded).
+            if let Some(c) = codes.get_mut(i) {
+                *c = code;
+            }
         }
+        codes
     }
 }
 
@@ -279,18 +288,18 @@ impl InsertSink for Outcomes {
     #[inline(always)]
     fn push(&mut self, outcome: Result<Insert, CuckooError>) {
         let code = match outcome {
-            Ok(Insert::Inserted) => {
-                self.inserted += 1;
-                1
-            }
-            Ok(Insert::Exists) => 0,
-            Ok(Insert::Full) => -1,
+            Ok(Insert::Inserted) => None,
+            Ok(Insert::Exists) => Some(0),
+            Ok(Insert::Full) => Some(-1),
             Err(e) => {
-                self.errors.push((self.codes.len(), e));
-                REFUSED
+                self.errors.push((self.len, e));
+                Some(REFUSED)
             }
         };
-        self.codes.push(code);
+        if let Some(code) = code {
+            self.others.push((self.len, code));
+        }
+        self.len += 1;
     }
 }
 
@@ -327,13 +336,13 @@ fn insert_items(
     };
     let items = args.items(first_item);
     let max_filters = config::cf_max_filters();
-    let mut out = Outcomes::with_capacity(items.len());
+    let mut out = Outcomes::new();
     let refused = if items.len() == 1 {
         value.filter.add(items[0].as_ref(), nx, max_filters, &guard).map(|r| out.push(Ok(r)))
     } else {
         value.filter.insert_many(items, nx, max_filters, &guard, &mut out)
     };
-    let inserted = out.inserted;
+    let inserted = out.inserted();
     if inserted > 0 {
         value.in_use();
     }
@@ -353,7 +362,7 @@ fn insert_items(
             ctx.replicate_verbatim();
         } else {
             let went_in: Vec<Arg> =
-                items.iter().zip(&out.codes).filter(|&(_, &c)| c == 1).map(|(a, _)| *a).collect();
+                items.iter().zip(out.codes()).filter(|&(_, c)| c == 1).map(|(a, _)| *a).collect();
             replicate_insert(ctx, args, &went_in);
         }
     }
@@ -393,13 +402,34 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
             };
         }
     }
-    // A missing key: the same open key creates it.
+    // A missing key: the same open key creates it, as `insert_items` would for one item (no
+    // limit refuses a single item's outcome: an error is the whole reply). The filter is
+    // stored whatever the outcome, and the command replicated verbatim: a replica makes the
+    // same filter with the same outcome.
     let cf = cf_defaults(ctx);
-    let create =
-        Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
-    match insert_items(ctx, args, &mut key, 2, nx, create, event) {
-        Err(r) => r,
-        Ok(out) => out.single_reply(),
+    let guard = ServerGuard::for_command(ctx);
+    let params = match default_params(&cf, cf.initial_size) {
+        Ok(p) => p,
+        Err(e) => return create_error(&e),
+    };
+    let mut value = match CuckooFilter::new(&params, FingerprintWidth::W8, &guard) {
+        Ok(f) => Box::new(CuckooValue::new(f)),
+        Err(e) => return create_error(&e),
+    };
+    let outcome = value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard);
+    if let Ok(Insert::Inserted) = outcome {
+        value.in_use();
+    }
+    if let Err(r) = key.set_boxed(value) {
+        return r;
+    }
+    replicate_creating_command(ctx);
+    notify(ctx, event, &key_name);
+    match outcome {
+        Ok(Insert::Inserted) => Reply::Bool(true),
+        Ok(Insert::Exists) => Reply::Bool(false),
+        Ok(Insert::Full) => Reply::err(FULL),
+        Err(e) => Reply::Error(error_text(&e)),
     }
 }
 
@@ -468,13 +498,13 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
     // INSERT has no item already present: its codes are 1 or -1.)
     if out.errors.is_empty() {
         if booleans {
-            return Reply::Bools(out.codes.iter().map(|&c| c == 1).collect(), None);
+            return Reply::Bools(out.codes().iter().map(|&c| c == 1).collect(), None);
         }
-        return Reply::Ints(out.codes);
+        return Reply::Ints(out.codes());
     }
+    let codes = out.codes();
     let mut refusals = out.errors.into_iter();
-    let replies = out
-        .codes
+    let replies = codes
         .into_iter()
         .map(|c| match c {
             1 if booleans => Reply::Bool(true),

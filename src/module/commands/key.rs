@@ -93,6 +93,12 @@ impl Key {
     /// Stores a new value at this key, which must be empty (never overwrites) and open for
     /// writing.
     pub fn set_value<T: NativeType>(&self, value: T) -> Result<(), Reply> {
+        self.set_boxed(Box::new(value))
+    }
+
+    /// [`Key::set_value`] of a value already boxed (made in place on the heap, not moved
+    /// there at the end).
+    pub fn set_boxed<T: NativeType>(&self, value: Box<T>) -> Result<(), Reply> {
         let (Some(kind), Some(set)) =
             (api!(RedisModule_KeyType), api!(RedisModule_ModuleTypeSetValue))
         else {
@@ -102,7 +108,7 @@ impl Key {
         if self.0.is_null() || unsafe { kind(self.0) } != raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
             return Err(Reply::err(errors::WRONG_TYPE));
         }
-        let value = Box::into_raw(Box::new(value));
+        let value = Box::into_raw(value);
         // SAFETY: `self.0` is an empty key open for writing; on success Redis owns `value`
         // and frees it through the type's `free` callback.
         let rc = unsafe { set(self.0, *T::redis_type().raw_type.borrow(), value.cast()) };

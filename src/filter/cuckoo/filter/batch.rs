@@ -199,7 +199,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         let (bs, max_iterations) = (self.bs(), self.max_iterations);
         if self.count == 1 {
             let mut f = BucketsMut::<F, B>::new(self.sub_mut(0), bs)?;
-            return Some(insert_run(
+            return Some(insert_run_nx(
                 std::slice::from_mut(&mut f),
                 rest,
                 nx,
@@ -209,7 +209,24 @@ impl<F: Fingerprint> Cuckoo<F> {
             ));
         }
         let mut views = self.views_mut::<B>()?;
-        Some(insert_run(&mut views, rest, nx, bs, max_iterations, out))
+        Some(insert_run_nx(&mut views, rest, nx, bs, max_iterations, out))
+    }
+}
+
+/// [`insert_run`] with `nx` a constant in its item loop.
+#[inline(always)]
+fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
+    views: &mut [BucketsMut<'_, F, B>],
+    rest: &mut std::slice::Iter<'i, T>,
+    nx: bool,
+    bs: usize,
+    max_iterations: u16,
+    out: &mut S,
+) -> (u64, Option<Lookup<F>>) {
+    if nx {
+        insert_run::<B, true, F, T, S>(views, rest, bs, max_iterations, out)
+    } else {
+        insert_run::<B, false, F, T, S>(views, rest, bs, max_iterations, out)
     }
 }
 
@@ -219,10 +236,16 @@ impl<F: Fingerprint> Cuckoo<F> {
 /// inserted and the lookup of the item that found no room, if one did (its outcome not yet
 /// given).
 #[inline(always)]
-fn insert_run<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
+fn insert_run<
+    'i,
+    const B: usize,
+    const NX: bool,
+    F: Fingerprint,
+    T: AsRef<[u8]> + 'i,
+    S: InsertSink,
+>(
     views: &mut [BucketsMut<'_, F, B>],
     rest: &mut std::slice::Iter<'i, T>,
-    nx: bool,
     bs: usize,
     max_iterations: u16,
     out: &mut S,
@@ -231,7 +254,7 @@ fn insert_run<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: Insert
     // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined here.
     'items: for item in rest {
         let l = Lookup::of(item.as_ref());
-        if nx {
+        if NX {
             for f in views.iter() {
                 if f.view().contains(&l) {
                     out.push(Ok(Insert::Exists));
@@ -248,7 +271,7 @@ fn insert_run<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: Insert
         }
         if !placed {
             let kicked = match views.last_mut() {
-                Some(f) => f.sub().kick_out(&l, bs, max_iterations),
+                Some(f) => f.sub().kick_out(l.h1, l.fp, bs, max_iterations),
                 None => false,
             };
             if !kicked {
