@@ -351,22 +351,23 @@ fn set_clear_many_with(
     out: &mut Vec<bool>,
     set: impl Fn(&mut [u64; 8], u64) -> u32,
 ) -> (u64, u64) {
-    // Counted per item: whether it was new, and the probes found set; the bits set are the
-    // probes less those, summed once at the end.
-    let (mut new, mut found) = (0u64, 0u64);
+    // Counted per item: the probes found set; the bits set are the probes less those, summed
+    // once at the end, and the new items are counted from the answers after the loop (a
+    // vectorised count of bytes, not two instructions per item).
+    let mut found = 0u64;
+    let start = out.len();
     out.reserve(hashes.len());
     // Written in place: no capacity check per item, as `push` has.
     let slots = &mut out.spare_capacity_mut()[..hashes.len()];
     for (slot, &h) in slots.iter_mut().zip(hashes) {
         let already = set(block_of_mut(words, h), h.h2);
-        let is_new = already < k;
         found += u64::from(already);
-        new += u64::from(is_new);
-        slot.write(is_new);
+        slot.write(already < k);
     }
     // SAFETY: `reserve` made room for `hashes.len()` more, and the loop wrote every one of the
     // first `hashes.len()` spare slots (the zip runs over all of them: both are that long).
-    unsafe { out.set_len(out.len() + hashes.len()) };
+    unsafe { out.set_len(start + hashes.len()) };
+    let new = out[start..].iter().map(|&b| u64::from(b)).sum();
     // `found` ≤ `k · len` (each item finds at most `k`); `k · len` < 2^64 (`len` < 2^59).
     (new, u64::from(k) * hashes.len() as u64 - found)
 }
