@@ -51,6 +51,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     if rc == raw::Status::Err as c_int {
         return rc;
     }
+    module::args::init_string_ptr_len();
     let context = Context::new(ctx);
     // The crate's detached-context logging needs it; a second load in one process keeps the first.
     let _ = MODULE_CONTEXT.set_context(&context);

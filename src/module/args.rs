@@ -21,19 +21,57 @@ impl AsRef<[u8]> for Arg {
     }
 }
 
+/// The signature of `RedisModule_StringPtrLen`.
+type StringPtrLen =
+    unsafe extern "C" fn(*const raw::RedisModuleString, *mut usize) -> *const std::ffi::c_char;
+
+/// `RedisModule_StringPtrLen` as a plain function pointer, never absent: the hot path of every
+/// MADD/MEXISTS item calls through it in one instruction (`call [rip + …]`), where the
+/// `Option` in `raw` costs a load, a test and a branch per item (the pointer is read again
+/// after every call: the compiler cannot know the call leaves it alone). Until
+/// [`init_string_ptr_len`] copies Redis' function in, it is [`no_string_ptr_len`].
+///
+/// Written once, by [`init_string_ptr_len`] in `RedisModule_OnLoad` right after
+/// `RedisModule_Init`, before any command or callback of the module runs, and never again:
+/// the API-pointer premise of `module/mod.rs` holds for it as for `raw`'s pointers.
+static mut STRING_PTR_LEN: StringPtrLen = no_string_ptr_len;
+
+/// What [`STRING_PTR_LEN`] holds until Redis' function is copied in (no Redis: a unit test):
+/// every string is empty.
+unsafe extern "C" fn no_string_ptr_len(
+    _: *const raw::RedisModuleString,
+    len: *mut usize,
+) -> *const std::ffi::c_char {
+    if !len.is_null() {
+        // SAFETY: the caller passes a valid, writable `len` (or null, excluded above).
+        unsafe { len.write(0) };
+    }
+    c"".as_ptr()
+}
+
+/// Copies Redis' `RedisModule_StringPtrLen` into [`STRING_PTR_LEN`]. Called once, from
+/// `RedisModule_OnLoad` right after `RedisModule_Init` (see [`STRING_PTR_LEN`]).
+pub fn init_string_ptr_len() {
+    if let Some(f) = api!(RedisModule_StringPtrLen) {
+        // SAFETY: OnLoad runs on the main thread before any code that reads the pointer
+        // (commands, callbacks, other threads of the module), and this is its only write.
+        unsafe { STRING_PTR_LEN = f };
+    }
+}
+
 /// The bytes of an argv string, read with `RedisModule_StringPtrLen` directly (the hot path of
 /// every MADD/MEXISTS item: the crate's `string_as_slice` is an out-of-line call around it).
 #[inline(always)]
 fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
-    let Some(ptr_len) = api!(RedisModule_StringPtrLen) else {
-        return &[];
-    };
-    let mut len = 0;
-    // SAFETY: `s` is an argv string, valid for the whole command; StringPtrLen returns its
-    // buffer and length, which stay valid and unchanged while argv lives ('a is argv's).
+    let mut len = std::mem::MaybeUninit::<usize>::uninit();
+    // SAFETY: the pointer is read by value under the premise of `STRING_PTR_LEN` (written once
+    // before any command runs). `s` is an argv string, valid for the whole command;
+    // StringPtrLen writes its length to `len` (it always does for a non-null `len`, as does
+    // `no_string_ptr_len`) and returns its buffer, which stays valid and unchanged while argv
+    // lives ('a is argv's).
     unsafe {
-        let ptr = ptr_len(s, &mut len);
-        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+        let ptr = STRING_PTR_LEN(s, len.as_mut_ptr());
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len.assume_init())
     }
 }
 
