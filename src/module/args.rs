@@ -49,8 +49,8 @@ unsafe extern "C" fn no_string_ptr_len(
     c"".as_ptr()
 }
 
-/// Copies Redis' `RedisModule_StringPtrLen` into [`STRING_PTR_LEN`]. Called once, from
-/// `RedisModule_OnLoad` right after `RedisModule_Init` (see [`STRING_PTR_LEN`]).
+/// Copies Redis' `RedisModule_StringPtrLen` into `STRING_PTR_LEN`, the copy argv strings are
+/// read through. Called once, from `RedisModule_OnLoad` right after `RedisModule_Init`.
 pub fn init_string_ptr_len() {
     if let Some(f) = api!(RedisModule_StringPtrLen) {
         // SAFETY: OnLoad runs on the main thread before any code that reads the pointer

@@ -16,7 +16,9 @@
 //! thread (commands, type callbacks, events, the allocator inside Redis, Redis' background
 //! threads freeing values); nothing writes them again. So reading one by value races with
 //! nothing, and reading it before Init (the allocator, in a test binary) sees `None`.
-//! `api!` (below) is the one place that reads them, under this premise.
+//! `api!` (below) is the one place that reads them, under this premise; the one copy of a
+//! pointer, `args::STRING_PTR_LEN` (the per-item argv read of the batched commands), is
+//! made right after `RedisModule_Init` and is under the same premise.
 
 /// The module API function `raw::$name`, read by value: `Option<unsafe extern "C" fn …>`.
 macro_rules! api {
