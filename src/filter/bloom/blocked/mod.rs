@@ -160,12 +160,14 @@ fn short_top(lo: u32, i: usize) -> u32 {
     lo.wrapping_mul(POWER_HALVES.0[i]).wrapping_add(POWER_HALVES.1[i])
 }
 
-/// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant.
+/// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant;
+/// `short` is [`is_short`] of `h2` (a constant where the batch's scheme makes it one).
 #[inline(always)]
-fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64, short: bool) -> bool {
+    debug_assert_eq!(short, is_short(h2));
     // `wrapping_shr`/`wrapping_shl` take the shift mod 64, as `bt`/`bts` do: no mask.
     let test = |p: u32| block[(p >> 6) as usize].wrapping_shr(p) & 1 == 1;
-    if K > 0 && is_short(h2) {
+    if K > 0 && short {
         let lo = (h2 >> 32) as u32;
         (0..K as usize).all(|i| {
             let t = short_top(lo, i);
@@ -187,10 +189,12 @@ fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
 
 /// Sets the `k` probes of `h2` in `block`; how many of them were set already: `k` minus the
 /// bits it set (a bit two probes share counts as set the second time). No branch per probe.
+/// `short` is [`is_short`] of `h2`.
 #[inline(always)]
-fn set_probes_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+fn set_probes_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64, short: bool) -> u32 {
+    debug_assert_eq!(short, is_short(h2));
     let mut set = 0u32;
-    if K > 0 && is_short(h2) {
+    if K > 0 && short {
         // The same bits as below (see `short_top`): bit `t >> 23` of the block.
         let lo = (h2 >> 32) as u32;
         for i in 0..K as usize {
@@ -312,10 +316,10 @@ type AllSet = unsafe fn(&[u64; 8], u32, u64) -> bool;
 /// Adds a blocked item: sets its probes, returns how many bits were clear.
 type SetClear = unsafe fn(&mut [u64; 8], u32, u64) -> u32;
 /// Tests every one of a batch of items in one array (words, probe count, hashes, answers).
-type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], &mut Vec<bool>);
+type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], bool, &mut Vec<bool>);
 /// Adds every one of a batch of items in order (words, probe count, hashes, answers: whether
 /// each was new); returns (items new, bits set).
-type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], &mut Vec<bool>) -> (u64, u64);
+type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], bool, &mut Vec<bool>) -> (u64, u64);
 
 /// The kernels for one probe count, chosen once per batch (see [`super::probe::Kernels`]): one
 /// item at a time, and whole batches over one slice, where the item's code is inlined into
@@ -330,26 +334,35 @@ pub struct BlockedKernels {
     set_clear_many: SetClearMany,
 }
 
-/// The batch loop of [`AllSetMany`] around an inlined one-item test.
+/// The batch loop of [`AllSetMany`] around an inlined one-item test (`test(block, h2, short)`,
+/// `short` being [`is_short`] of `h2`). With `all_short` (every `h2` is short: hash scheme 4)
+/// the loop passes `true`, a constant: no test of `h2` per item.
 #[inline(always)]
 fn all_set_many_with(
     words: &[u64],
     hashes: &[ItemHash],
+    all_short: bool,
     out: &mut Vec<bool>,
-    test: impl Fn(&[u64; 8], u64) -> bool,
+    test: impl Fn(&[u64; 8], u64, bool) -> bool,
 ) {
-    out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2)));
+    if all_short {
+        out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2, true)));
+    } else {
+        out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2, is_short(h.h2))));
+    }
 }
 
-/// The batch loop of [`SetClearMany`] around an inlined one-item add (`set` returns how many
-/// of the item's `k` probes were set already).
+/// The batch loop of [`SetClearMany`] around an inlined one-item add (`set(block, h2, short)`
+/// returns how many of the item's `k` probes were set already; `short` as in
+/// [`all_set_many_with`], and so is `all_short`).
 #[inline(always)]
 fn set_clear_many_with(
     words: &mut [u64],
     k: u32,
     hashes: &[ItemHash],
+    all_short: bool,
     out: &mut Vec<bool>,
-    set: impl Fn(&mut [u64; 8], u64) -> u32,
+    set: impl Fn(&mut [u64; 8], u64, bool) -> u32,
 ) -> (u64, u64) {
     // Counted per item: the probes found set; the bits set are the probes less those, summed
     // once at the end, and the new items are counted from the answers after the loop (a
@@ -359,10 +372,17 @@ fn set_clear_many_with(
     out.reserve(hashes.len());
     // Written in place: no capacity check per item, as `push` has.
     let slots = &mut out.spare_capacity_mut()[..hashes.len()];
-    for (slot, &h) in slots.iter_mut().zip(hashes) {
-        let already = set(block_of_mut(words, h), h.h2);
-        found += u64::from(already);
-        slot.write(already < k);
+    let mut add_all = |short_of: fn(u64) -> bool| {
+        for (slot, &h) in slots.iter_mut().zip(hashes) {
+            let already = set(block_of_mut(words, h), h.h2, short_of(h.h2));
+            found += u64::from(already);
+            slot.write(already < k);
+        }
+    };
+    if all_short {
+        add_all(|_| true)
+    } else {
+        add_all(is_short)
     }
     // SAFETY: `reserve` made room for `hashes.len()` more, and the loop wrote every one of the
     // first `hashes.len()` spare slots (the zip runs over all of them: both are that long).
@@ -380,13 +400,13 @@ macro_rules! kernel_set {
         $(#[target_feature(enable = $features)])?
         unsafe fn $all_set<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
             // SAFETY: this function's own precondition (the CPU has `$features`).
-            unsafe { $all_body::<K>(block, k, h2) }
+            unsafe { $all_body::<K>(block, k, h2, is_short(h2)) }
         }
 
         $(#[target_feature(enable = $features)])?
         unsafe fn $set_clear<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
             // SAFETY: this function's own precondition (the CPU has `$features`).
-            k - unsafe { $set_body::<K>(block, k, h2) }
+            k - unsafe { $set_body::<K>(block, k, h2, is_short(h2)) }
         }
 
         $(#[target_feature(enable = $features)])?
@@ -394,10 +414,12 @@ macro_rules! kernel_set {
             words: &[u64],
             k: u32,
             hashes: &[ItemHash],
+            all_short: bool,
             out: &mut Vec<bool>,
         ) {
-            // SAFETY: as in the one-item kernel.
-            all_set_many_with(words, hashes, out, |b, h2| unsafe { $all_body::<K>(b, k, h2) })
+            // SAFETY: this function's own precondition (the CPU has `$features`).
+            let test = |b: &[u64; 8], h2, short| unsafe { $all_body::<K>(b, k, h2, short) };
+            all_set_many_with(words, hashes, all_short, out, test)
         }
 
         $(#[target_feature(enable = $features)])?
@@ -405,18 +427,25 @@ macro_rules! kernel_set {
             words: &mut [u64],
             k: u32,
             hashes: &[ItemHash],
+            all_short: bool,
             out: &mut Vec<bool>,
         ) -> (u64, u64) {
             // SAFETY: this function's own precondition (the CPU has `$features`).
-            set_clear_many_with(words, k, hashes, out, |b, h2| unsafe { $set_body::<K>(b, k, h2) })
+            let set = |b: &mut [u64; 8], h2, short| unsafe { $set_body::<K>(b, k, h2, short) };
+            set_clear_many_with(words, k, hashes, all_short, out, set)
         }
     };
 }
 
 /// [`all_set_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
 #[inline(always)]
-unsafe fn all_set_scalar_unsafe<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
-    all_set_scalar::<K>(block, k, h2)
+unsafe fn all_set_scalar_unsafe<const K: u32>(
+    block: &[u64; 8],
+    k: u32,
+    h2: u64,
+    short: bool,
+) -> bool {
+    all_set_scalar::<K>(block, k, h2, short)
 }
 
 kernel_set!(
@@ -559,10 +588,15 @@ pub fn probe_mask_avx2(k: u32, h2: u64) -> [u64; 8] {
 /// only into functions compiled with it (the `_avx2` kernels).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn set_probes_vector<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+unsafe fn set_probes_vector<const K: u32>(
+    block: &mut [u64; 8],
+    k: u32,
+    h2: u64,
+    short: bool,
+) -> u32 {
     use std::arch::x86_64::*;
-    if K == 0 || !is_short(h2) {
-        return set_probes_scalar::<K>(block, k, h2);
+    if K == 0 || !short {
+        return set_probes_scalar::<K>(block, k, h2, short);
     }
     let mut set = 0u32;
     let mut g = 0;
@@ -607,8 +641,13 @@ unsafe fn set_probes_vector<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64)
 
 /// [`set_probes_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
 #[inline(always)]
-unsafe fn set_probes_scalar_unsafe<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-    set_probes_scalar::<K>(block, k, h2)
+unsafe fn set_probes_scalar_unsafe<const K: u32>(
+    block: &mut [u64; 8],
+    k: u32,
+    h2: u64,
+    short: bool,
+) -> u32 {
+    set_probes_scalar::<K>(block, k, h2, short)
 }
 
 /// [`all_set_scalar`] for `K` in 1..=16, 8 probes per AVX2 vector. Precondition: the CPU has
@@ -620,7 +659,7 @@ unsafe fn set_probes_scalar_unsafe<const K: u32>(block: &mut [u64; 8], k: u32, h
 /// (little-endian: the same bit as bit `p & 63` of 64-bit word `p >> 6`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bool {
+unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64, short: bool) -> bool {
     // SAFETY: the caller's precondition: the CPU has AVX2, so the intrinsics run; the loads
     // are inside `block` and the power tables (see below).
     unsafe {
@@ -630,7 +669,7 @@ unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bo
         let (low, high) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
         let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
         let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
-        let short = is_short(h2);
+        debug_assert_eq!(short, is_short(h2));
         let mut missing = _mm256_setzero_si256();
         let mut g = 0;
         while g * 8 < K as usize {
@@ -760,24 +799,35 @@ impl BlockedKernels {
     }
 
     /// [`BlockedKernels::all_set`] for each of `hashes` in one slice, appended to `out`.
+    /// `all_short`: every hash is of scheme 4 (its `h2` is `lo · 2^32 + 1`), so the kernel
+    /// need not test each; `false` is always right, `true` only then.
     #[inline(always)]
-    pub fn all_set_many(self, words: &[u64], k: u32, hashes: &[ItemHash], out: &mut Vec<bool>) {
+    pub fn all_set_many(
+        self,
+        words: &[u64],
+        k: u32,
+        hashes: &[ItemHash],
+        all_short: bool,
+        out: &mut Vec<bool>,
+    ) {
         // SAFETY: as in `all_set`.
-        unsafe { (self.all_set_many)(words, k, hashes, out) }
+        unsafe { (self.all_set_many)(words, k, hashes, all_short, out) }
     }
 
     /// [`BlockedKernels::set_clear`] for each of `hashes` in order in one slice, appending
-    /// whether each was new to `out`; returns (items new, bits set).
+    /// whether each was new to `out`; returns (items new, bits set). `all_short` as in
+    /// [`BlockedKernels::all_set_many`].
     #[inline(always)]
     pub fn set_clear_many(
         self,
         words: &mut [u64],
         k: u32,
         hashes: &[ItemHash],
+        all_short: bool,
         out: &mut Vec<bool>,
     ) -> (u64, u64) {
         // SAFETY: as in `all_set`.
-        unsafe { (self.set_clear_many)(words, k, hashes, out) }
+        unsafe { (self.set_clear_many)(words, k, hashes, all_short, out) }
     }
 
     /// [`BlockedKernels::all_set`] on a block already found.
