@@ -26,9 +26,9 @@ type StringPtrLen =
     unsafe extern "C" fn(*const raw::RedisModuleString, *mut usize) -> *const std::ffi::c_char;
 
 /// `RedisModule_StringPtrLen` as a plain function pointer, never absent: the hot path of every
-/// MADD/MEXISTS item calls through it in one instruction (`call [rip + …]`), where the
-/// `Option` in `raw` costs a load, a test and a branch per item (the pointer is read again
-/// after every call: the compiler cannot know the call leaves it alone). Until
+/// MADD/MEXISTS item calls through it (an indirect call, no test), where the `Option` in
+/// `raw` costs a load, a test and a branch per item (the pointer is read again after every
+/// call: the compiler cannot know the call leaves it alone). Until
 /// [`init_string_ptr_len`] copies Redis' function in, it is [`no_string_ptr_len`].
 ///
 /// Written once, by [`init_string_ptr_len`] in `RedisModule_OnLoad` right after
