@@ -140,7 +140,7 @@ impl Chain {
                 let kept = (K::KEEPS && kept).then_some(&block.kept);
                 // One layer (the common case): its kernel straight over the part.
                 if let Some(only) = self.layers.only() {
-                    if K::holds_block(only, part, kept, out) {
+                    if K::holds_block(only, part, self.scheme(), kept, out) {
                         continue;
                     }
                 }
@@ -172,10 +172,10 @@ impl Chain {
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
         let mut block = Block::<K>::new(self);
-        let (step, prefetch) = (block.part_len(), block.prefetch);
+        let (step, prefetch, scheme) = (block.part_len(), block.prefetch, self.scheme());
         for chunk in items.chunks(HASH_BATCH) {
             let hashes = &mut block.hashes[..chunk.len()];
-            self.scheme().hash_each(chunk, self.seed(), hashes);
+            scheme.hash_each(chunk, self.seed(), hashes);
             for part in hashes.chunks(step) {
                 let kept =
                     prefetch && prefetch_layers::<K>(self, part, Purpose::Add, &mut block.kept);
@@ -183,7 +183,7 @@ impl Chain {
                 // One layer with room for the whole part (the common case): no layer to grow
                 // and none to consult first, so its kernel runs straight over the part.
                 if let Some(only) = self.layers.only_mut() {
-                    if K::insert_block(only, part, kept, out).is_some() {
+                    if K::insert_block(only, part, scheme, kept, out).is_some() {
                         continue;
                     }
                 }

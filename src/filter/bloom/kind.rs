@@ -19,7 +19,7 @@
 use super::bits::{View, ViewMut};
 use super::blocked::{self, BlockedKernels};
 use super::chain::Chain;
-use super::hash::ItemHash;
+use super::hash::{HashScheme, ItemHash};
 use super::layer::{Layer, Rule};
 use super::probe::{self, WordArray};
 use crate::filter::BloomError;
@@ -130,12 +130,14 @@ pub trait LayerKind {
     }
 
     /// [`LayerKind::holds`] for each of `hashes`, appended to `out`, where this kind has a
-    /// kernel for a whole block; `false`, doing nothing, where not. `kept`: what
+    /// kernel for a whole block; `false`, doing nothing, where not. `scheme`: the chain's hash
+    /// scheme, which made every one of `hashes` (a kernel may rely on its shape). `kept`: what
     /// [`LayerKind::prefetch_keeping`] kept of the same `hashes` in this layer, if it did.
     #[inline]
     fn holds_block(
         _layer: &Layer,
         _hashes: &[ItemHash],
+        _scheme: HashScheme,
         _kept: Option<&Self::Kept>,
         _out: &mut Vec<bool>,
     ) -> bool {
@@ -145,11 +147,12 @@ pub trait LayerKind {
     /// [`LayerKind::insert_if_new`] for each of `hashes` in order, appending the results to
     /// `out`, where this kind has a kernel for a whole block and the layer has room for all
     /// of them (so it cannot fill up part-way); returns how many were new. `None`, changing
-    /// nothing, where not. `kept` as in [`LayerKind::holds_block`].
+    /// nothing, where not. `scheme` and `kept` as in [`LayerKind::holds_block`].
     #[inline]
     fn insert_block(
         _layer: &mut Layer,
         _h: &[ItemHash],
+        _scheme: HashScheme,
         _kept: Option<&Self::Kept>,
         _out: &mut Vec<bool>,
     ) -> Option<u64> {
@@ -246,6 +249,7 @@ impl LayerKind for Plain {
     fn holds_block(
         layer: &Layer,
         hashes: &[ItemHash],
+        _: HashScheme,
         _: Option<&()>,
         out: &mut Vec<bool>,
     ) -> bool {
@@ -260,6 +264,7 @@ impl LayerKind for Plain {
     fn insert_block(
         layer: &mut Layer,
         hashes: &[ItemHash],
+        _: HashScheme,
         _: Option<&()>,
         out: &mut Vec<bool>,
     ) -> Option<u64> {
@@ -365,13 +370,14 @@ impl LayerKind for Blocked {
     fn holds_block(
         layer: &Layer,
         hashes: &[ItemHash],
+        scheme: HashScheme,
         _: Option<&()>,
         out: &mut Vec<bool>,
     ) -> bool {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
         holds_each(layer, hashes, out, |words, hashes, out| {
-            kernels.all_set_many(words, k, hashes, out)
+            kernels.all_set_many(words, k, hashes, scheme == HashScheme::Xxh3Blocked, out)
         })
     }
 
@@ -379,13 +385,14 @@ impl LayerKind for Blocked {
     fn insert_block(
         layer: &mut Layer,
         hashes: &[ItemHash],
+        scheme: HashScheme,
         _: Option<&()>,
         out: &mut Vec<bool>,
     ) -> Option<u64> {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
         insert_each(layer, hashes, out, |words, hashes, out| {
-            kernels.set_clear_many(words, k, hashes, out)
+            kernels.set_clear_many(words, k, hashes, scheme == HashScheme::Xxh3Blocked, out)
         })
     }
 }

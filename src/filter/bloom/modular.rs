@@ -19,7 +19,7 @@ use std::num::NonZeroU64;
 
 use super::batch::BATCH;
 use super::bits::{View, ViewMut};
-use super::hash::ItemHash;
+use super::hash::{HashScheme, ItemHash};
 use super::kind::LayerKind;
 use super::layer::Layer;
 use super::probe::WordArray;
@@ -210,6 +210,7 @@ impl LayerKind for RedisBloom {
     fn holds_block(
         layer: &Layer,
         hashes: &[ItemHash],
+        _: HashScheme,
         kept: Option<&Positions>,
         out: &mut Vec<bool>,
     ) -> bool {
@@ -228,6 +229,7 @@ impl LayerKind for RedisBloom {
     fn insert_block(
         layer: &mut Layer,
         hashes: &[ItemHash],
+        _: HashScheme,
         kept: Option<&Positions>,
         out: &mut Vec<bool>,
     ) -> Option<u64> {

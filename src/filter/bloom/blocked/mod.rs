@@ -160,12 +160,14 @@ fn short_top(lo: u32, i: usize) -> u32 {
     lo.wrapping_mul(POWER_HALVES.0[i]).wrapping_add(POWER_HALVES.1[i])
 }
 
-/// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant.
+/// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant;
+/// `short` is [`is_short`] of `h2` (a constant where the batch's scheme makes it one).
 #[inline(always)]
-fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
+fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64, short: bool) -> bool {
+    debug_assert_eq!(short, is_short(h2));
     // `wrapping_shr`/`wrapping_shl` take the shift mod 64, as `bt`/`bts` do: no mask.
     let test = |p: u32| block[(p >> 6) as usize].wrapping_shr(p) & 1 == 1;
-    if K > 0 && is_short(h2) {
+    if K > 0 && short {
         let lo = (h2 >> 32) as u32;
         (0..K as usize).all(|i| {
             let t = short_top(lo, i);
@@ -187,10 +189,12 @@ fn all_set_scalar<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
 
 /// Sets the `k` probes of `h2` in `block`; how many of them were set already: `k` minus the
 /// bits it set (a bit two probes share counts as set the second time). No branch per probe.
+/// `short` is [`is_short`] of `h2`.
 #[inline(always)]
-fn set_probes_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
+fn set_probes_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64, short: bool) -> u32 {
+    debug_assert_eq!(short, is_short(h2));
     let mut set = 0u32;
-    if K > 0 && is_short(h2) {
+    if K > 0 && short {
         // The same bits as below (see `short_top`): bit `t >> 23` of the block.
         let lo = (h2 >> 32) as u32;
         for i in 0..K as usize {
@@ -312,10 +316,10 @@ type AllSet = unsafe fn(&[u64; 8], u32, u64) -> bool;
 /// Adds a blocked item: sets its probes, returns how many bits were clear.
 type SetClear = unsafe fn(&mut [u64; 8], u32, u64) -> u32;
 /// Tests every one of a batch of items in one array (words, probe count, hashes, answers).
-type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], &mut Vec<bool>);
+type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], bool, &mut Vec<bool>);
 /// Adds every one of a batch of items in order (words, probe count, hashes, answers: whether
 /// each was new); returns (items new, bits set).
-type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], &mut Vec<bool>) -> (u64, u64);
+type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], bool, &mut Vec<bool>) -> (u64, u64);
 
 /// The kernels for one probe count, chosen once per batch (see [`super::probe::Kernels`]): one
 /// item at a time, and whole batches over one slice, where the item's code is inlined into
@@ -330,43 +334,60 @@ pub struct BlockedKernels {
     set_clear_many: SetClearMany,
 }
 
-/// The batch loop of [`AllSetMany`] around an inlined one-item test.
+/// The batch loop of [`AllSetMany`] around an inlined one-item test (`test(block, h2, short)`,
+/// `short` being [`is_short`] of `h2`). With `all_short` (every `h2` is short: hash scheme 4)
+/// the loop passes `true`, a constant: no test of `h2` per item.
 #[inline(always)]
 fn all_set_many_with(
     words: &[u64],
     hashes: &[ItemHash],
+    all_short: bool,
     out: &mut Vec<bool>,
-    test: impl Fn(&[u64; 8], u64) -> bool,
+    test: impl Fn(&[u64; 8], u64, bool) -> bool,
 ) {
-    out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2)));
+    if all_short {
+        out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2, true)));
+    } else {
+        out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2, is_short(h.h2))));
+    }
 }
 
-/// The batch loop of [`SetClearMany`] around an inlined one-item add (`set` returns how many
-/// of the item's `k` probes were set already).
+/// The batch loop of [`SetClearMany`] around an inlined one-item add (`set(block, h2, short)`
+/// returns how many of the item's `k` probes were set already; `short` as in
+/// [`all_set_many_with`], and so is `all_short`).
 #[inline(always)]
 fn set_clear_many_with(
     words: &mut [u64],
     k: u32,
     hashes: &[ItemHash],
+    all_short: bool,
     out: &mut Vec<bool>,
-    set: impl Fn(&mut [u64; 8], u64) -> u32,
+    set: impl Fn(&mut [u64; 8], u64, bool) -> u32,
 ) -> (u64, u64) {
-    // Counted per item: whether it was new, and the probes found set; the bits set are the
-    // probes less those, summed once at the end.
-    let (mut new, mut found) = (0u64, 0u64);
+    // Counted per item: the probes found set; the bits set are the probes less those, summed
+    // once at the end, and the new items are counted from the answers after the loop (a
+    // vectorised count of bytes, not two instructions per item).
+    let mut found = 0u64;
+    let start = out.len();
     out.reserve(hashes.len());
     // Written in place: no capacity check per item, as `push` has.
     let slots = &mut out.spare_capacity_mut()[..hashes.len()];
-    for (slot, &h) in slots.iter_mut().zip(hashes) {
-        let already = set(block_of_mut(words, h), h.h2);
-        let is_new = already < k;
-        found += u64::from(already);
-        new += u64::from(is_new);
-        slot.write(is_new);
+    let mut add_all = |short_of: fn(u64) -> bool| {
+        for (slot, &h) in slots.iter_mut().zip(hashes) {
+            let already = set(block_of_mut(words, h), h.h2, short_of(h.h2));
+            found += u64::from(already);
+            slot.write(already < k);
+        }
+    };
+    if all_short {
+        add_all(|_| true)
+    } else {
+        add_all(is_short)
     }
     // SAFETY: `reserve` made room for `hashes.len()` more, and the loop wrote every one of the
     // first `hashes.len()` spare slots (the zip runs over all of them: both are that long).
-    unsafe { out.set_len(out.len() + hashes.len()) };
+    unsafe { out.set_len(start + hashes.len()) };
+    let new = out[start..].iter().map(|&b| u64::from(b)).sum();
     // `found` ≤ `k · len` (each item finds at most `k`); `k · len` < 2^64 (`len` < 2^59).
     (new, u64::from(k) * hashes.len() as u64 - found)
 }
@@ -379,12 +400,13 @@ macro_rules! kernel_set {
         $(#[target_feature(enable = $features)])?
         unsafe fn $all_set<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
             // SAFETY: this function's own precondition (the CPU has `$features`).
-            unsafe { $all_body::<K>(block, k, h2) }
+            unsafe { $all_body::<K>(block, k, h2, is_short(h2)) }
         }
 
         $(#[target_feature(enable = $features)])?
         unsafe fn $set_clear<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-            k - $set_body::<K>(block, k, h2)
+            // SAFETY: this function's own precondition (the CPU has `$features`).
+            k - unsafe { $set_body::<K>(block, k, h2, is_short(h2)) }
         }
 
         $(#[target_feature(enable = $features)])?
@@ -392,10 +414,12 @@ macro_rules! kernel_set {
             words: &[u64],
             k: u32,
             hashes: &[ItemHash],
+            all_short: bool,
             out: &mut Vec<bool>,
         ) {
-            // SAFETY: as in the one-item kernel.
-            all_set_many_with(words, hashes, out, |b, h2| unsafe { $all_body::<K>(b, k, h2) })
+            // SAFETY: this function's own precondition (the CPU has `$features`).
+            let test = |b: &[u64; 8], h2, short| unsafe { $all_body::<K>(b, k, h2, short) };
+            all_set_many_with(words, hashes, all_short, out, test)
         }
 
         $(#[target_feature(enable = $features)])?
@@ -403,17 +427,25 @@ macro_rules! kernel_set {
             words: &mut [u64],
             k: u32,
             hashes: &[ItemHash],
+            all_short: bool,
             out: &mut Vec<bool>,
         ) -> (u64, u64) {
-            set_clear_many_with(words, k, hashes, out, |b, h2| $set_body::<K>(b, k, h2))
+            // SAFETY: this function's own precondition (the CPU has `$features`).
+            let set = |b: &mut [u64; 8], h2, short| unsafe { $set_body::<K>(b, k, h2, short) };
+            set_clear_many_with(words, k, hashes, all_short, out, set)
         }
     };
 }
 
 /// [`all_set_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
 #[inline(always)]
-unsafe fn all_set_scalar_unsafe<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
-    all_set_scalar::<K>(block, k, h2)
+unsafe fn all_set_scalar_unsafe<const K: u32>(
+    block: &[u64; 8],
+    k: u32,
+    h2: u64,
+    short: bool,
+) -> bool {
+    all_set_scalar::<K>(block, k, h2, short)
 }
 
 kernel_set!(
@@ -422,7 +454,7 @@ kernel_set!(
     all_set_many_base,
     set_clear_many_base,
     all_set_scalar_unsafe,
-    set_probes_scalar
+    set_probes_scalar_unsafe
 );
 
 // Precondition of the `_bmi2` kernels: the CPU has BMI2.
@@ -433,7 +465,7 @@ kernel_set!(
     all_set_many_bmi2,
     set_clear_many_bmi2,
     all_set_scalar_unsafe,
-    set_probes_scalar,
+    set_probes_scalar_unsafe,
     "bmi2"
 );
 
@@ -445,9 +477,18 @@ kernel_set!(
     all_set_many_avx2,
     set_clear_many_avx2,
     all_set_vector,
-    set_probes_scalar,
+    set_probes_vector,
     "avx2,bmi2"
 );
+
+#[cfg(target_arch = "x86_64")]
+mod vector;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use vector::{mask_vector, probe_tops};
+#[cfg(target_arch = "x86_64")]
+pub use vector::probe_mask_avx2;
+#[cfg(target_arch = "x86_64")]
+use vector::{all_set_vector, set_probes_vector};
 
 /// The low and high 32-bit halves of `φ^i` (eight per vector in the AVX2 kernels).
 const POWER_HALVES: ([u32; 16], [u32; 16]) = {
@@ -461,144 +502,17 @@ const POWER_HALVES: ([u32; 16], [u32; 16]) = {
     (lo, hi)
 };
 
-/// The top 32 bits of the low 64 of `h2 · φ^i` for the eight probes `i` of group `g`
-/// (`8g..8g + 8`, `g < 2`), lane by lane (`a_lo`, `a_hi`: the halves of `h2` in every lane;
-/// `short`: [`is_short`] of `h2`, whose probes take one multiply, see [`short_top`]).
-/// Precondition: the CPU has AVX2; inlined only into functions compiled with it.
-#[cfg(target_arch = "x86_64")]
+/// [`set_probes_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
 #[inline(always)]
-pub(crate) unsafe fn probe_tops(
-    a_lo: std::arch::x86_64::__m256i,
-    a_hi: std::arch::x86_64::__m256i,
-    g: usize,
+unsafe fn set_probes_scalar_unsafe<const K: u32>(
+    block: &mut [u64; 8],
+    k: u32,
+    h2: u64,
     short: bool,
-) -> std::arch::x86_64::__m256i {
-    use std::arch::x86_64::*;
-    // SAFETY: the caller's precondition (AVX2); `g < 2`, so lanes `8g..8g + 8` are inside the
-    // 16-entry tables.
-    unsafe {
-        let (b_lo, b_hi) = (
-            _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
-            _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
-        );
-        if short {
-            // `a_lo` = 1: `a_hi · b_lo + b_hi` (see `short_top`).
-            return _mm256_add_epi32(_mm256_mullo_epi32(a_hi, b_lo), b_hi);
-        }
-        // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
-        // from another of the odd halves, blended.
-        let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
-        let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
-        let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
-        let cross =
-            _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
-        _mm256_add_epi32(mulhi, cross)
-    }
+) -> u32 {
+    set_probes_scalar::<K>(block, k, h2, short)
 }
 
-/// [`mask_scalar`] for `K` in 1..=16: the probes' positions eight per AVX2 vector (as in
-/// [`all_set_vector`]), then their bits set one by one in the block's words. Precondition: the
-/// CPU has AVX2; inlined only into functions compiled with it (the windowed filter's batched
-/// query inlines it for its `K`).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) unsafe fn mask_vector<const K: u32>(h2: u64) -> [u64; 8] {
-    use std::arch::x86_64::*;
-    let mut mask = [0u64; 8];
-    // SAFETY: the caller's precondition (AVX2); `g · 8 < K ≤ 16` keeps `g < 2`; the store
-    // writes the eight lanes into `positions`.
-    unsafe {
-        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
-        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
-        let short = is_short(h2);
-        let mut g = 0;
-        while g * 8 < K as usize {
-            // The probe: the top 9 bits of the product, bit `p & 31` of 32-bit word `p >> 5`.
-            let p = _mm256_srli_epi32::<23>(probe_tops(a_lo, a_hi, g, short));
-            let mut positions = [0u32; 8];
-            _mm256_storeu_si256(positions.as_mut_ptr().cast(), p);
-            for &p in positions.iter().take(K as usize - g * 8) {
-                mask[(p >> 6) as usize & 7] |= 1 << (p & 63);
-            }
-            g += 1;
-        }
-    }
-    mask
-}
-
-/// [`probe_mask`] in a function compiled with AVX2 and BMI2 (the probes' positions eight per
-/// vector), for callers compiled with them, which inline it.
-///
-/// # Safety
-/// The CPU has AVX2 and BMI2 (callers outside such functions call it in `unsafe`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-#[inline]
-pub fn probe_mask_avx2(k: u32, h2: u64) -> [u64; 8] {
-    macro_rules! unrolled {
-        ($($n:literal)*) => {
-            match k {
-                // SAFETY: this function is compiled with AVX2 and only runs where the CPU has
-                // it (a `target_feature` function).
-                $($n => unsafe { mask_vector::<$n>(h2) },)*
-                _ => mask_scalar::<0>(k, h2),
-            }
-        };
-    }
-    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
-}
-
-/// [`all_set_scalar`] for `K` in 1..=16, 8 probes per AVX2 vector. Precondition: the CPU has
-/// AVX2; inlined only into functions compiled with it (the `_avx2` kernels).
-///
-/// For probes `i` of one vector, with `a = h2` and `b = φ^i` split in 32-bit halves, the top
-/// 32 bits of the low 64 of `a · b` are `mulhi(a_lo, b_lo) + a_lo · b_hi + a_hi · b_lo`
-/// (mod 2^32); the probe is their top 9 bits, bit `p & 31` of the block's 32-bit word `p >> 5`
-/// (little-endian: the same bit as bit `p & 63` of 64-bit word `p >> 6`).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn all_set_vector<const K: u32>(block: &[u64; 8], _k: u32, h2: u64) -> bool {
-    // SAFETY: the caller's precondition: the CPU has AVX2, so the intrinsics run; the loads
-    // are inside `block` and the power tables (see below).
-    unsafe {
-        use std::arch::x86_64::*;
-        let p = block.as_ptr().cast::<__m256i>();
-        // `block` is 64 readable bytes: two unaligned 32-byte loads inside it.
-        let (low, high) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
-        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
-        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
-        let short = is_short(h2);
-        let mut missing = _mm256_setzero_si256();
-        let mut g = 0;
-        while g * 8 < K as usize {
-            // `g · 8 < K ≤ 16`: group `g` of the power tables.
-            let top = probe_tops(a_lo, a_hi, g, short);
-            let word = _mm256_srli_epi32::<28>(top);
-            let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
-            let from_low = _mm256_permutevar8x32_epi32(low, word);
-            let from_high = _mm256_permutevar8x32_epi32(high, word);
-            // Bit 3 of the word index, moved to the sign bit, picks the high half.
-            let pick = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word));
-            let words = _mm256_castps_si256(_mm256_blendv_ps(
-                _mm256_castsi256_ps(from_low),
-                _mm256_castsi256_ps(from_high),
-                pick,
-            ));
-            let mut probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
-            let lanes = K as i32 - (g * 8) as i32;
-            if lanes < 8 {
-                let live = _mm256_cmpgt_epi32(
-                    _mm256_set1_epi32(lanes),
-                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                );
-                probe = _mm256_and_si256(probe, live);
-            }
-            missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
-            g += 1;
-        }
-        _mm256_testz_si256(missing, missing) == 1
-    }
-}
 /// Generates the kernel table for `$k` from the `const K` kernels of one feature set.
 macro_rules! blocked_table {
     ($k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident) => {
@@ -697,24 +611,35 @@ impl BlockedKernels {
     }
 
     /// [`BlockedKernels::all_set`] for each of `hashes` in one slice, appended to `out`.
+    /// `all_short`: every hash is of scheme 4 (its `h2` is `lo · 2^32 + 1`), so the kernel
+    /// need not test each; `false` is always right, `true` only then.
     #[inline(always)]
-    pub fn all_set_many(self, words: &[u64], k: u32, hashes: &[ItemHash], out: &mut Vec<bool>) {
+    pub fn all_set_many(
+        self,
+        words: &[u64],
+        k: u32,
+        hashes: &[ItemHash],
+        all_short: bool,
+        out: &mut Vec<bool>,
+    ) {
         // SAFETY: as in `all_set`.
-        unsafe { (self.all_set_many)(words, k, hashes, out) }
+        unsafe { (self.all_set_many)(words, k, hashes, all_short, out) }
     }
 
     /// [`BlockedKernels::set_clear`] for each of `hashes` in order in one slice, appending
-    /// whether each was new to `out`; returns (items new, bits set).
+    /// whether each was new to `out`; returns (items new, bits set). `all_short` as in
+    /// [`BlockedKernels::all_set_many`].
     #[inline(always)]
     pub fn set_clear_many(
         self,
         words: &mut [u64],
         k: u32,
         hashes: &[ItemHash],
+        all_short: bool,
         out: &mut Vec<bool>,
     ) -> (u64, u64) {
         // SAFETY: as in `all_set`.
-        unsafe { (self.set_clear_many)(words, k, hashes, out) }
+        unsafe { (self.set_clear_many)(words, k, hashes, all_short, out) }
     }
 
     /// [`BlockedKernels::all_set`] on a block already found.

@@ -72,7 +72,7 @@ fn batch_kernels_equal_one_by_one() {
                     expect.push(n > 0);
                 }
                 let mut out = Vec::new();
-                let got = kernels.set_clear_many(&mut words, k, &hashes, &mut out);
+                let got = kernels.set_clear_many(&mut words, k, &hashes, false, &mut out);
                 assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
                 assert_eq!(words, by_one, "{name} k={k}");
                 let probe: Vec<ItemHash> = hashes
@@ -81,7 +81,7 @@ fn batch_kernels_equal_one_by_one() {
                     .chain(hashes.iter().copied())
                     .collect();
                 let mut out = Vec::new();
-                kernels.all_set_many(&words, k, &probe, &mut out);
+                kernels.all_set_many(&words, k, &probe, false, &mut out);
                 let expect: Vec<bool> =
                     probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
                 assert_eq!(out, expect, "{name} k={k}");
@@ -127,5 +127,44 @@ fn the_loop_sets_the_defined_bits() {
             x = x.wrapping_mul(BLOCK_PROBE_MUL);
         }
         assert_eq!(block, expect);
+    }
+}
+
+/// A batch of scheme 4 hashes (every `h2` short) taken as such (`all_short`: no test per item)
+/// gives the one-item baseline kernels' answers, bits and counts, in every kernel set.
+#[test]
+fn all_short_batches_equal_one_by_one() {
+    for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
+        for (name, kernels) in BlockedKernels::all_variants(k) {
+            let reference = BlockedKernels::baseline(0);
+            let mut words = vec![0u64; 32 * 8];
+            let mut by_one = words.clone();
+            for round in 0..40u64 {
+                let hashes: Vec<ItemHash> = (0..64u64)
+                    .map(|i| {
+                        let x = (round * 37 + i % 23).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        ItemHash { h1: x ^ (x >> 31), h2: x << 32 | 1 }
+                    })
+                    .collect();
+                let (mut expect, mut new, mut flipped) = (Vec::new(), 0, 0);
+                for &h in &hashes {
+                    let n = reference.set_clear(&mut by_one[..], k, h);
+                    flipped += u64::from(n);
+                    new += u64::from(n > 0);
+                    expect.push(n > 0);
+                }
+                let mut out = Vec::new();
+                let got = kernels.set_clear_many(&mut words, k, &hashes, true, &mut out);
+                assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
+                assert_eq!(words, by_one, "{name} k={k}");
+                let probe: Vec<ItemHash> =
+                    hashes.iter().map(|h| ItemHash { h1: h.h1.rotate_left(7), h2: h.h2 }).collect();
+                let mut out = Vec::new();
+                kernels.all_set_many(&words, k, &probe, true, &mut out);
+                let expect: Vec<bool> =
+                    probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
+                assert_eq!(out, expect, "{name} k={k}");
+            }
+        }
     }
 }

@@ -1,0 +1,203 @@
+//! The AVX2 bodies of the blocked kernels (x86-64 only): eight probes' positions per 256-bit
+//! vector. Each is inlined into functions compiled with AVX2 (the `_avx2` kernels of
+//! [`super`], the windowed filter's batched query), which is their precondition.
+
+use super::{POWER_HALVES, is_short, mask_scalar, set_probes_scalar};
+
+/// The top 32 bits of the low 64 of `h2 · φ^i` for the eight probes `i` of group `g`
+/// (`8g..8g + 8`, `g < 2`), lane by lane (`a_lo`, `a_hi`: the halves of `h2` in every lane;
+/// `short`: [`is_short`] of `h2`, whose probes take one multiply, see [`short_top`](super::short_top)).
+/// Precondition: the CPU has AVX2; inlined only into functions compiled with it.
+#[inline(always)]
+pub(crate) unsafe fn probe_tops(
+    a_lo: std::arch::x86_64::__m256i,
+    a_hi: std::arch::x86_64::__m256i,
+    g: usize,
+    short: bool,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's precondition (AVX2); `g < 2`, so lanes `8g..8g + 8` are inside the
+    // 16-entry tables.
+    unsafe {
+        let (b_lo, b_hi) = (
+            _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
+            _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
+        );
+        if short {
+            // `a_lo` = 1: `a_hi · b_lo + b_hi` (see `short_top`).
+            return _mm256_add_epi32(_mm256_mullo_epi32(a_hi, b_lo), b_hi);
+        }
+        // mulhi(a_lo, b_lo) per 32-bit lane: even lanes from one 32×32→64 multiply, odd ones
+        // from another of the odd halves, blended.
+        let even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(a_lo, b_lo));
+        let odd = _mm256_mul_epu32(a_lo, _mm256_srli_epi64::<32>(b_lo));
+        let mulhi = _mm256_blend_epi32::<0b1010_1010>(even, odd);
+        let cross =
+            _mm256_add_epi32(_mm256_mullo_epi32(a_lo, b_hi), _mm256_mullo_epi32(a_hi, b_lo));
+        _mm256_add_epi32(mulhi, cross)
+    }
+}
+
+/// [`mask_scalar`] for `K` in 1..=16: the probes' positions eight per AVX2 vector (as in
+/// [`all_set_vector`]), then their bits set one by one in the block's words. Precondition: the
+/// CPU has AVX2; inlined only into functions compiled with it (the windowed filter's batched
+/// query inlines it for its `K`).
+#[inline(always)]
+pub(crate) unsafe fn mask_vector<const K: u32>(h2: u64) -> [u64; 8] {
+    use std::arch::x86_64::*;
+    let mut mask = [0u64; 8];
+    // SAFETY: the caller's precondition (AVX2); `g · 8 < K ≤ 16` keeps `g < 2`; the store
+    // writes the eight lanes into `positions`.
+    unsafe {
+        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
+        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+        let short = is_short(h2);
+        let mut g = 0;
+        while g * 8 < K as usize {
+            // The probe: the top 9 bits of the product, bit `p & 31` of 32-bit word `p >> 5`.
+            let p = _mm256_srli_epi32::<23>(probe_tops(a_lo, a_hi, g, short));
+            let mut positions = [0u32; 8];
+            _mm256_storeu_si256(positions.as_mut_ptr().cast(), p);
+            for &p in positions.iter().take(K as usize - g * 8) {
+                mask[(p >> 6) as usize & 7] |= 1 << (p & 63);
+            }
+            g += 1;
+        }
+    }
+    mask
+}
+
+/// [`probe_mask`](super::probe_mask) in a function compiled with AVX2 and BMI2 (the probes' positions eight per
+/// vector), for callers compiled with them, which inline it.
+///
+/// # Safety
+/// The CPU has AVX2 and BMI2 (callers outside such functions call it in `unsafe`).
+#[target_feature(enable = "avx2,bmi2")]
+#[inline]
+pub fn probe_mask_avx2(k: u32, h2: u64) -> [u64; 8] {
+    macro_rules! unrolled {
+        ($($n:literal)*) => {
+            match k {
+                // SAFETY: this function is compiled with AVX2 and only runs where the CPU has
+                // it (a `target_feature` function).
+                $($n => unsafe { mask_vector::<$n>(h2) },)*
+                _ => mask_scalar::<0>(k, h2),
+            }
+        };
+    }
+    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
+/// [`set_probes_scalar`] for `K` in 1..=16 and a scheme 4 `h2` ([`is_short`]): the probes'
+/// word and bit, eight per AVX2 vector (one multiply, one add and two shifts for eight), then
+/// each set as in [`set_block_bit`](super::set_block_bit) (two loads of its word and bit, then load, `bts`, `adc`,
+/// store: 6 instructions a probe, against 9 with the position computed in scalar). Other
+/// `h2` (and `K` = 0) take [`set_probes_scalar`]. Precondition: the CPU has AVX2; inlined
+/// only into functions compiled with it (the `_avx2` kernels).
+#[inline(always)]
+pub(super) unsafe fn set_probes_vector<const K: u32>(
+    block: &mut [u64; 8],
+    k: u32,
+    h2: u64,
+    short: bool,
+) -> u32 {
+    use std::arch::x86_64::*;
+    if K == 0 || !short {
+        return set_probes_scalar::<K>(block, k, h2, short);
+    }
+    let mut set = 0u32;
+    let mut g = 0;
+    while g * 8 < K as usize {
+        let (mut words, mut bits) = ([0u32; 8], [0u32; 8]);
+        // SAFETY: the caller's precondition (AVX2); `g · 8 < K ≤ 16` keeps `g < 2`; the stores
+        // write the eight lanes into the two arrays.
+        unsafe {
+            let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+            let top = probe_tops(_mm256_set1_epi32(1), a_hi, g, true);
+            // Word `top >> 29` (below 8), bit `(top >> 23) mod 64` of it (see `short_top`):
+            // the bits `set_probes_scalar` sets.
+            _mm256_storeu_si256(words.as_mut_ptr().cast(), _mm256_srli_epi32::<29>(top));
+            _mm256_storeu_si256(bits.as_mut_ptr().cast(), _mm256_srli_epi32::<23>(top));
+        }
+        for (&word, &bit) in words.iter().zip(&bits).take(K as usize - g * 8) {
+            debug_assert!(word < 8);
+            let _old: u64;
+            // SAFETY: `word` is a 32-bit lane shifted right by 29 (above): below 8, so the load
+            // and the store are of a word of `block`, which is borrowed mutably. As in
+            // `set_block_bit`: `bts` on a register takes the bit mod 64 and leaves the old bit
+            // in CF, which `adc` adds to `set`; no stack use; the flags are clobbered.
+            unsafe {
+                std::arch::asm!(
+                    "mov {w}, qword ptr [{p} + {i} * 8]",
+                    "bts {w}, {b}",
+                    "adc {s:e}, 0",
+                    "mov qword ptr [{p} + {i} * 8], {w}",
+                    p = in(reg) block.as_mut_ptr(),
+                    i = in(reg) word as usize,
+                    b = in(reg) u64::from(bit),
+                    s = inout(reg) set,
+                    w = out(reg) _old,
+                    options(nostack),
+                );
+            }
+        }
+        g += 1;
+    }
+    set
+}
+
+/// [`all_set_scalar`](super::all_set_scalar) for `K` in 1..=16, 8 probes per AVX2 vector. Precondition: the CPU has
+/// AVX2; inlined only into functions compiled with it (the `_avx2` kernels).
+///
+/// For probes `i` of one vector, with `a = h2` and `b = φ^i` split in 32-bit halves, the top
+/// 32 bits of the low 64 of `a · b` are `mulhi(a_lo, b_lo) + a_lo · b_hi + a_hi · b_lo`
+/// (mod 2^32); the probe is their top 9 bits, bit `p & 31` of the block's 32-bit word `p >> 5`
+/// (little-endian: the same bit as bit `p & 63` of 64-bit word `p >> 6`).
+#[inline(always)]
+pub(super) unsafe fn all_set_vector<const K: u32>(
+    block: &[u64; 8],
+    _k: u32,
+    h2: u64,
+    short: bool,
+) -> bool {
+    // SAFETY: the caller's precondition: the CPU has AVX2, so the intrinsics run; the loads
+    // are inside `block` and the power tables (see below).
+    unsafe {
+        use std::arch::x86_64::*;
+        let p = block.as_ptr().cast::<__m256i>();
+        // `block` is 64 readable bytes: two unaligned 32-byte loads inside it.
+        let (low, high) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
+        let a_lo = _mm256_set1_epi32(h2 as u32 as i32);
+        let a_hi = _mm256_set1_epi32((h2 >> 32) as u32 as i32);
+        debug_assert_eq!(short, is_short(h2));
+        let mut missing = _mm256_setzero_si256();
+        let mut g = 0;
+        while g * 8 < K as usize {
+            // `g · 8 < K ≤ 16`: group `g` of the power tables.
+            let top = probe_tops(a_lo, a_hi, g, short);
+            let word = _mm256_srli_epi32::<28>(top);
+            let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
+            let from_low = _mm256_permutevar8x32_epi32(low, word);
+            let from_high = _mm256_permutevar8x32_epi32(high, word);
+            // Bit 3 of the word index, moved to the sign bit, picks the high half.
+            let pick = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word));
+            let words = _mm256_castps_si256(_mm256_blendv_ps(
+                _mm256_castsi256_ps(from_low),
+                _mm256_castsi256_ps(from_high),
+                pick,
+            ));
+            let mut probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
+            let lanes = K as i32 - (g * 8) as i32;
+            if lanes < 8 {
+                let live = _mm256_cmpgt_epi32(
+                    _mm256_set1_epi32(lanes),
+                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                );
+                probe = _mm256_and_si256(probe, live);
+            }
+            missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
+            g += 1;
+        }
+        _mm256_testz_si256(missing, missing) == 1
+    }
+}
