@@ -484,11 +484,11 @@ kernel_set!(
 #[cfg(target_arch = "x86_64")]
 mod vector;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use vector::{mask_vector, probe_tops};
-#[cfg(target_arch = "x86_64")]
 pub use vector::probe_mask_avx2;
 #[cfg(target_arch = "x86_64")]
 use vector::{all_set_vector, set_probes_vector};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use vector::{mask_vector, probe_tops};
 
 /// The low and high 32-bit halves of `φ^i` (eight per vector in the AVX2 kernels).
 const POWER_HALVES: ([u32; 16], [u32; 16]) = {
