@@ -218,22 +218,32 @@ fn set_probes_scalar<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64, short:
 }
 
 /// Sets bit `bit` (below 512) of `block`, adding 1 to `set` if it was set already.
+#[inline(always)]
+fn set_block_bit(block: &mut [u64; 8], bit: u32, set: &mut u32) {
+    debug_assert!(bit < 512);
+    // SAFETY: `(bit >> 6) & 7` is below 8.
+    unsafe { set_word_bit(block, (bit >> 6) as usize & 7, bit, set) }
+}
+
+/// Sets bit `bit mod 64` of word `word` of `block`, adding 1 to `set` if it was set already.
 ///
 /// On x86-64 the word is loaded, its bit tested and set in a register (`bts r64, r64`, one
 /// micro-op), the old bit added to `set` (`adc`) and the word stored: 4 instructions, where
 /// the compiler makes 6 of the same (it tests a copy of the word after setting it). Not `bts`
 /// on memory, which is 2 instructions but microcoded (about 10 micro-ops): measured slower.
+///
+/// # Safety
+/// `word` is below 8 (unchecked: the AVX2 add computes it by a shift that keeps it so).
 #[inline(always)]
-fn set_block_bit(block: &mut [u64; 8], bit: u32, set: &mut u32) {
-    debug_assert!(bit < 512);
+pub(super) unsafe fn set_word_bit(block: &mut [u64; 8], word: usize, bit: u32, set: &mut u32) {
+    debug_assert!(word < 8);
     #[cfg(target_arch = "x86_64")]
     {
-        let word = (bit >> 6) as usize & 7;
         let _old: u64;
-        // SAFETY: the load and the store are of word `word` (< 8) of `block`, which is
-        // borrowed mutably: in bounds and exclusive. `bts` on a register takes the bit mod 64
-        // and leaves the old bit in CF, which `adc` adds to `set`. No stack use; the flags are
-        // clobbered (asm's default).
+        // SAFETY: the load and the store are of word `word` (below 8: the caller's
+        // precondition) of `block`, which is borrowed mutably: in bounds and exclusive. `bts`
+        // on a register takes the bit mod 64 and leaves the old bit in CF, which `adc` adds to
+        // `set`. No stack use; the flags are clobbered (asm's default).
         unsafe {
             std::arch::asm!(
                 "mov {w}, qword ptr [{p} + {i} * 8]",
@@ -251,7 +261,7 @@ fn set_block_bit(block: &mut [u64; 8], bit: u32, set: &mut u32) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        *set += 1 - set_bit(block, (bit >> 6) as usize, bit);
+        *set += 1 - set_bit(block, word, bit);
     }
 }
 

@@ -2,7 +2,7 @@
 //! vector. Each is inlined into functions compiled with AVX2 (the `_avx2` kernels of
 //! [`super`], the windowed filter's batched query), which is their precondition.
 
-use super::{POWER_HALVES, is_short, mask_scalar, set_probes_scalar};
+use super::{POWER_HALVES, is_short, mask_scalar, set_probes_scalar, set_word_bit};
 
 /// The top 32 bits of the low 64 of `h2 · φ^i` for the eight probes `i` of group `g`
 /// (`8g..8g + 8`, `g < 2`), lane by lane (`a_lo`, `a_hi`: the halves of `h2` in every lane;
@@ -120,26 +120,8 @@ pub(super) unsafe fn set_probes_vector<const K: u32>(
             _mm256_storeu_si256(bits.as_mut_ptr().cast(), _mm256_srli_epi32::<23>(top));
         }
         for (&word, &bit) in words.iter().zip(&bits).take(K as usize - g * 8) {
-            debug_assert!(word < 8);
-            let _old: u64;
-            // SAFETY: `word` is a 32-bit lane shifted right by 29 (above): below 8, so the load
-            // and the store are of a word of `block`, which is borrowed mutably. As in
-            // `set_block_bit`: `bts` on a register takes the bit mod 64 and leaves the old bit
-            // in CF, which `adc` adds to `set`; no stack use; the flags are clobbered.
-            unsafe {
-                std::arch::asm!(
-                    "mov {w}, qword ptr [{p} + {i} * 8]",
-                    "bts {w}, {b}",
-                    "adc {s:e}, 0",
-                    "mov qword ptr [{p} + {i} * 8], {w}",
-                    p = in(reg) block.as_mut_ptr(),
-                    i = in(reg) word as usize,
-                    b = in(reg) u64::from(bit),
-                    s = inout(reg) set,
-                    w = out(reg) _old,
-                    options(nostack),
-                );
-            }
+            // SAFETY: `word` is a 32-bit lane shifted right by 29 (above): below 8.
+            unsafe { set_word_bit(block, word as usize, bit, &mut set) };
         }
         g += 1;
     }
