@@ -45,24 +45,24 @@ fn every_kernel_equals_the_loop() {
     assert!(checked >= 2000 * (BLOCKED_UNROLLED_MAX as usize + 3));
 }
 
-/// The batch kernels of every set give the one-item baseline kernels' answers, bits and
-/// counts over a slice of blocks, items repeating within a batch included.
-#[test]
-fn batch_kernels_equal_one_by_one() {
+/// For each `k` and every kernel set: 40 rounds of adding `hashes(round)` with the batch
+/// kernels (`all_short` as given) into `blocks` blocks give the one-item baseline kernels'
+/// answers, bits and counts, and the batch test of `probes(hashes)` their answers, which
+/// `check` may assert more of.
+fn batches_equal_one_by_one(
+    blocks: usize,
+    all_short: bool,
+    hashes: impl Fn(u64) -> Vec<ItemHash>,
+    probes: impl Fn(&[ItemHash]) -> Vec<ItemHash>,
+    check: impl Fn(&[bool]),
+) {
     for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
         for (name, kernels) in BlockedKernels::all_variants(k) {
             let reference = BlockedKernels::baseline(0);
-            let mut words = vec![0u64; 64 * 8];
+            let mut words = vec![0u64; blocks * 8];
             let mut by_one = words.clone();
             for round in 0..40u64 {
-                let hashes: Vec<ItemHash> = (0..16u64)
-                    .map(|i| {
-                        let x = (round * 7 + i % 11).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                        // Odd `i`: scheme 4's `h2` (low half 1).
-                        let h2 = if i % 2 == 0 { x.rotate_left(17) | 1 } else { x << 32 | 1 };
-                        ItemHash { h1: x ^ (x >> 29), h2 }
-                    })
-                    .collect();
+                let hashes = hashes(round);
                 let mut expect = Vec::new();
                 let (mut new, mut flipped) = (0, 0);
                 for &h in &hashes {
@@ -72,23 +72,46 @@ fn batch_kernels_equal_one_by_one() {
                     expect.push(n > 0);
                 }
                 let mut out = Vec::new();
-                let got = kernels.set_clear_many(&mut words, k, &hashes, false, &mut out);
+                let got = kernels.set_clear_many(&mut words, k, &hashes, all_short, &mut out);
                 assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
                 assert_eq!(words, by_one, "{name} k={k}");
-                let probe: Vec<ItemHash> = hashes
-                    .iter()
-                    .map(|h| ItemHash { h1: h.h1.rotate_left(3), h2: h.h2 })
-                    .chain(hashes.iter().copied())
-                    .collect();
+                let probe = probes(&hashes);
                 let mut out = Vec::new();
-                kernels.all_set_many(&words, k, &probe, false, &mut out);
+                kernels.all_set_many(&words, k, &probe, all_short, &mut out);
                 let expect: Vec<bool> =
                     probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
                 assert_eq!(out, expect, "{name} k={k}");
-                assert!(out[16..].iter().all(|&b| b));
+                check(&out);
             }
         }
     }
+}
+
+/// The batch kernels of every set give the one-item baseline kernels' answers, bits and
+/// counts over a slice of blocks, items repeating within a batch included.
+#[test]
+fn batch_kernels_equal_one_by_one() {
+    let hashes = |round: u64| -> Vec<ItemHash> {
+        (0..16u64)
+            .map(|i| {
+                let x = (round * 7 + i % 11).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                // Odd `i`: scheme 4's `h2` (low half 1).
+                let h2 = if i % 2 == 0 { x.rotate_left(17) | 1 } else { x << 32 | 1 };
+                ItemHash { h1: x ^ (x >> 29), h2 }
+            })
+            .collect()
+    };
+    // Other blocks' tests, then the items added: those all answer 1.
+    let probes = |hashes: &[ItemHash]| -> Vec<ItemHash> {
+        hashes
+            .iter()
+            .map(|h| ItemHash { h1: h.h1.rotate_left(3), h2: h.h2 })
+            .chain(hashes.iter().copied())
+            .collect()
+    };
+    batches_equal_one_by_one(64, false, hashes, probes, |out| {
+        assert!(out[16..].iter().all(|&b| b));
+    });
 }
 
 /// The probe mask (scalar and AVX2) is what an add sets in an empty block, for every `k`.
@@ -134,37 +157,16 @@ fn the_loop_sets_the_defined_bits() {
 /// gives the one-item baseline kernels' answers, bits and counts, in every kernel set.
 #[test]
 fn all_short_batches_equal_one_by_one() {
-    for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
-        for (name, kernels) in BlockedKernels::all_variants(k) {
-            let reference = BlockedKernels::baseline(0);
-            let mut words = vec![0u64; 32 * 8];
-            let mut by_one = words.clone();
-            for round in 0..40u64 {
-                let hashes: Vec<ItemHash> = (0..64u64)
-                    .map(|i| {
-                        let x = (round * 37 + i % 23).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                        ItemHash { h1: x ^ (x >> 31), h2: x << 32 | 1 }
-                    })
-                    .collect();
-                let (mut expect, mut new, mut flipped) = (Vec::new(), 0, 0);
-                for &h in &hashes {
-                    let n = reference.set_clear(&mut by_one[..], k, h);
-                    flipped += u64::from(n);
-                    new += u64::from(n > 0);
-                    expect.push(n > 0);
-                }
-                let mut out = Vec::new();
-                let got = kernels.set_clear_many(&mut words, k, &hashes, true, &mut out);
-                assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
-                assert_eq!(words, by_one, "{name} k={k}");
-                let probe: Vec<ItemHash> =
-                    hashes.iter().map(|h| ItemHash { h1: h.h1.rotate_left(7), h2: h.h2 }).collect();
-                let mut out = Vec::new();
-                kernels.all_set_many(&words, k, &probe, true, &mut out);
-                let expect: Vec<bool> =
-                    probe.iter().map(|&h| reference.all_set(&words[..], k, h)).collect();
-                assert_eq!(out, expect, "{name} k={k}");
-            }
-        }
-    }
+    let hashes = |round: u64| -> Vec<ItemHash> {
+        (0..64u64)
+            .map(|i| {
+                let x = (round * 37 + i % 23).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                ItemHash { h1: x ^ (x >> 31), h2: x << 32 | 1 }
+            })
+            .collect()
+    };
+    let probes = |hashes: &[ItemHash]| -> Vec<ItemHash> {
+        hashes.iter().map(|h| ItemHash { h1: h.h1.rotate_left(7), h2: h.h2 }).collect()
+    };
+    batches_equal_one_by_one(32, true, hashes, probes, |_| {});
 }
