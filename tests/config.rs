@@ -242,6 +242,7 @@ fn invalid_module_args_refuse_to_load() {
         vec!["expansion-factor", "-1"],
         vec!["max-filter-bytes", "12parsecs"],
         vec!["huge-pages", "maybe"],
+        vec!["huge-pages-at-fault", "auto"],
         vec!["no-such-setting", "1"],
         vec!["initial-size"],
     ] {
@@ -412,6 +413,47 @@ fn huge_pages_move_large_bit_arrays_once_in_use() {
     c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
     c.madd("big", &added);
     assert_eq!(huge_stats(&mut c), (0, 0));
+}
+
+/// `bf.huge-pages-at-fault yes` (default no): a large filter's bit array is advised for huge
+/// pages when it is allocated, so its first touch takes 2 MiB pages; nothing is left for the
+/// huge-page thread; the advice is withdrawn when the filter is freed. Bits stay the same.
+#[test]
+#[cfg(target_os = "linux")]
+fn huge_pages_at_fault_advise_large_bit_arrays_when_allocated() {
+    let s = Server::start_with(ServerOpts::new().module_args(&["huge-pages-at-fault", "yes"]));
+    let mut c = s.conn();
+    assert_eq!(c.config_get("bf.huge-pages-at-fault").as_deref(), Some("yes"));
+    let at_fault = |c: &mut Conn| {
+        c.info_field("bf", "bf_huge_pages_at_fault_bytes")
+            .expect("at-fault bytes")
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert_eq!(at_fault(&mut c), 0);
+    let advised0 = huge_advised_bytes(&mut c);
+    c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    let advised = huge_advised_bytes(&mut c) - advised0;
+    if kernel_takes_huge_page_advice() {
+        assert!((12 << 20..=17 << 20).contains(&advised), "advised {advised} bytes");
+        assert!((12 << 20..=16 << 20).contains(&at_fault(&mut c)));
+    } else {
+        assert_eq!((advised, at_fault(&mut c)), (0, 0));
+    }
+    assert_eq!(huge_stats(&mut c), (0, 0), "nothing for the thread");
+    let added = items("hf", 4000);
+    c.madd("big", &added);
+    let digest = c.digest("big");
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert_eq!(c.digest("big"), digest);
+    c.assert_all_present("big", &added);
+    assert_eq!(c.cmd(&["DEL", "big"]).as_int(), 1);
+    assert_eq!(huge_advised_bytes(&mut c), advised0, "no advice left when the filter is freed");
+
+    c.ok(&["CONFIG", "SET", "bf.huge-pages-at-fault", "no"]);
+    c.ok(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    assert_eq!(huge_advised_bytes(&mut c), advised0, "no advice at allocation with no");
+    assert!(c.cmd(&["CONFIG", "SET", "bf.huge-pages-at-fault", "auto"]).is_err());
 }
 
 /// A large filter loaded from an RDB keeps the buffer Redis read it into (no copy), all of it

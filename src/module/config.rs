@@ -1,5 +1,6 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
-//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.redisbloom-scheme`, `bf.layout`.
+//! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.huge-pages-at-fault`,
+//! `bf.redisbloom-scheme`, `bf.layout`.
 //! Each can be
 //! given as a `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` /
 //! `INITIAL_SIZE` and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
@@ -18,7 +19,7 @@ use redis_module::{Context, RedisError, RedisString};
 use super::args::{parse_f64, parse_memory};
 use super::options::capped_error;
 use crate::filter::cuckoo::params as cf;
-use crate::filter::mem::HUGE_PAGES;
+use crate::filter::mem::{HUGE_PAGES, HUGE_PAGES_AT_FAULT};
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{BloomError, ChainParams};
 
@@ -197,6 +198,7 @@ struct Start {
     max_filter_bytes: i64,
     random_seeds: bool,
     huge_pages: bool,
+    huge_pages_at_fault: bool,
     redisbloom_scheme: bool,
     /// `layout`: `standard` or `blocked`.
     layout: &'static str,
@@ -224,6 +226,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
         max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
         random_seeds: true,
         huge_pages: true,
+        huge_pages_at_fault: false,
         redisbloom_scheme: false,
         layout: "standard",
         window_debug_clock: false,
@@ -277,6 +280,7 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
             }
             "random-seeds" => start.random_seeds = yes_no()?,
             "huge-pages" => start.huge_pages = yes_no()?,
+            "huge-pages-at-fault" => start.huge_pages_at_fault = yes_no()?,
             "redisbloom-scheme" => start.redisbloom_scheme = yes_no()?,
             "layout" | "bf-layout" => {
                 start.layout = match parse_layout_setting(value.as_bytes()) {
@@ -397,6 +401,14 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
         "huge-pages",
         &HUGE_PAGES,
         start.huge_pages,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_bool_configuration(
+        ctx,
+        "huge-pages-at-fault",
+        &HUGE_PAGES_AT_FAULT,
+        start.huge_pages_at_fault,
         ConfigurationFlags::DEFAULT,
         None,
     );

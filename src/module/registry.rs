@@ -448,8 +448,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
 /// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
 /// active defragmentation moved, and the huge-page thread's `bf_huge_pages_waiting` (large bit
 /// arrays not yet moved into huge pages: not yet in use, or queued) and
-/// `bf_huge_pages_moved_bytes` (collapsed so far) and `bf_huge_pages_refused_bytes` (ranges the
-/// kernel would not collapse).
+/// `bf_huge_pages_moved_bytes` (collapsed so far), `bf_huge_pages_refused_bytes` (ranges the
+/// kernel would not collapse), and `bf_huge_pages_at_fault_bytes` (large arrays advised for
+/// huge pages when allocated, `bf.huge-pages-at-fault yes`).
 extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         redis_module::basic_info_command_handler(
@@ -467,6 +468,8 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
         raw::add_info_field_unsigned_long_long(ctx, "huge_pages_moved_bytes", moved);
         let refused = crate::filter::mem::huge_page_refused_bytes();
         raw::add_info_field_unsigned_long_long(ctx, "huge_pages_refused_bytes", refused);
+        let at_fault = crate::filter::mem::huge_pages_advised_at_fault_bytes();
+        raw::add_info_field_unsigned_long_long(ctx, "huge_pages_at_fault_bytes", at_fault);
     }));
 }
 

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::{HUGE_PAGE_BYTES, HUGE_PAGES, HUGE_PAGES_MIN_BYTES};
+use super::{HUGE_PAGE_BYTES, HUGE_PAGES, HUGE_PAGES_AT_FAULT, HUGE_PAGES_MIN_BYTES};
 
 /// Whether huge pages are for the module to ask for: the kernel's THP mode is `madvise`. Under
 /// `always` every large region gets huge pages at fault time without asking (or none: Redis'
@@ -112,6 +112,17 @@ pub fn huge_page_stats() -> (u64, u64) {
     (JOBS_WAITING.load(Ordering::Relaxed), MOVED_BYTES.load(Ordering::Relaxed))
 }
 
+/// Bytes of large arrays advised for huge pages when allocated (`huge_pages_at_fault_bytes`),
+/// so that their first touch took huge pages: the kernel's count of such faults is
+/// `thp_fault_alloc` in /proc/vmstat.
+pub(super) static ADVISED_AT_FAULT_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes of large arrays advised for huge pages when allocated, so far (`INFO bf`
+/// `huge_pages_at_fault_bytes`).
+pub fn huge_pages_advised_at_fault_bytes() -> u64 {
+    ADVISED_AT_FAULT_BYTES.load(Ordering::Relaxed)
+}
+
 /// Bytes the kernel refused to move into huge pages so far (`INFO bf` `huge_pages_refused_bytes`).
 pub fn huge_page_refused_bytes() -> u64 {
     REFUSED_BYTES.load(Ordering::Relaxed)
@@ -164,9 +175,13 @@ pub(super) fn lock<T>(state: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl HugeJob {
-    /// The job of a new segment, handed to the thread, if it is one to move: large, the setting
-    /// on, the kernel's THP mode `madvise`, Linux.
-    pub(super) fn start(words: &[u64]) -> Option<Arc<Self>> {
+    /// The job of a new segment, if it is one for huge pages: large, the setting on, the
+    /// kernel's THP mode `madvise`, Linux. With `bf.huge-pages-at-fault yes`, a `fresh` segment
+    /// (allocated zeroed, not yet in use) is advised `MADV_HUGEPAGE` at once: its first touch
+    /// takes 2 MiB pages and nothing is left for the thread (the job only withdraws the advice
+    /// before the memory is freed). Otherwise it is handed to the thread, to be collapsed once
+    /// in use.
+    pub(super) fn start(words: &[u64], fresh: bool) -> Option<Arc<Self>> {
         if !cfg!(target_os = "linux")
             || words.len() * 8 < HUGE_PAGES_MIN_BYTES
             || !HUGE_PAGES.load(Ordering::Relaxed)
@@ -175,6 +190,25 @@ impl HugeJob {
             return None;
         }
         let (start, len) = huge_page_range(words)?;
+        #[cfg(target_os = "linux")]
+        if fresh
+            && HUGE_PAGES_AT_FAULT.load(Ordering::Relaxed)
+            && madvise_range(start, len, Advice::HugePages).is_ok()
+        {
+            ADVISED_AT_FAULT_BYTES.fetch_add(len as u64, Ordering::Relaxed);
+            let state = JobState { advised: true, finished: true, ..JobState::default() };
+            let job = Arc::new(Self {
+                start,
+                len,
+                state: Mutex::new(state),
+                #[cfg(test)]
+                finished: std::sync::Condvar::new(),
+            });
+            lock(&LIVE_JOBS).insert(words.as_ptr() as usize, Arc::clone(&job));
+            return Some(job);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = fresh;
         let job = Arc::new(Self {
             start,
             len,
@@ -467,6 +501,12 @@ impl HugeJob {
             state = self.finished.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         (state.moved, state.advised)
+    }
+
+    /// Whether the range is advised `MADV_HUGEPAGE` now.
+    #[cfg(test)]
+    pub(super) fn is_advised(&self) -> bool {
+        lock(&self.state).advised
     }
 
     /// Whether the segment was freed (the thread then drops the job at once).
