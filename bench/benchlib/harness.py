@@ -39,6 +39,9 @@ TARGETS = {
     "callgrind_server": ("max", 0.80),
     "memory": ("max", 1.00),
     "large_1gib": ("max", 1 / 3),  # at least 3x faster per item on the 1 GiB filter
+    # The first pass over a fresh 1 GiB filter (issue 23 item 1): never slower. Both modules
+    # take the same first-touch page faults there, which bound the ratio from below.
+    "large_1gib_first": ("max", 1.00),
     "pipeline": ("min", 1.00),  # requests/s never below RedisBloom's
     "callgrind_single": ("max", 1.00),  # the same target counted in instructions
     "small_ir_create": ("max", 1.00),  # instructions per filter created
