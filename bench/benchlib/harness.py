@@ -62,6 +62,28 @@ class BenchError(Exception):
     """A failure with a message for the user (missing tool, server that would not start...)."""
 
 
+def huge_pages_settled(client, limit_s=300):
+    """Waits until scalebloom's huge-page thread has finished with every large bit array it
+    was given (`INFO bf` `bf_huge_pages_waiting 0`: moved into huge pages, or refused by the
+    kernel); the seconds that took. 0 for a server without the field (RedisBloom, which has
+    nothing in the background). The later phases then measure the filter as it stays."""
+    began = time.monotonic()
+    while client.info("bf").get("bf_huge_pages_waiting", 0) != 0:
+        if time.monotonic() - began > limit_s:
+            raise BenchError(f"the huge-page thread did not finish within {limit_s} s")
+        time.sleep(0.1)  # polling a background job's progress, not synchronising a result
+    return time.monotonic() - began
+
+
+def settle_note(runs, after):
+    """How long the waits for the huge-page thread ([`huge_pages_settled`]) took in `runs`, for
+    a report's text."""
+    waits = sorted(x["settle_s"] for x in runs if "settle_s" in x)
+    if not waits:
+        return "not measured in this run"
+    return f"the wait took {waits[0]:.0f}–{waits[-1]:.0f} s after {after}"
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 

@@ -94,6 +94,9 @@ def import_run(cfg, key, module, dump, items, sample, ref):
         if state != ref:
             raise BenchError(f"{srv.name}: the loaded filter differs from RedisBloom's "
                              f"(BF.INFO, BF.DEBUG or the answers for {len(sample):,} items)")
+        # The phases measure the imported filter as it stays: once scalebloom's huge-page
+        # thread has moved it (RedisBloom has nothing to wait for).
+        row["settle_s"] = huge_pages_settled(c)
         for phase, cmd, which in LARGE_PHASES:
             c.config_resetstat()
             send_all(srv, cmd, "big", items[which])
@@ -191,7 +194,9 @@ def report_import(r):
            "each module, one at a time — scalebloom imports it and keeps RedisBloom's MurmurHash64A "
            "hashing and layout. Every run checks that BF.INFO, BF.DEBUG and the answers for "
            f"{r['sample']:,} items are RedisBloom's, and after the phases equal across runs. Then "
-           f"{r['items']:,} items per phase in batches of {r['batch']}, as in the large part. "
+           f"{r['items']:,} items per phase in batches of {r['batch']}, as in the large part, once "
+           "scalebloom's huge-page thread has moved the loaded filter into huge pages (`INFO bf` "
+           f"`bf_huge_pages_waiting 0`; {settle_note(a, 'the load')}). "
            f"{plural(rounds, 'round')}; each phase runs on the four filters back to back, in an order "
            "that reverses every round. Every figure of a row is from the round "
            "whose scalebloom / RedisBloom ratio is the median (`round`); lower is better."]

@@ -52,19 +52,6 @@ def latency_percentiles(client, cmd):
     return float(raw.get("p99", "nan")), float(raw.get("p100", "nan"))
 
 
-def huge_pages_settled(client, limit_s=300):
-    """Waits until scalebloom's huge-page thread has finished with every large bit array it
-    was given (`INFO bf` `bf_huge_pages_waiting 0`: moved into huge pages, or refused by the
-    kernel); the seconds that took. 0 for a server without the field (RedisBloom, which has
-    nothing in the background). The later phases then measure the filter as it stays."""
-    began = time.monotonic()
-    while client.info("bf").get("bf_huge_pages_waiting", 0) != 0:
-        if time.monotonic() - began > limit_s:
-            raise BenchError(f"the huge-page thread did not finish within {limit_s} s")
-        time.sleep(0.1)  # polling a background job's progress, not synchronising a result
-    return time.monotonic() - began
-
-
 def large_run(cfg, key, module, capacity, items, module_args=(), fork=False):
     """One fresh server, one nonscaling filter, the four phases; stopped before returning.
     With `fork`, then a BGSAVE: how long its fork blocked the server, and the server-side time
