@@ -301,6 +301,12 @@ pub fn replace_counting(words: &mut [u64], bytes: &[u8]) -> Option<(u64, u64)> {
     if bytes.len() != std::mem::size_of_val(words) {
         return None;
     }
+    #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+    if std::arch::is_x86_feature_detected!("avx512vpopcntdq") {
+        // SAFETY: the CPU has AVX512-VPOPCNTDQ (checked just above), which implies AVX-512F,
+        // the two features the function enables; the lengths are equal (checked above).
+        return Some(unsafe { replace_counting_avx512(words, bytes) });
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has POPCNT (checked just above), the only feature the function enables.
@@ -331,6 +337,41 @@ fn replace_counting_words(words: &mut [u64], bytes: &[u8]) -> (u64, u64) {
 #[target_feature(enable = "popcnt")]
 unsafe fn replace_counting_popcnt(words: &mut [u64], bytes: &[u8]) -> (u64, u64) {
     replace_counting_words(words, bytes)
+}
+
+/// [`replace_counting_words`] eight words at a time with AVX-512's `vpopcntq` (a 1 GiB
+/// `BF.LOADCHUNK` import spent ~80 ms of its ~680 counting with scalar `popcnt`); the tail
+/// word by word.
+///
+/// # Safety
+/// The CPU has AVX-512F and AVX512-VPOPCNTDQ; `bytes.len() == words.len() * 8`.
+#[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
+#[allow(
+    clippy::incompatible_msrv,
+    reason = "compiled only with Rust 1.89 or newer (cfg scalebloom_avx512, set by build.rs)"
+)]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+unsafe fn replace_counting_avx512(words: &mut [u64], bytes: &[u8]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let whole = words.len() / 8;
+    let (mut old, mut new) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+    for i in 0..whole {
+        // SAFETY: words `8i .. 8i + 8` and bytes `64i .. 64i + 64` are in bounds (i < whole
+        // = words.len() / 8, and bytes is 8 × as long); unaligned loads and store, the CPU's
+        // features as the caller guarantees.
+        unsafe {
+            let w = words.as_mut_ptr().add(8 * i).cast::<__m512i>();
+            let b = _mm512_loadu_si512(bytes.as_ptr().add(64 * i).cast());
+            old = _mm512_add_epi64(old, _mm512_popcnt_epi64(_mm512_loadu_si512(w)));
+            new = _mm512_add_epi64(new, _mm512_popcnt_epi64(b));
+            _mm512_storeu_si512(w, b);
+        }
+    }
+    let (o, n) = replace_counting_words(&mut words[whole * 8..], &bytes[whole * 64..]);
+    // The lane sums are at most 64 × the words counted each, far below 2^64. (No closure
+    // here: a closure is not compiled with the function's target features.)
+    let (old, new) = (_mm512_reduce_add_epi64(old) as u64, _mm512_reduce_add_epi64(new) as u64);
+    (old + o, new + n)
 }
 
 /// Asks the kernel to map the pages under `words` writable now, in one call
@@ -580,6 +621,28 @@ mod tests {
         assert_eq!(w, [1, 3, 7]);
         assert_eq!(replace_counting(&mut w, &bytes[..23]), None);
         assert_eq!(w, [1, 3, 7], "a wrong length writes nothing");
+    }
+
+    /// Every length (whole vectors of eight words and the tail), against a word-by-word count:
+    /// the vector path where the CPU has one, the scalar one elsewhere.
+    #[test]
+    fn replacing_counts_every_length_as_word_by_word() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in 0..70 {
+            let old: Vec<u64> = (0..len).map(|_| next()).collect();
+            let new: Vec<u64> = (0..len).map(|_| next()).collect();
+            let bytes: Vec<u8> = new.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let ones = |v: &[u64]| v.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+            let mut w = old.clone();
+            assert_eq!(replace_counting(&mut w, &bytes), Some((ones(&old), ones(&new))), "{len}");
+            assert_eq!(w, new, "{len} words");
+        }
     }
 
     /// Populating pages for writing changes no byte, inside the slice or around it.
