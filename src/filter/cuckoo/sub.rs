@@ -287,6 +287,15 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
     const WORDS: bool = cfg!(target_endian = "little") && B != 0 && 2 * B * F::BYTES <= 8;
     /// Bits of [`Buckets::matches`]' mask per slot: a slot's lane in the word, or one bit.
     const LANE: u32 = if Self::WORDS { F::BITS } else { 1 };
+    /// Bits of the slots of an item's two buckets (of [`Buckets::pair_word`]).
+    const PAIR_BITS: u32 = 2 * B as u32 * F::BITS;
+
+    /// With [`Buckets::WORDS`]: the slots of the item's two buckets as one word, a lane of
+    /// `F::BITS` bits per slot, bucket `h1`'s in the low half.
+    #[inline(always)]
+    fn pair_word(&self, l: &Lookup<F>) -> u64 {
+        word_of(self.bucket(l.h1)) | word_of(self.bucket(l.h2)) << (Self::PAIR_BITS / 2)
+    }
 
     /// Which slots of the item's two buckets hold `x`, as a mask whose lowest set bit, divided
     /// by [`Buckets::LANE`], is the first such slot `j` of the `2B` (`j < B`: slot `j` of
@@ -297,29 +306,16 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
     /// per item on the bench's 200,000-item filter, in `CF.MEXISTS` of present items and in
     /// `CF.INSERT`), which costs more cycles than the compares of all `2B` slots.
     ///
-    /// With [`Buckets::WORDS`] the two buckets are read as one 64-bit word, a lane of
-    /// `F::BITS` bits per slot (bucket `h1`'s in the low half); the lanes equal to `x` are
-    /// those of `v = word ^ (x in every lane)` that are zero, found exactly (no carry crosses
-    /// a lane) as the lanes whose top bit is clear in `((v & low) + low) | v`, `low` being
-    /// every bit but each lane's top one: a lane's top bit is set there iff the lane is not
-    /// zero. Only `B != 0` reaches here (the callers keep their loops for `B = 0`).
+    /// With [`Buckets::WORDS`] the two buckets are read as one word ([`Buckets::pair_word`])
+    /// and its lanes compared at once ([`equal_lanes`]). Only `B != 0` reaches here (the
+    /// callers keep their loops for `B = 0`).
     #[inline(always)]
     fn matches(&self, l: &Lookup<F>, x: F) -> u64 {
         debug_assert!(B == 2 || B == 4, "a constant bucket size of 2 or 4");
-        let (a, b) = (self.bucket(l.h1), self.bucket(l.h2));
         if Self::WORDS {
-            // One lane per slot: the constants for lanes of `F::BITS` (8 or 16) bits.
-            let ones = u64::MAX / ((1u64 << F::BITS) - 1);
-            let tops = ones << (F::BITS - 1);
-            let low = !tops;
-            let half = 8 * B * F::BYTES; // bits of one bucket's slots: 16 or 32
-            let word = word_of(a) | word_of(b) << half;
-            let v = word ^ x.widen().wrapping_mul(ones);
-            // Lanes past the `2B` slots (when they fill less than 64 bits) are zero in
-            // `word`, and `x` is in them too: clear them, or an `x` of 0 would match there.
-            let used = if 2 * half >= 64 { u64::MAX } else { (1u64 << (2 * half)) - 1 };
-            return !(((v & low).wrapping_add(low)) | v) & tops & used;
+            return equal_lanes(self.pair_word(l), x, Self::PAIR_BITS);
         }
+        let (a, b) = (self.bucket(l.h1), self.bucket(l.h2));
         let mut m = 0u64;
         for j in 0..B {
             // `a` and `b` are `B` slots long (`bucket` makes them `size()` = `B` long), so
@@ -352,6 +348,18 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
         0
     }
 
+    /// [`Buckets::hits`] of two sub-filters, `self` and `other`, ORed. Where both items'
+    /// bucket pairs fit one word together (8-bit fingerprints in buckets of 2, the default:
+    /// 32 bits each), they are tested as one word, the lanes compared once for both.
+    #[inline(always)]
+    pub(super) fn hits_with(&self, other: &Self, l: &Lookup<F>) -> u64 {
+        if Self::WORDS && Self::PAIR_BITS <= 32 {
+            let word = self.pair_word(l) | other.pair_word(l) << 32;
+            return equal_lanes(word, l.fp, 64);
+        }
+        self.hits(l) | other.hits(l)
+    }
+
     /// [`SubFilter::contains`]: whether bucket `h1` or `h2` holds the fingerprint.
     #[inline(always)]
     pub(super) fn contains(&self, l: &Lookup<F>) -> bool {
@@ -368,6 +376,22 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
             }
         }
     }
+}
+
+/// The lanes of `word` (of `F::BITS` bits each; only its low `bits` bits are slots) equal to
+/// `x`, as each such lane's top bit. They are the lanes of `v = word ^ (x in every lane)`
+/// that are zero, found exactly (no carry crosses a lane) as those whose top bit is clear in
+/// `((v & low) + low) | v`, `low` being every bit but each lane's top one: a lane's top bit
+/// is set there iff the lane is not zero. The lanes above `bits` (zero in `word`) are
+/// cleared, or an `x` of 0 would match there.
+#[inline(always)]
+fn equal_lanes<F: Fingerprint>(word: u64, x: F, bits: u32) -> u64 {
+    let ones = u64::MAX / ((1u64 << F::BITS) - 1);
+    let tops = ones << (F::BITS - 1);
+    let low = !tops;
+    let v = word ^ x.widen().wrapping_mul(ones);
+    let used = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    !(((v & low).wrapping_add(low)) | v) & tops & used
 }
 
 /// The slots of one bucket as a little-endian word (the first 8 bytes of them; 2 or 4 bytes
@@ -444,5 +468,52 @@ impl<'a, F: Fingerprint, const B: usize> BucketsMut<'a, F, B> {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `matches` (the word test, and the compare per slot) finds the first slot equal to a
+    /// value in the order `find_available` and `contains` scan them, and `hits_with` answers
+    /// as the two sub-filters asked in turn; for every width, bucket sizes 2 and 4, values
+    /// present once, twice, in both buckets, absent, and 0 (the empty slot).
+    fn check<F: Fingerprint, const B: usize>(value: impl Fn(usize) -> F) {
+        let buckets = 8usize;
+        let slots: Vec<F> = (0..buckets * B).map(&value).collect();
+        let other: Vec<F> = (0..buckets * B).rev().map(&value).collect();
+        let sub = |s: &'static [F]| Buckets::<F, B>::new(SubFilter { mask: 7, slots: s }, B);
+        let (f, g) = (sub(slots.leak()).unwrap(), sub(other.leak()).unwrap());
+        let candidates: Vec<F> = (0..buckets * B + 3).map(&value).collect();
+        for h1 in 0..buckets as u64 {
+            for h2 in 0..buckets as u64 {
+                for &fp in &candidates {
+                    let l = Lookup { h1: h1 + 8, h2: h2 + 16, fp };
+                    let scan = |v: &Buckets<F, B>, x: F| {
+                        v.bucket(l.h1).iter().chain(v.bucket(l.h2)).position(|&s| s == x)
+                    };
+                    for x in [fp, F::EMPTY] {
+                        let m = f.matches(&l, x);
+                        let first =
+                            (m != 0).then(|| (m.trailing_zeros() / Buckets::<F, B>::LANE) as usize);
+                        assert_eq!(first, scan(&f, x), "{h1} {h2} {x:?}");
+                    }
+                    let either = scan(&f, fp).is_some() || scan(&g, fp).is_some();
+                    assert_eq!(f.hits_with(&g, &l) != 0, either, "{h1} {h2} {fp:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn word_tests_find_the_first_equal_slot() {
+        // Values repeating with a period that is not the bucket size, zeros among them.
+        check::<u8, 2>(|i| (i % 7 * 37 % 256) as u8);
+        check::<u8, 4>(|i| (i % 11 * 29 % 256) as u8);
+        check::<u16, 2>(|i| (i % 7 * 9_001 % 65_536) as u16);
+        check::<u16, 4>(|i| (i % 11 * 9_001 % 65_536) as u16);
+        check::<u32, 2>(|i| (i % 7) as u32 * 0x0101_0101);
+        check::<u32, 4>(|i| (i % 11) as u32 * 0x8000_0001);
     }
 }

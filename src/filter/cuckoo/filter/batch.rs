@@ -105,7 +105,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         let answers = &mut out[start..];
         if self.count == 1 {
             if let Some(f) = Buckets::<F, B>::new(self.sub(0), self.bs()) {
-                probe_blocks(std::slice::from_ref(&f), items, answers, |l| f.contains(l));
+                probe_blocks(items, answers, |l| f.prefetch(l), |l| f.contains(l));
                 return;
             }
         } else if let Some(views) = self.views::<B>() {
@@ -115,11 +115,18 @@ impl<F: Fingerprint> Cuckoo<F> {
             // (what a filter that grew once has) held in registers, not read from the vector
             // per item.
             if let [f, g] = views[..] {
-                probe_blocks(&views, items, answers, |l| (f.hits(l) | g.hits(l)) != 0);
+                let prefetch = |l: &Lookup<F>| {
+                    f.prefetch(l);
+                    g.prefetch(l);
+                };
+                probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
             } else {
-                probe_blocks(&views, items, answers, |l| {
-                    views.iter().fold(0, |any, f| any | f.hits(l)) != 0
-                });
+                probe_blocks(
+                    items,
+                    answers,
+                    |l| views.iter().for_each(|f| f.prefetch(l)),
+                    |l| views.iter().fold(0, |any, f| any | f.hits(l)) != 0,
+                );
             }
             return;
         }
@@ -221,22 +228,20 @@ impl<F: Fingerprint> Cuckoo<F> {
 /// `perf` profile.)
 const BLOCK: usize = 16;
 
-/// The lookups of `items`, a block at a time ([`BLOCK`]), their buckets in `views`
-/// prefetched; `probe` answers each into `answers` (as long as `items`), in order.
+/// The lookups of `items`, a block at a time ([`BLOCK`]), each `prefetch`ed (its buckets in
+/// every sub-filter); `probe` answers each into `answers` (as long as `items`), in order.
 #[inline(always)]
-fn probe_blocks<F: Fingerprint, const B: usize, T: AsRef<[u8]>>(
-    views: &[Buckets<'_, F, B>],
+fn probe_blocks<F: Fingerprint, T: AsRef<[u8]>>(
     items: &[T],
     answers: &mut [bool],
+    prefetch: impl Fn(&Lookup<F>),
     probe: impl Fn(&Lookup<F>) -> bool,
 ) {
     let mut block = [Lookup::new(0); BLOCK];
     for (items, answers) in items.chunks(BLOCK).zip(answers.chunks_mut(BLOCK)) {
         for (l, item) in block.iter_mut().zip(items) {
             *l = Lookup::of(item.as_ref());
-            for f in views {
-                f.prefetch(l);
-            }
+            prefetch(l);
         }
         for (found, l) in answers.iter_mut().zip(&block) {
             *found = probe(l);
@@ -285,10 +290,10 @@ fn insert_run<
     let mut block = [Lookup::new(0); BLOCK];
     loop {
         // A block's lookups made and their buckets prefetched (as `probe_blocks` does); the
-        // items then go in one by one, in order, each taken from `rest` as it goes in, so
-        // that an item that finds no room leaves `rest` just after it.
-        let next = rest.as_slice();
-        let next = &next[..next.len().min(BLOCK)];
+        // items then go in one by one, in order. `rest` moves past the block after it, or
+        // just past an item that finds no room.
+        let all = rest.as_slice();
+        let next = &all[..all.len().min(BLOCK)];
         if next.is_empty() {
             return (inserted, None);
         }
@@ -300,8 +305,7 @@ fn insert_run<
         }
         // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined
         // here.
-        for l in &block[..next.len()] {
-            rest.next();
+        for (k, l) in block[..next.len()].iter().enumerate() {
             if NX {
                 // Every sub-filter asked, without a branch on which holds the item (as in
                 // `contains_run`).
@@ -327,11 +331,14 @@ fn insert_run<
                     None => false,
                 };
                 if !kicked {
+                    // `k` < `next.len()` ≤ `all.len()`: the range exists.
+                    *rest = all.get(k + 1..).unwrap_or_default().iter();
                     return (inserted, Some(*l));
                 }
             }
             inserted += 1;
             out.push(Ok(Insert::Inserted));
         }
+        *rest = all[next.len()..].iter();
     }
 }
