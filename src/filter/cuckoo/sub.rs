@@ -122,16 +122,6 @@ impl<'a, F: Fingerprint> SubFilter<'a, F> {
         }
         None
     }
-
-    /// Prefetches the cache lines of both buckets of `l`.
-    #[inline(always)]
-    pub(super) fn prefetch(&self, l: &Lookup<F>, bs: usize) {
-        for h in [l.h1, l.h2] {
-            if let Some(slot) = self.slots.get(self.start(h, bs)) {
-                mem::prefetch_any(slot);
-            }
-        }
-    }
 }
 
 impl<F: Fingerprint> SubFilterMut<'_, F> {

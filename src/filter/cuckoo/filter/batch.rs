@@ -7,11 +7,6 @@ use super::super::fingerprint::{Fingerprint, Lookup};
 use super::super::sub::{Buckets, BucketsMut};
 use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
 
-/// Items per block of the prefetching paths: their buckets are prefetched before any is used.
-const BATCH: usize = 16;
-/// Sub-filters at least this large are prefetched in batches; smaller ones stay in cache.
-const PREFETCH_MIN_BYTES: u64 = 4 << 20;
-
 /// Where [`Cuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
 /// is one; the module's reply builder is another (its codes straight from the loop, no
 /// vector of `Result`s walked again).
@@ -28,11 +23,6 @@ impl InsertSink for Vec<Result<Insert, CuckooError>> {
 }
 
 impl<F: Fingerprint> Cuckoo<F> {
-    /// Whether any sub-filter is large enough for prefetching to pay.
-    fn prefetching(&self) -> bool {
-        self.subs().any(|f| f.byte_len() >= PREFETCH_MIN_BYTES)
-    }
-
     /// Views of every sub-filter with buckets of `B` slots (0: the bucket size at run time),
     /// oldest first, in one vector; `None` if the allocator refuses it (the caller then goes
     /// item by item) or the buckets are not `B` slots.
@@ -62,32 +52,10 @@ impl<F: Fingerprint> Cuckoo<F> {
         Some(views)
     }
 
-    /// Hashes a block of items and prefetches their buckets in every sub-filter.
-    fn load_block<T: AsRef<[u8]>>(&self, items: &[T], out: &mut [Lookup<F>; BATCH]) {
-        let bs = self.bs();
-        for (slot, item) in out.iter_mut().zip(items) {
-            *slot = Lookup::of(item.as_ref());
-        }
-        for l in &out[..items.len()] {
-            for f in self.subs().rev() {
-                f.prefetch(l, bs);
-            }
-        }
-    }
-
     /// `CF.MEXISTS`: whether each item is (probably) present, appended to `out` in order.
-    /// Large filters are blocked: a block's buckets are prefetched before any is read.
+    /// The items go in blocks whose buckets are prefetched before any is read (see
+    /// [`BLOCK`]), at every filter size; the bucket size a constant for the common sizes.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
-        if self.prefetching() {
-            let mut block = [Lookup::new(0); BATCH];
-            for chunk in items.chunks(BATCH) {
-                self.load_block(chunk, &mut block);
-                out.extend(block[..chunk.len()].iter().map(|l| self.contains_lookup(l)));
-            }
-            return;
-        }
-        // Small filters stay in cache: each item straight through, no block staged; the
-        // bucket size a constant for the common sizes.
         match self.bs() {
             2 => self.contains_run::<2, T>(items, out),
             4 => self.contains_run::<4, T>(items, out),
@@ -95,8 +63,8 @@ impl<F: Fingerprint> Cuckoo<F> {
         }
     }
 
-    /// [`Cuckoo::contains_many`] without prefetching, buckets of `B` slots (0: the filter's
-    /// bucket size at run time). The sub-filters' views are made once for the batch.
+    /// [`Cuckoo::contains_many`] with buckets of `B` slots (0: the filter's bucket size at
+    /// run time). The sub-filters' views are made once for the batch.
     #[inline(always)]
     fn contains_run<const B: usize, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         // The answers are written into place: no capacity check per item.
@@ -149,16 +117,6 @@ impl<F: Fingerprint> Cuckoo<F> {
         out: &mut S,
     ) -> Result<(), CuckooError> {
         self.check_can_insert(max_filters)?;
-        if self.prefetching() {
-            let mut block = [Lookup::new(0); BATCH];
-            for chunk in items.chunks(BATCH) {
-                self.load_block(chunk, &mut block);
-                for l in &block[..chunk.len()] {
-                    out.push(self.insert_lookup(l, nx, max_filters, guard));
-                }
-            }
-            return Ok(());
-        }
         let mut rest = items.iter();
         loop {
             // The sub-filters' views, made once: items go straight in (newest sub-filter
@@ -223,9 +181,10 @@ impl<F: Fingerprint> Cuckoo<F> {
 
 /// Items per block of the batched paths: a block's lookups are made and both buckets of each
 /// in every sub-filter prefetched before the first is probed, so that the probes find their
-/// buckets in L1 rather than wait for each in turn. (Even the bench's 512 KiB filter is
-/// mostly outside L1: its bucket reads were where `CF.MEXISTS` spent its time in a
-/// `perf` profile.)
+/// buckets in L1 rather than wait for each in turn. At every filter size: even the bench's
+/// 512 KiB filter is mostly outside L1, and its bucket reads were where `CF.MEXISTS` spent
+/// its time in a `perf` profile (before, only sub-filters of 4 MiB and more were prefetched,
+/// through the one-item paths).
 const BLOCK: usize = 16;
 
 /// The lookups of `items`, a block at a time ([`BLOCK`]), each `prefetch`ed (its buckets in
