@@ -118,15 +118,18 @@ impl<F: Fingerprint> Cuckoo<F> {
     ) -> Result<(), CuckooError> {
         self.check_can_insert(max_filters)?;
         let mut rest = items.iter();
+        // The first block of a run: after an item that found no room, one item, so that a
+        // full filter (each item failing) does not hash a block of items per item.
+        let mut first = BLOCK;
         loop {
             // The sub-filters' views, made once: items go straight in (newest sub-filter
             // first, then the kick-out walk in the newest) until one finds no room; that one
             // takes the general path (growth, or `Full`), and the views are made again. The
             // same steps as `insert_lookup`, in the same order.
             let run = match self.bs() {
-                2 => self.insert_fast::<2, T, S>(&mut rest, nx, out),
-                4 => self.insert_fast::<4, T, S>(&mut rest, nx, out),
-                _ => self.insert_fast::<0, T, S>(&mut rest, nx, out),
+                2 => self.insert_fast::<2, T, S>(&mut rest, nx, first, out),
+                4 => self.insert_fast::<4, T, S>(&mut rest, nx, first, out),
+                _ => self.insert_fast::<0, T, S>(&mut rest, nx, first, out),
             };
             let Some((inserted, pending)) = run else {
                 // No memory for the views: item by item.
@@ -148,34 +151,30 @@ impl<F: Fingerprint> Cuckoo<F> {
             // A failed walk changed nothing, so the general path retries it as the first
             // attempt would, then grows or answers `Full`.
             out.push(self.insert_lookup(&l, nx, max_filters, guard));
+            first = 1;
         }
     }
 
-    /// The items of `rest` that find room (see [`insert_run`]), through views of every
-    /// sub-filter with buckets of `B` slots (0: the bucket size at run time): the number
-    /// inserted and the lookup of the item that found none. `None`, having taken no item, if
-    /// the views could not be made.
+    /// The items of `rest` that find room (see [`insert_run`], whose first block has `first`
+    /// items), through views of every sub-filter with buckets of `B` slots (0: the bucket
+    /// size at run time): the number inserted and the lookup of the item that found none.
+    /// `None`, having taken no item, if the views could not be made.
     #[inline(always)]
     fn insert_fast<'i, const B: usize, T: AsRef<[u8]>, S: InsertSink>(
         &mut self,
         rest: &mut std::slice::Iter<'i, T>,
         nx: bool,
+        first: usize,
         out: &mut S,
     ) -> Option<(u64, Option<Lookup<F>>)> {
         let (bs, max_iterations) = (self.bs(), self.max_iterations);
+        let walk = Walk { bs, max_iterations, first };
         if self.count == 1 {
             let mut f = BucketsMut::<F, B>::new(self.sub_mut(0), bs)?;
-            return Some(insert_run_nx(
-                std::slice::from_mut(&mut f),
-                rest,
-                nx,
-                bs,
-                max_iterations,
-                out,
-            ));
+            return Some(insert_run_nx(std::slice::from_mut(&mut f), rest, nx, walk, out));
         }
         let mut views = self.views_mut::<B>()?;
-        Some(insert_run_nx(&mut views, rest, nx, bs, max_iterations, out))
+        Some(insert_run_nx(&mut views, rest, nx, walk, out))
     }
 }
 
@@ -208,20 +207,28 @@ fn probe_blocks<F: Fingerprint, T: AsRef<[u8]>>(
     }
 }
 
+/// What [`insert_run`] needs besides its items: the bucket size and walk length of the
+/// kick-out walk, and how many items its first block has.
+#[derive(Clone, Copy)]
+struct Walk {
+    bs: usize,
+    max_iterations: u16,
+    first: usize,
+}
+
 /// [`insert_run`] with `nx` a constant in its item loop.
 #[inline(always)]
 fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
     views: &mut [BucketsMut<'_, F, B>],
     rest: &mut std::slice::Iter<'i, T>,
     nx: bool,
-    bs: usize,
-    max_iterations: u16,
+    walk: Walk,
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
     if nx {
-        insert_run::<B, true, F, T, S>(views, rest, bs, max_iterations, out)
+        insert_run::<B, true, F, T, S>(views, rest, walk, out)
     } else {
-        insert_run::<B, false, F, T, S>(views, rest, bs, max_iterations, out)
+        insert_run::<B, false, F, T, S>(views, rest, walk, out)
     }
 }
 
@@ -241,18 +248,19 @@ fn insert_run<
 >(
     views: &mut [BucketsMut<'_, F, B>],
     rest: &mut std::slice::Iter<'i, T>,
-    bs: usize,
-    max_iterations: u16,
+    walk: Walk,
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
     let mut inserted = 0u64;
     let mut block = [Lookup::new(0); BLOCK];
+    let mut size = walk.first.clamp(1, BLOCK);
     loop {
         // A block's lookups made and their buckets prefetched (as `probe_blocks` does); the
         // items then go in one by one, in order. `rest` moves past the block after it, or
         // just past an item that finds no room.
         let all = rest.as_slice();
-        let next = &all[..all.len().min(BLOCK)];
+        let next = &all[..all.len().min(size)];
+        size = BLOCK;
         if next.is_empty() {
             return (inserted, None);
         }
@@ -286,7 +294,7 @@ fn insert_run<
             }
             if !placed {
                 let kicked = match views.last_mut() {
-                    Some(f) => f.sub().kick_out(l.h1, l.fp, bs, max_iterations),
+                    Some(f) => f.sub().kick_out(l.h1, l.fp, walk.bs, walk.max_iterations),
                     None => false,
                 };
                 if !kicked {
