@@ -51,6 +51,8 @@ pub trait Fingerprint:
     fn from_hash(h: u64) -> Self;
     /// `fp × 0x5bd1e995`, the term XORed into an index to get the alternate one.
     fn alt_term(self) -> u64;
+    /// The fingerprint's value, widened.
+    fn widen(self) -> u64;
     /// The slot as little-endian bytes into `out` (`BYTES` long).
     fn write_le(self, out: &mut [u8]);
     /// A slot from `BYTES` little-endian bytes.
@@ -73,6 +75,10 @@ macro_rules! fingerprint {
             fn alt_term(self) -> u64 {
                 // At most (2^32 − 1) × 0x5bd1e995 < 2^63: no wrap, as in C's 64-bit product.
                 u64::from(self) * ALT_MULTIPLIER
+            }
+            #[inline(always)]
+            fn widen(self) -> u64 {
+                u64::from(self)
             }
             #[inline]
             fn write_le(self, out: &mut [u8]) {

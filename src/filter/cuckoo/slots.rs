@@ -113,8 +113,8 @@ pub fn byte_len<F: Fingerprint>(slots: &[F]) -> u64 {
 }
 
 /// The slots' memory as bytes: on a little-endian target, the stored format itself.
-#[inline]
-fn as_bytes<F: Fingerprint>(slots: &[F]) -> &[u8] {
+#[inline(always)]
+pub(super) fn as_bytes<F: Fingerprint>(slots: &[F]) -> &[u8] {
     // SAFETY: the slice's `len × BYTES` bytes are initialised integers without padding (the
     // trait is sealed to u8/u16/u32), u8 needs no alignment, and the result borrows `slots`.
     unsafe { std::slice::from_raw_parts(slots.as_ptr().cast::<u8>(), std::mem::size_of_val(slots)) }

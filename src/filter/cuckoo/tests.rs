@@ -226,6 +226,30 @@ fn batches_equal_singles_at_every_bucket_size() {
     }
 }
 
+/// Batched lookups equal one-by-one ones while a filter grows from one sub-filter to two
+/// and more (the batched path has its own code for one and for two).
+#[test]
+fn batched_lookups_equal_singles_as_the_filter_grows() {
+    let probes: Vec<Vec<u8>> = (0..1200).map(item).collect();
+    for w in WIDTHS {
+        for bs in [2u16, 3, 4] {
+            let mut f = filter(200, bs, 20, 1, w);
+            let mut counts = Vec::new();
+            for (i, batch) in probes.chunks(100).enumerate() {
+                let mut out = Vec::new();
+                f.insert_many(batch, i % 2 == 1, 32, &Unlimited, &mut out).unwrap();
+                let mut exists = Vec::new();
+                f.contains_many(&probes, &mut exists);
+                let expected: Vec<bool> = probes.iter().map(|p| f.contains(p)).collect();
+                assert_eq!(exists, expected, "{w:?} bucket size {bs} batch {i}");
+                counts.push(f.info().filters);
+            }
+            assert!(counts.contains(&1) && counts.contains(&2), "{w:?} {bs}: {counts:?}");
+            assert!(counts.iter().any(|&c| c > 2), "{w:?} {bs}: {counts:?}");
+        }
+    }
+}
+
 /// `CF.COUNT` counts a bucket once when both of an item's indexes reduce to it (RedisBloom
 /// counts it twice): in a 2-bucket sub-filter every even fingerprint has one bucket.
 #[test]

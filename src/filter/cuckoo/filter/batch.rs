@@ -7,11 +7,6 @@ use super::super::fingerprint::{Fingerprint, Lookup};
 use super::super::sub::{Buckets, BucketsMut};
 use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
 
-/// Items per block of the prefetching paths: their buckets are prefetched before any is used.
-const BATCH: usize = 16;
-/// Sub-filters at least this large are prefetched in batches; smaller ones stay in cache.
-const PREFETCH_MIN_BYTES: u64 = 4 << 20;
-
 /// Where [`Cuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
 /// is one; the module's reply builder is another (its codes straight from the loop, no
 /// vector of `Result`s walked again).
@@ -28,11 +23,6 @@ impl InsertSink for Vec<Result<Insert, CuckooError>> {
 }
 
 impl<F: Fingerprint> Cuckoo<F> {
-    /// Whether any sub-filter is large enough for prefetching to pay.
-    fn prefetching(&self) -> bool {
-        self.subs().any(|f| f.byte_len() >= PREFETCH_MIN_BYTES)
-    }
-
     /// Views of every sub-filter with buckets of `B` slots (0: the bucket size at run time),
     /// oldest first, in one vector; `None` if the allocator refuses it (the caller then goes
     /// item by item) or the buckets are not `B` slots.
@@ -62,32 +52,10 @@ impl<F: Fingerprint> Cuckoo<F> {
         Some(views)
     }
 
-    /// Hashes a block of items and prefetches their buckets in every sub-filter.
-    fn load_block<T: AsRef<[u8]>>(&self, items: &[T], out: &mut [Lookup<F>; BATCH]) {
-        let bs = self.bs();
-        for (slot, item) in out.iter_mut().zip(items) {
-            *slot = Lookup::of(item.as_ref());
-        }
-        for l in &out[..items.len()] {
-            for f in self.subs().rev() {
-                f.prefetch(l, bs);
-            }
-        }
-    }
-
     /// `CF.MEXISTS`: whether each item is (probably) present, appended to `out` in order.
-    /// Large filters are blocked: a block's buckets are prefetched before any is read.
+    /// The items go in blocks whose buckets are prefetched before any is read (see
+    /// [`BLOCK`]), at every filter size; the bucket size a constant for the common sizes.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
-        if self.prefetching() {
-            let mut block = [Lookup::new(0); BATCH];
-            for chunk in items.chunks(BATCH) {
-                self.load_block(chunk, &mut block);
-                out.extend(block[..chunk.len()].iter().map(|l| self.contains_lookup(l)));
-            }
-            return;
-        }
-        // Small filters stay in cache: each item straight through, no block staged; the
-        // bucket size a constant for the common sizes.
         match self.bs() {
             2 => self.contains_run::<2, T>(items, out),
             4 => self.contains_run::<4, T>(items, out),
@@ -95,35 +63,43 @@ impl<F: Fingerprint> Cuckoo<F> {
         }
     }
 
-    /// [`Cuckoo::contains_many`] without prefetching, buckets of `B` slots (0: the filter's
-    /// bucket size at run time). The sub-filters' views are made once for the batch.
+    /// [`Cuckoo::contains_many`] with buckets of `B` slots (0: the filter's bucket size at
+    /// run time). The sub-filters' views are made once for the batch.
     #[inline(always)]
     fn contains_run<const B: usize, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         // The answers are written into place: no capacity check per item.
         let start = out.len();
         out.resize(start + items.len(), false);
-        let answers = out[start..].iter_mut().zip(items);
+        let answers = &mut out[start..];
         if self.count == 1 {
             if let Some(f) = Buckets::<F, B>::new(self.sub(0), self.bs()) {
-                for (found, item) in answers {
-                    *found = f.contains(&Lookup::of(item.as_ref()));
-                }
+                probe_blocks(items, answers, |l| f.prefetch(l), |l| f.contains(l));
                 return;
             }
         } else if let Some(views) = self.views::<B>() {
-            for (found, item) in answers {
-                let l = Lookup::of(item.as_ref());
-                for f in &views {
-                    if f.contains(&l) {
-                        *found = true;
-                        break;
-                    }
-                }
+            // Every sub-filter asked, their masks ORed and tested once: which one holds a
+            // present item is data (a quarter of the bench's items are in the second), and a
+            // branch on it mispredicts more than the extra bucket reads cost. Two sub-filters
+            // (what a filter that grew once has) held in registers, not read from the vector
+            // per item.
+            if let [f, g] = views[..] {
+                let prefetch = |l: &Lookup<F>| {
+                    f.prefetch(l);
+                    g.prefetch(l);
+                };
+                probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
+            } else {
+                probe_blocks(
+                    items,
+                    answers,
+                    |l| views.iter().for_each(|f| f.prefetch(l)),
+                    |l| views.iter().fold(0, |any, f| any | f.hits(l)) != 0,
+                );
             }
             return;
         }
         // No views (no memory for them): item by item.
-        for (found, item) in answers {
+        for (found, item) in answers.iter_mut().zip(items) {
             *found = self.contains_lookup(&Lookup::of(item.as_ref()));
         }
     }
@@ -141,26 +117,19 @@ impl<F: Fingerprint> Cuckoo<F> {
         out: &mut S,
     ) -> Result<(), CuckooError> {
         self.check_can_insert(max_filters)?;
-        if self.prefetching() {
-            let mut block = [Lookup::new(0); BATCH];
-            for chunk in items.chunks(BATCH) {
-                self.load_block(chunk, &mut block);
-                for l in &block[..chunk.len()] {
-                    out.push(self.insert_lookup(l, nx, max_filters, guard));
-                }
-            }
-            return Ok(());
-        }
         let mut rest = items.iter();
+        // The first block of a run: after an item that found no room, one item, so that a
+        // full filter (each item failing) does not hash a block of items per item.
+        let mut first = BLOCK;
         loop {
             // The sub-filters' views, made once: items go straight in (newest sub-filter
             // first, then the kick-out walk in the newest) until one finds no room; that one
             // takes the general path (growth, or `Full`), and the views are made again. The
             // same steps as `insert_lookup`, in the same order.
             let run = match self.bs() {
-                2 => self.insert_fast::<2, T, S>(&mut rest, nx, out),
-                4 => self.insert_fast::<4, T, S>(&mut rest, nx, out),
-                _ => self.insert_fast::<0, T, S>(&mut rest, nx, out),
+                2 => self.insert_fast::<2, T, S>(&mut rest, nx, first, out),
+                4 => self.insert_fast::<4, T, S>(&mut rest, nx, first, out),
+                _ => self.insert_fast::<0, T, S>(&mut rest, nx, first, out),
             };
             let Some((inserted, pending)) = run else {
                 // No memory for the views: item by item.
@@ -182,35 +151,69 @@ impl<F: Fingerprint> Cuckoo<F> {
             // A failed walk changed nothing, so the general path retries it as the first
             // attempt would, then grows or answers `Full`.
             out.push(self.insert_lookup(&l, nx, max_filters, guard));
+            first = 1;
         }
     }
 
-    /// The items of `rest` that find room (see [`insert_run`]), through views of every
-    /// sub-filter with buckets of `B` slots (0: the bucket size at run time): the number
-    /// inserted and the lookup of the item that found none. `None`, having taken no item, if
-    /// the views could not be made.
+    /// The items of `rest` that find room (see [`insert_run`], whose first block has `first`
+    /// items), through views of every sub-filter with buckets of `B` slots (0: the bucket
+    /// size at run time): the number inserted and the lookup of the item that found none.
+    /// `None`, having taken no item, if the views could not be made.
     #[inline(always)]
     fn insert_fast<'i, const B: usize, T: AsRef<[u8]>, S: InsertSink>(
         &mut self,
         rest: &mut std::slice::Iter<'i, T>,
         nx: bool,
+        first: usize,
         out: &mut S,
     ) -> Option<(u64, Option<Lookup<F>>)> {
         let (bs, max_iterations) = (self.bs(), self.max_iterations);
+        let walk = Walk { bs, max_iterations, first };
         if self.count == 1 {
             let mut f = BucketsMut::<F, B>::new(self.sub_mut(0), bs)?;
-            return Some(insert_run_nx(
-                std::slice::from_mut(&mut f),
-                rest,
-                nx,
-                bs,
-                max_iterations,
-                out,
-            ));
+            return Some(insert_run_nx(std::slice::from_mut(&mut f), rest, nx, walk, out));
         }
         let mut views = self.views_mut::<B>()?;
-        Some(insert_run_nx(&mut views, rest, nx, bs, max_iterations, out))
+        Some(insert_run_nx(&mut views, rest, nx, walk, out))
     }
+}
+
+/// Items per block of the batched paths: a block's lookups are made and both buckets of each
+/// in every sub-filter prefetched before the first is probed, so that the probes find their
+/// buckets in L1 rather than wait for each in turn. At every filter size: even the bench's
+/// 512 KiB filter is mostly outside L1, and its bucket reads were where `CF.MEXISTS` spent
+/// its time in a `perf` profile (before, only sub-filters of 4 MiB and more were prefetched,
+/// through the one-item paths).
+const BLOCK: usize = 16;
+
+/// The lookups of `items`, a block at a time ([`BLOCK`]), each `prefetch`ed (its buckets in
+/// every sub-filter); `probe` answers each into `answers` (as long as `items`), in order.
+#[inline(always)]
+fn probe_blocks<F: Fingerprint, T: AsRef<[u8]>>(
+    items: &[T],
+    answers: &mut [bool],
+    prefetch: impl Fn(&Lookup<F>),
+    probe: impl Fn(&Lookup<F>) -> bool,
+) {
+    let mut block = [Lookup::new(0); BLOCK];
+    for (items, answers) in items.chunks(BLOCK).zip(answers.chunks_mut(BLOCK)) {
+        for (l, item) in block.iter_mut().zip(items) {
+            *l = Lookup::of(item.as_ref());
+            prefetch(l);
+        }
+        for (found, l) in answers.iter_mut().zip(&block) {
+            *found = probe(l);
+        }
+    }
+}
+
+/// What [`insert_run`] needs besides its items: the bucket size and walk length of the
+/// kick-out walk, and how many items its first block has.
+#[derive(Clone, Copy)]
+struct Walk {
+    bs: usize,
+    max_iterations: u16,
+    first: usize,
 }
 
 /// [`insert_run`] with `nx` a constant in its item loop.
@@ -219,14 +222,13 @@ fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: Ins
     views: &mut [BucketsMut<'_, F, B>],
     rest: &mut std::slice::Iter<'i, T>,
     nx: bool,
-    bs: usize,
-    max_iterations: u16,
+    walk: Walk,
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
     if nx {
-        insert_run::<B, true, F, T, S>(views, rest, bs, max_iterations, out)
+        insert_run::<B, true, F, T, S>(views, rest, walk, out)
     } else {
-        insert_run::<B, false, F, T, S>(views, rest, bs, max_iterations, out)
+        insert_run::<B, false, F, T, S>(views, rest, walk, out)
     }
 }
 
@@ -246,40 +248,64 @@ fn insert_run<
 >(
     views: &mut [BucketsMut<'_, F, B>],
     rest: &mut std::slice::Iter<'i, T>,
-    bs: usize,
-    max_iterations: u16,
+    walk: Walk,
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
     let mut inserted = 0u64;
-    // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined here.
-    'items: for item in rest {
-        let l = Lookup::of(item.as_ref());
-        if NX {
+    let mut block = [Lookup::new(0); BLOCK];
+    let mut size = walk.first.clamp(1, BLOCK);
+    loop {
+        // A block's lookups made and their buckets prefetched (as `probe_blocks` does); the
+        // items then go in one by one, in order. `rest` moves past the block after it, or
+        // just past an item that finds no room.
+        let all = rest.as_slice();
+        let next = &all[..all.len().min(size)];
+        size = BLOCK;
+        if next.is_empty() {
+            return (inserted, None);
+        }
+        for (l, item) in block.iter_mut().zip(next) {
+            *l = Lookup::of(item.as_ref());
             for f in views.iter() {
-                if f.view().contains(&l) {
+                f.view().prefetch(l);
+            }
+        }
+        // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined
+        // here.
+        for (k, l) in block[..next.len()].iter().enumerate() {
+            if NX {
+                // Every sub-filter asked, without a branch on which holds the item (as in
+                // `contains_run`).
+                let mut hits = 0;
+                for f in views.iter() {
+                    hits |= f.view().hits(l);
+                }
+                if hits != 0 {
                     out.push(Ok(Insert::Exists));
-                    continue 'items;
+                    continue;
                 }
             }
-        }
-        let mut placed = false;
-        for f in views.iter_mut().rev() {
-            if f.try_place(&l) {
-                placed = true;
-                break;
+            let mut placed = false;
+            for f in views.iter_mut().rev() {
+                if f.try_place(l) {
+                    placed = true;
+                    break;
+                }
             }
-        }
-        if !placed {
-            let kicked = match views.last_mut() {
-                Some(f) => f.sub().kick_out(l.h1, l.fp, bs, max_iterations),
-                None => false,
-            };
-            if !kicked {
-                return (inserted, Some(l));
+            if !placed {
+                let kicked = match views.last_mut() {
+                    Some(f) => f.sub().kick_out(l.h1, l.fp, walk.bs, walk.max_iterations),
+                    None => false,
+                };
+                if !kicked {
+                    // `k` < `next.len()` ≤ `all.len()`: the range exists.
+                    *rest = all.get(k + 1..).unwrap_or_default().iter();
+                    return (inserted, Some(*l));
+                }
             }
+            inserted += 1;
+            out.push(Ok(Insert::Inserted));
         }
-        inserted += 1;
-        out.push(Ok(Insert::Inserted));
+        *rest = all[next.len()..].iter();
     }
-    (inserted, None)
 }
