@@ -24,8 +24,9 @@
 //! them against a textbook model, in `tests/blocked.rs`).
 
 use super::bits::SegmentTable;
-use super::hash::{ItemHash, reduce};
+use super::hash::{ItemHash, blocked_hash, reduce};
 use super::params::{BLOCK_BITS, BLOCK_PROBE_BITS};
+use super::xxh3short::Xxh3Seeded;
 
 /// The multiplier from one probe of a blocked layer to the next.
 pub const BLOCK_PROBE_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -406,6 +407,7 @@ fn set_clear_many_with(
 /// baseline) from the inlined bodies `$all_set` and `$set_clear`.
 macro_rules! kernel_set {
     ($all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident,
+     $all_items:ident, $set_items:ident,
      $all_body:ident, $set_body:ident $(, $features:literal)?) => {
         $(#[target_feature(enable = $features)])?
         unsafe fn $all_set<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
@@ -444,6 +446,60 @@ macro_rules! kernel_set {
             let set = |b: &mut [u64; 8], h2, short| unsafe { $set_body::<K>(b, k, h2, short) };
             set_clear_many_with(words, k, hashes, all_short, out, set)
         }
+
+        // The hash-and-probe kernels ([`items`]): the loops of `all_set_many_with` and
+        // `set_clear_many_with` written out, the item hashed inside (closures passed to those
+        // were compiled out of line for a generic item type: a call per item).
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $all_items<T: AsRef<[u8]>, const K: u32>(
+            words: &[u64],
+            k: u32,
+            items: &[T],
+            xxh3: &Xxh3Seeded,
+            out: &mut Vec<bool>,
+        ) {
+            let start = out.len();
+            out.reserve(items.len());
+            // Written in place, as in `$set_items` below.
+            let slots = &mut out.spare_capacity_mut()[..items.len()];
+            for (slot, item) in slots.iter_mut().zip(items) {
+                let h = blocked_hash(xxh3.hash(item.as_ref()));
+                // SAFETY: this function's own precondition (the CPU has `$features`).
+                slot.write(unsafe { $all_body::<K>(block_of(words, h), k, h.h2, true) });
+            }
+            // SAFETY: `reserve` made room for `items.len()` more, and the loop wrote every one
+            // of the first `items.len()` spare slots (the zip runs over all of them).
+            unsafe { out.set_len(start + items.len()) };
+        }
+
+        $(#[target_feature(enable = $features)])?
+        unsafe fn $set_items<T: AsRef<[u8]>, const K: u32>(
+            words: &mut [u64],
+            k: u32,
+            items: &[T],
+            xxh3: &Xxh3Seeded,
+            out: &mut Vec<bool>,
+        ) -> (u64, u64) {
+            // As in `set_clear_many_with`.
+            let mut found = 0u64;
+            let start = out.len();
+            out.reserve(items.len());
+            let slots = &mut out.spare_capacity_mut()[..items.len()];
+            for (slot, item) in slots.iter_mut().zip(items) {
+                let h = blocked_hash(xxh3.hash(item.as_ref()));
+                let block = block_of_mut(words, h);
+                // SAFETY: this function's own precondition (the CPU has `$features`).
+                let already = unsafe { $set_body::<K>(block, k, h.h2, true) };
+                found += u64::from(already);
+                slot.write(already < k);
+            }
+            // SAFETY: `reserve` made room for `items.len()` more, and the loop wrote every one
+            // of the first `items.len()` spare slots (the zip runs over all of them).
+            unsafe { out.set_len(start + items.len()) };
+            let new = out[start..].iter().map(|&b| u64::from(b)).sum();
+            // `found` ≤ `k · len` (each item finds at most `k`); `k · len` < 2^64.
+            (new, u64::from(k) * items.len() as u64 - found)
+        }
     };
 }
 
@@ -463,6 +519,8 @@ kernel_set!(
     set_clear_base,
     all_set_many_base,
     set_clear_many_base,
+    all_set_items_base,
+    set_clear_items_base,
     all_set_scalar_unsafe,
     set_probes_scalar_unsafe
 );
@@ -474,6 +532,8 @@ kernel_set!(
     set_clear_bmi2,
     all_set_many_bmi2,
     set_clear_many_bmi2,
+    all_set_items_bmi2,
+    set_clear_items_bmi2,
     all_set_scalar_unsafe,
     set_probes_scalar_unsafe,
     "bmi2"
@@ -486,6 +546,8 @@ kernel_set!(
     set_clear_avx2,
     all_set_many_avx2,
     set_clear_many_avx2,
+    all_set_items_avx2,
+    set_clear_items_avx2,
     all_set_vector,
     set_probes_vector,
     "avx2,bmi2"
@@ -672,6 +734,9 @@ impl BlockedKernels {
 pub fn prefetch<A: Blocks + ?Sized>(words: &A, h: ItemHash) {
     crate::filter::mem::prefetch(&block_of(words, h)[0]);
 }
+
+mod items;
+pub use items::ItemsKernels;
 
 #[cfg(test)]
 mod tests;
