@@ -186,7 +186,10 @@ fn items_kernels_equal_hashing_then_one_by_one() {
                 let mut words = vec![0u64; 32 * 8];
                 let mut by_one = words.clone();
                 for round in 0..30usize {
-                    let items: Vec<Vec<u8>> = (0..48usize)
+                    // Batches of 0 to 3 items first (the adds' first and last items are taken
+                    // apart from the loop), then of 48.
+                    let len = if round < 4 { round } else { 48 };
+                    let items: Vec<Vec<u8>> = (0..len)
                         .map(|i| {
                             let n = (round * 5 + i % 41) % 41;
                             (0..n).map(|j| (j * 31 + round * 7 + i % 13) as u8).collect()
@@ -205,6 +208,7 @@ fn items_kernels_equal_hashing_then_one_by_one() {
                     let mut out = vec![true];
                     let got = kernels.set_clear_items(&mut words, k, &items, &xxh3, &mut out);
                     assert!(out[0], "{name} k={k}: earlier answers kept");
+                    assert_eq!(out.len(), items.len() + 1, "{name} k={k}");
                     assert_eq!((&out[1..], got), (&expect[..], (new, flipped)), "{name} k={k}");
                     assert_eq!(words, by_one, "{name} k={k}");
                     // Present items, then others (mostly absent in 32 blocks at this fill).
