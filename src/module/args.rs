@@ -64,13 +64,15 @@ fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
     // API's pointer, both of that type, cast to `*mut ()`), so this casts it back to the
     // type it had; a fn pointer and `*mut ()` have the same size.
     let ptr_len = unsafe { std::mem::transmute::<*mut (), StringPtrLen>(f) };
-    let mut len = 0;
+    // Not zeroed first (an instruction per item): both functions write it.
+    let mut len = std::mem::MaybeUninit::<usize>::uninit();
     // SAFETY: `s` is an argv string, valid for the whole command; StringPtrLen returns its
-    // buffer and length, which stay valid and unchanged while argv lives ('a is argv's); the
-    // resolver returns a static empty string with length 0.
+    // buffer and writes its length (`RM_StringPtrLen` writes `*len` on every path when `len`
+    // is not null), which stay valid and unchanged while argv lives ('a is argv's); the
+    // resolver forwards to it or returns a static empty string and writes length 0.
     unsafe {
-        let ptr = ptr_len(s, &mut len);
-        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+        let ptr = ptr_len(s, len.as_mut_ptr());
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len.assume_init())
     }
 }
 

@@ -2,7 +2,9 @@
 //! a time and taken in blocks of [`BATCH`], and the cache lines they will probe in layers too
 //! large for the CPU caches are prefetched before any is tested, so the memory latency of every
 //! probe in the block overlaps (where no layer is that large, the kernels take the whole hashed
-//! batch at once). Same answers and bits as the one-by-one paths. Each call chooses its kind's
+//! batch at once; a blocked chain of hash scheme 4 whose one layer is that small hashes and
+//! probes each item in one loop, [`LayerKind::holds_items`]). Same answers and bits as the
+//! one-by-one paths. Each call chooses its kind's
 //! code once ([`super::kind`]); the deletes of counting chains are in [`super::counting`].
 
 use super::chain::Chain;
@@ -131,6 +133,12 @@ impl Chain {
     fn contains_many_as<K: LayerKind, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         let mut block = Block::<K>::new(self);
         let (step, prefetch) = (block.part_len(), block.prefetch);
+        // One layer, not prefetched: hashed and tested in one loop, where the kind can.
+        if let (false, Some(only)) = (prefetch, self.layers.only()) {
+            if K::holds_items(only, items, self.scheme(), self.seed(), out) {
+                return;
+            }
+        }
         for chunk in items.chunks(HASH_BATCH) {
             let hashes = &mut block.hashes[..chunk.len()];
             self.scheme().hash_each(chunk, self.seed(), hashes);
@@ -173,6 +181,12 @@ impl Chain {
     ) -> Result<(), BloomError> {
         let mut block = Block::<K>::new(self);
         let (step, prefetch, scheme) = (block.part_len(), block.prefetch, self.scheme());
+        // One layer, not prefetched: as many items as it has room for hashed and added in one
+        // loop, where the kind can; the rest (if any) below.
+        let mut items = items;
+        if let (false, seed, Some(only)) = (prefetch, self.seed(), self.layers.only_mut()) {
+            items = &items[K::insert_items(only, items, scheme, seed, out)..];
+        }
         for chunk in items.chunks(HASH_BATCH) {
             let hashes = &mut block.hashes[..chunk.len()];
             scheme.hash_each(chunk, self.seed(), hashes);

@@ -137,7 +137,7 @@ fn xxh3_blocked(item: &[u8], seed: u64) -> ItemHash {
 
 /// Scheme 4's [`ItemHash`] of the xxh3-64 value `h`.
 #[inline(always)]
-fn blocked_hash(h: u64) -> ItemHash {
+pub(crate) fn blocked_hash(h: u64) -> ItemHash {
     ItemHash { h1: h, h2: h << 32 | 1 }
 }
 

@@ -17,11 +17,12 @@
 //! [`Counting`]: super::counting::Counting
 
 use super::bits::{View, ViewMut};
-use super::blocked::{self, BlockedKernels};
+use super::blocked::{self, BlockedKernels, ItemsKernels};
 use super::chain::Chain;
 use super::hash::{HashScheme, ItemHash};
 use super::layer::{Layer, Rule};
 use super::probe::{self, WordArray};
+use super::xxh3short::Xxh3Seeded;
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
 
@@ -159,6 +160,36 @@ pub trait LayerKind {
         None
     }
 
+    /// [`LayerKind::holds_block`] of `items` hashed with `scheme` and `seed` in the same loop
+    /// (no hash stored and read again), for a chain's only layer when nothing is prefetched;
+    /// `false`, doing nothing, where this kind has no such kernel for `scheme`.
+    #[inline]
+    fn holds_items<T: AsRef<[u8]>>(
+        _layer: &Layer,
+        _items: &[T],
+        _scheme: HashScheme,
+        _seed: u64,
+        _out: &mut Vec<bool>,
+    ) -> bool {
+        false
+    }
+
+    /// [`LayerKind::insert_block`] of `items` hashed with `scheme` and `seed` in the same
+    /// loop, for a chain's only layer when nothing is prefetched: adds as many of `items`, from
+    /// the first, as the layer has room for whatever they are (so it cannot fill up
+    /// part-way), appending their results to `out`; returns how many it took. 0, changing
+    /// nothing, where this kind has no such kernel for `scheme`.
+    #[inline]
+    fn insert_items<T: AsRef<[u8]>>(
+        _layer: &mut Layer,
+        _items: &[T],
+        _scheme: HashScheme,
+        _seed: u64,
+        _out: &mut Vec<bool>,
+    ) -> usize {
+        0
+    }
+
     /// Adds `h` to the chain: `Ok(true)` if no layer held it. The item is new if no layer
     /// holds it. Older layers are only read; the last layer, when it has room, is tested and
     /// set in one pass ([`LayerKind::insert_if_new`]). Counting chains add otherwise
@@ -255,7 +286,7 @@ impl LayerKind for Plain {
     ) -> bool {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        holds_each(layer, hashes, out, |words, hashes, out| {
+        holds_each(layer, out, |words, out| {
             out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
         })
     }
@@ -270,7 +301,7 @@ impl LayerKind for Plain {
     ) -> Option<u64> {
         let k = layer.hashes;
         let kernels = probe::Kernels::<[u64]>::for_hashes(k);
-        insert_each(layer, hashes, out, |words, hashes, out| {
+        insert_each(layer, hashes.len(), out, |words, out| {
             let (mut new, mut flipped) = (0, 0);
             for &h in hashes {
                 let n = kernels.set_clear(words, k, h);
@@ -376,7 +407,7 @@ impl LayerKind for Blocked {
     ) -> bool {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
-        holds_each(layer, hashes, out, |words, hashes, out| {
+        holds_each(layer, out, |words, out| {
             kernels.all_set_many(words, k, hashes, scheme == HashScheme::Xxh3Blocked, out)
         })
     }
@@ -391,47 +422,86 @@ impl LayerKind for Blocked {
     ) -> Option<u64> {
         let k = layer.hashes;
         let kernels = BlockedKernels::for_hashes(k);
-        insert_each(layer, hashes, out, |words, hashes, out| {
+        insert_each(layer, hashes.len(), out, |words, out| {
             kernels.set_clear_many(words, k, hashes, scheme == HashScheme::Xxh3Blocked, out)
         })
     }
+
+    #[inline]
+    fn holds_items<T: AsRef<[u8]>>(
+        layer: &Layer,
+        items: &[T],
+        scheme: HashScheme,
+        seed: u64,
+        out: &mut Vec<bool>,
+    ) -> bool {
+        if scheme != HashScheme::Xxh3Blocked {
+            return false;
+        }
+        let k = layer.hashes;
+        let kernels = ItemsKernels::<T>::for_hashes(k);
+        holds_each(layer, out, |words, out| {
+            kernels.all_set_items(words, k, items, &Xxh3Seeded::new(seed), out)
+        })
+    }
+
+    #[inline]
+    fn insert_items<T: AsRef<[u8]>>(
+        layer: &mut Layer,
+        items: &[T],
+        scheme: HashScheme,
+        seed: u64,
+        out: &mut Vec<bool>,
+    ) -> usize {
+        if scheme != HashScheme::Xxh3Blocked {
+            return 0;
+        }
+        // The layer's room (`items ≤ capacity` always holds; saturating all the same).
+        let room = layer.capacity.saturating_sub(layer.items);
+        let items = &items[..items.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+        let k = layer.hashes;
+        let kernels = ItemsKernels::<T>::for_hashes(k);
+        let taken = insert_each(layer, items.len(), out, |words, out| {
+            kernels.set_clear_items(words, k, items, &Xxh3Seeded::new(seed), out)
+        });
+        if taken.is_some() { items.len() } else { 0 }
+    }
 }
 
-/// The shape every kind's [`LayerKind::holds_block`] has over a layer of one slice:
-/// `holds_all` appends an answer per hash to `out`; `false` (nothing done) for a segmented
-/// layer.
+/// The shape every kind's [`LayerKind::holds_block`] (and [`LayerKind::holds_items`]) has
+/// over a layer of one slice: `holds_all` appends an answer per item to `out`; `false`
+/// (nothing done) for a segmented layer.
 #[inline(always)]
 fn holds_each(
     layer: &Layer,
-    hashes: &[ItemHash],
     out: &mut Vec<bool>,
-    holds_all: impl FnOnce(&[u64], &[ItemHash], &mut Vec<bool>),
+    holds_all: impl FnOnce(&[u64], &mut Vec<bool>),
 ) -> bool {
     let View::One(words) = layer.bits.view() else {
         return false;
     };
-    holds_all(words, hashes, out);
+    holds_all(words, out);
     true
 }
 
-/// The shape every kind's [`LayerKind::insert_block`] has over a layer of one slice with room
-/// for all of `hashes`: `set_all` adds each in order, appends whether it was new to `out` and
-/// returns (items new, bits set), which the layer counts; `None`, changing nothing, where
-/// that does not hold.
+/// The shape every kind's [`LayerKind::insert_block`] (and [`LayerKind::insert_items`]) has
+/// over a layer of one slice with room for all `len` items: `set_all` adds each in order,
+/// appends whether it was new to `out` and returns (items new, bits set), which the layer
+/// counts; `None`, changing nothing, where that does not hold.
 #[inline(always)]
 fn insert_each(
     layer: &mut Layer,
-    hashes: &[ItemHash],
+    len: usize,
     out: &mut Vec<bool>,
-    set_all: impl FnOnce(&mut [u64], &[ItemHash], &mut Vec<bool>) -> (u64, u64),
+    set_all: impl FnOnce(&mut [u64], &mut Vec<bool>) -> (u64, u64),
 ) -> Option<u64> {
-    if layer.items.checked_add(hashes.len() as u64)? > layer.capacity {
+    if layer.items.checked_add(len as u64)? > layer.capacity {
         return None;
     }
     let ViewMut::One(words) = layer.bits.view_mut() else {
         return None;
     };
-    let (new, flipped) = set_all(words, hashes, out);
+    let (new, flipped) = set_all(words, out);
     layer.items += new;
     layer.ones += flipped;
     Some(new)

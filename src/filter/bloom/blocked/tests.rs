@@ -170,3 +170,66 @@ fn all_short_batches_equal_one_by_one() {
     };
     batches_equal_one_by_one(32, true, hashes, probes, |_| {});
 }
+
+/// The hash-and-probe kernels ([`ItemsKernels`]) of every set give what hashing each item with
+/// scheme 4 and adding or testing it with the one-item baseline kernels gives: answers, bits
+/// and counts, for items of every length class (0 to 40 bytes: each xxh3 path), repeats
+/// within a batch included, under two seeds.
+#[test]
+fn items_kernels_equal_hashing_then_one_by_one() {
+    use super::super::hash::HashScheme;
+    for seed in [0u64, 0x5eed_1234_abcd_ef01] {
+        for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
+            for (name, kernels) in ItemsKernels::<Vec<u8>>::all_variants(k) {
+                let reference = BlockedKernels::baseline(0);
+                let xxh3 = Xxh3Seeded::new(seed);
+                let mut words = vec![0u64; 32 * 8];
+                let mut by_one = words.clone();
+                for round in 0..30usize {
+                    // Batches of 0 to 3 items first (the adds' first and last items are taken
+                    // apart from the loop), then of 48.
+                    let len = if round < 4 { round } else { 48 };
+                    let items: Vec<Vec<u8>> = (0..len)
+                        .map(|i| {
+                            let n = (round * 5 + i % 41) % 41;
+                            (0..n).map(|j| (j * 31 + round * 7 + i % 13) as u8).collect()
+                        })
+                        .collect();
+                    let hashes: Vec<ItemHash> =
+                        items.iter().map(|it| HashScheme::Xxh3Blocked.hash(it, seed)).collect();
+                    let mut expect = Vec::new();
+                    let (mut new, mut flipped) = (0, 0);
+                    for &h in &hashes {
+                        let n = reference.set_clear(&mut by_one[..], k, h);
+                        flipped += u64::from(n);
+                        new += u64::from(n > 0);
+                        expect.push(n > 0);
+                    }
+                    let mut out = vec![true];
+                    let got = kernels.set_clear_items(&mut words, k, &items, &xxh3, &mut out);
+                    assert!(out[0], "{name} k={k}: earlier answers kept");
+                    assert_eq!(out.len(), items.len() + 1, "{name} k={k}");
+                    assert_eq!((&out[1..], got), (&expect[..], (new, flipped)), "{name} k={k}");
+                    assert_eq!(words, by_one, "{name} k={k}");
+                    // Present items, then others (mostly absent in 32 blocks at this fill).
+                    let probes: Vec<Vec<u8>> = items
+                        .iter()
+                        .cloned()
+                        .chain(items.iter().map(|it| [it.as_slice(), b"?"].concat()))
+                        .collect();
+                    let mut out = Vec::new();
+                    kernels.all_set_items(&words, k, &probes, &xxh3, &mut out);
+                    let expect: Vec<bool> = probes
+                        .iter()
+                        .map(|it| {
+                            let h = HashScheme::Xxh3Blocked.hash(it, seed);
+                            reference.all_set(&words[..], k, h)
+                        })
+                        .collect();
+                    assert_eq!(out, expect, "{name} k={k}");
+                    assert!(out[..items.len()].iter().all(|&b| b));
+                }
+            }
+        }
+    }
+}

@@ -15,13 +15,46 @@ pub(crate) unsafe fn probe_tops(
     g: usize,
     short: bool,
 ) -> std::arch::x86_64::__m256i {
+    // SAFETY: the caller's precondition (AVX2), and `g < 2`.
+    unsafe { probe_tops_of(&POWER_HALVES, a_lo, a_hi, g, short) }
+}
+
+/// `φ^i` for `i < K` and `φ^0` = 1 in the lanes past `K` (halves as in [`POWER_HALVES`]): with
+/// them a vector's lanes past the item's probes compute its probe 0 again, which an
+/// all-set test may test twice, so no lane needs masking out.
+struct PaddedPowers<const K: u32>;
+
+impl<const K: u32> PaddedPowers<K> {
+    const HALVES: ([u32; 16], [u32; 16]) = {
+        let (mut lo, mut hi) = ([1u32; 16], [0u32; 16]);
+        let mut i = 0;
+        while i < 16 && i < K as usize {
+            lo[i] = POWER_HALVES.0[i];
+            hi[i] = POWER_HALVES.1[i];
+            i += 1;
+        }
+        (lo, hi)
+    };
+}
+
+/// [`probe_tops`] with the powers' halves taken from `halves` (`φ^i` in lane `i`, or
+/// [`PaddedPowers`]). Precondition: the CPU has AVX2; inlined only into functions compiled
+/// with it; `g < 2`.
+#[inline(always)]
+unsafe fn probe_tops_of(
+    halves: &([u32; 16], [u32; 16]),
+    a_lo: std::arch::x86_64::__m256i,
+    a_hi: std::arch::x86_64::__m256i,
+    g: usize,
+    short: bool,
+) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
     // SAFETY: the caller's precondition (AVX2); `g < 2`, so lanes `8g..8g + 8` are inside the
     // 16-entry tables.
     unsafe {
         let (b_lo, b_hi) = (
-            _mm256_loadu_si256(POWER_HALVES.0.as_ptr().add(g * 8).cast()),
-            _mm256_loadu_si256(POWER_HALVES.1.as_ptr().add(g * 8).cast()),
+            _mm256_loadu_si256(halves.0.as_ptr().add(g * 8).cast()),
+            _mm256_loadu_si256(halves.1.as_ptr().add(g * 8).cast()),
         );
         if short {
             // `a_lo` = 1: `a_hi · b_lo + b_hi` (see `short_top`).
@@ -154,9 +187,10 @@ pub(super) unsafe fn all_set_vector<const K: u32>(
         debug_assert_eq!(short, is_short(h2));
         let mut missing = _mm256_setzero_si256();
         let mut g = 0;
-        while g * 8 < K as usize {
-            // `g · 8 < K ≤ 16`: group `g` of the power tables.
-            let top = probe_tops(a_lo, a_hi, g, short);
+        loop {
+            // `g · 8 < K ≤ 16`: group `g` of the power tables. Lanes past `K` test probe 0
+            // again (`PaddedPowers`): no mask.
+            let top = probe_tops_of(&PaddedPowers::<K>::HALVES, a_lo, a_hi, g, short);
             let word = _mm256_srli_epi32::<28>(top);
             let bit = _mm256_srli_epi32::<27>(_mm256_slli_epi32::<4>(top));
             let from_low = _mm256_permutevar8x32_epi32(low, word);
@@ -168,18 +202,17 @@ pub(super) unsafe fn all_set_vector<const K: u32>(
                 _mm256_castsi256_ps(from_high),
                 pick,
             ));
-            let mut probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
-            let lanes = K as i32 - (g * 8) as i32;
-            if lanes < 8 {
-                let live = _mm256_cmpgt_epi32(
-                    _mm256_set1_epi32(lanes),
-                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                );
-                probe = _mm256_and_si256(probe, live);
-            }
-            missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
+            let probe = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
             g += 1;
+            if g * 8 >= K as usize {
+                if g == 1 {
+                    // One vector (`K` ≤ 8): every probe bit in `words` (`testc`: no `andnot`).
+                    return _mm256_testc_si256(words, probe) == 1;
+                }
+                missing = _mm256_or_si256(missing, _mm256_andnot_si256(words, probe));
+                return _mm256_testz_si256(missing, missing) == 1;
+            }
+            missing = _mm256_andnot_si256(words, probe);
         }
-        _mm256_testz_si256(missing, missing) == 1
     }
 }
