@@ -54,7 +54,7 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// `CF.MEXISTS`: whether each item is (probably) present, appended to `out` in order.
     /// The items go in blocks whose buckets are prefetched before any is read (see
-    /// [`BLOCK`]), at every filter size; the bucket size a constant for the common sizes.
+    /// `BLOCK`, 16 items), at every filter size; the bucket size a constant for the common sizes.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
         match self.bs() {
             2 => self.contains_run::<2, T>(items, out),
