@@ -503,7 +503,7 @@ mod tests {
         check::<u8, 4>(|i| (i % 11 * 29 % 256) as u8);
         check::<u16, 2>(|i| (i % 7 * 9_001 % 65_536) as u16);
         check::<u16, 4>(|i| (i % 11 * 9_001 % 65_536) as u16);
-        check::<u32, 2>(|i| (i % 7) as u32 * 0x0101_0101);
-        check::<u32, 4>(|i| (i % 11) as u32 * 0x8000_0001);
+        check::<u32, 2>(|i| ((i % 7) as u32).wrapping_mul(0x0101_0101));
+        check::<u32, 4>(|i| ((i % 11) as u32).wrapping_mul(0x8000_0001));
     }
 }
