@@ -190,33 +190,28 @@ impl HugeJob {
             return None;
         }
         let (start, len) = huge_page_range(words)?;
+        // Advised now (at fault time), the job is finished from the start: it only withdraws
+        // the advice on release, and the thread never sees it.
         #[cfg(target_os = "linux")]
-        if fresh
+        let at_fault = fresh
             && HUGE_PAGES_AT_FAULT.load(Ordering::Relaxed)
-            && madvise_range(start, len, Advice::HugePages).is_ok()
-        {
-            ADVISED_AT_FAULT_BYTES.fetch_add(len as u64, Ordering::Relaxed);
-            let state = JobState { advised: true, finished: true, ..JobState::default() };
-            let job = Arc::new(Self {
-                start,
-                len,
-                state: Mutex::new(state),
-                #[cfg(test)]
-                finished: std::sync::Condvar::new(),
-            });
-            lock(&LIVE_JOBS).insert(words.as_ptr() as usize, Arc::clone(&job));
-            return Some(job);
-        }
+            && madvise_range(start, len, Advice::HugePages).is_ok();
         #[cfg(not(target_os = "linux"))]
-        let _ = fresh;
+        let at_fault = {
+            let _ = fresh;
+            false
+        };
+        let state = JobState { advised: at_fault, finished: at_fault, ..JobState::default() };
         let job = Arc::new(Self {
             start,
             len,
-            state: Mutex::default(),
+            state: Mutex::new(state),
             #[cfg(test)]
             finished: std::sync::Condvar::new(),
         });
-        if !to_mover(Msg::Job(Arc::clone(&job))) {
+        if at_fault {
+            ADVISED_AT_FAULT_BYTES.fetch_add(len as u64, Ordering::Relaxed);
+        } else if !to_mover(Msg::Job(Arc::clone(&job))) {
             return None;
         }
         lock(&LIVE_JOBS).insert(words.as_ptr() as usize, Arc::clone(&job));
