@@ -45,6 +45,27 @@ fn every_kernel_equals_the_loop() {
     assert!(checked >= 2000 * (BLOCKED_UNROLLED_MAX as usize + 3));
 }
 
+/// Adds `hashes` one at a time with the baseline kernels `reference`: each item's answer (new
+/// or not), and the counts a batch add returns `(new items, bits flipped)`.
+fn add_one_by_one(
+    reference: &BlockedKernels,
+    words: &mut [u64],
+    k: u32,
+    hashes: &[ItemHash],
+) -> (Vec<bool>, (u64, u64)) {
+    let (mut new, mut flipped) = (0, 0);
+    let answers = hashes
+        .iter()
+        .map(|&h| {
+            let n = reference.set_clear(words, k, h);
+            flipped += u64::from(n);
+            new += u64::from(n > 0);
+            n > 0
+        })
+        .collect();
+    (answers, (new, flipped))
+}
+
 /// For each `k` and every kernel set: 40 rounds of adding `hashes(round)` with the batch
 /// kernels (`all_short` as given) into `blocks` blocks give the one-item baseline kernels'
 /// answers, bits and counts, and the batch test of `probes(hashes)` their answers, which
@@ -63,14 +84,7 @@ fn batches_equal_one_by_one(
             let mut by_one = words.clone();
             for round in 0..40u64 {
                 let hashes = hashes(round);
-                let mut expect = Vec::new();
-                let (mut new, mut flipped) = (0, 0);
-                for &h in &hashes {
-                    let n = reference.set_clear(&mut by_one[..], k, h);
-                    flipped += u64::from(n);
-                    new += u64::from(n > 0);
-                    expect.push(n > 0);
-                }
+                let (expect, (new, flipped)) = add_one_by_one(&reference, &mut by_one, k, &hashes);
                 let mut out = Vec::new();
                 let got = kernels.set_clear_many(&mut words, k, &hashes, all_short, &mut out);
                 assert_eq!((out, got), (expect, (new, flipped)), "{name} k={k}");
@@ -197,14 +211,8 @@ fn items_kernels_equal_hashing_then_one_by_one() {
                         .collect();
                     let hashes: Vec<ItemHash> =
                         items.iter().map(|it| HashScheme::Xxh3Blocked.hash(it, seed)).collect();
-                    let mut expect = Vec::new();
-                    let (mut new, mut flipped) = (0, 0);
-                    for &h in &hashes {
-                        let n = reference.set_clear(&mut by_one[..], k, h);
-                        flipped += u64::from(n);
-                        new += u64::from(n > 0);
-                        expect.push(n > 0);
-                    }
+                    let (expect, (new, flipped)) =
+                        add_one_by_one(&reference, &mut by_one, k, &hashes);
                     let mut out = vec![true];
                     let got = kernels.set_clear_items(&mut words, k, &items, &xxh3, &mut out);
                     assert!(out[0], "{name} k={k}: earlier answers kept");
