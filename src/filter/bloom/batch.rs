@@ -58,10 +58,11 @@ impl<K: LayerKind> Block<K> {
         }
     }
 
-    /// How many of the hashes to take at a time: [`BATCH`] when they are prefetched (the
-    /// lines must still be in L1 when used), all of them ([`HASH_BATCH`]) when not.
+    /// How many of the hashes to take at a time: the kind's part ([`LayerKind::PART`], at most
+    /// [`HASH_BATCH`]) when they are prefetched (the lines must still be in L1 when used), all
+    /// of them ([`HASH_BATCH`]) when not.
     fn part_len(&self) -> usize {
-        if self.prefetch { BATCH } else { HASH_BATCH }
+        if self.prefetch { K::PART.min(HASH_BATCH) } else { HASH_BATCH }
     }
 
     /// Hashes `items` (at most [`BATCH`]), prefetches what `purpose` needs of them in every

@@ -116,6 +116,12 @@ pub trait LayerKind {
     /// compile to the plain prefetch alone.
     const KEEPS: bool = false;
 
+    /// Items per prefetched part of the batched paths ([`BATCH`](super::batch::BATCH) unless
+    /// a kind touches fewer lines per item): every line of a part is prefetched before its
+    /// first item is probed, so the first item waits one memory latency per part, and the
+    /// part's lines must still be in L1 when probed.
+    const PART: usize = super::batch::BATCH;
+
     /// [`LayerKind::prefetch`] of a chain's only layer, keeping in `kept` what
     /// [`LayerKind::holds_block`] and [`LayerKind::insert_block`] can reuse for the same
     /// `hashes` in the same layer; whether it kept anything. The default keeps nothing.
@@ -363,6 +369,13 @@ impl Blocked {
 }
 
 impl LayerKind for Blocked {
+    /// One line per item, so twice [`BATCH`](super::batch::BATCH)'s items still prefetch
+    /// fewer lines than a standard part (16 × k): the first item's wait for memory is shared by
+    /// 32 items. On the 1 GiB filter of bench part `large` (Intel Xeon KVM guest, 2026-11-27,
+    /// one run each) BF.MEXISTS took 50–51 ns per item, present and absent, with parts of 16
+    /// and 46 with parts of 32; the second BF.MADD pass 58 and 51.
+    const PART: usize = 2 * super::batch::BATCH;
+
     #[inline(always)]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
         let k = layer.hashes;
