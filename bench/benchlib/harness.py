@@ -35,7 +35,8 @@ LN2_SQUARED = 0.480453013918201
 # The targets bench/README.md lists. "max" means scalebloom / RedisBloom must be at most this,
 # "min" at least; "max_bytes" is an absolute bound in bytes (not a ratio).
 TARGETS = {
-    "callgrind_module": ("max", 0.30),
+    # Issue 23 item 4: ≤ 0.35×, or a written analysis of the floor (bench/README).
+    "callgrind_module": ("max", 0.35),
     "callgrind_server": ("max", 0.80),
     "memory": ("max", 1.00),
     "large_1gib": ("max", 1 / 3),  # at least 3x faster per item on the 1 GiB filter
