@@ -91,11 +91,16 @@ impl<F: Fingerprint> Cuckoo<F> {
             // (what a filter that grew once has) held in registers, not read from the vector
             // per item.
             if let [f, g] = views[..] {
-                let prefetch = |l: &Lookup<F>| {
-                    f.prefetch(l);
-                    g.prefetch(l);
-                };
-                probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
+                if let Some(t) = f.twin(g) {
+                    // Expansion 1: the same indexes in both, reduced once.
+                    probe_blocks(items, answers, |l| t.prefetch(l), |l| t.hits(l) != 0);
+                } else {
+                    let prefetch = |l: &Lookup<F>| {
+                        f.prefetch(l);
+                        g.prefetch(l);
+                    };
+                    probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
+                }
             } else {
                 probe_blocks(
                     items,
