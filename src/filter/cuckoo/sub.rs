@@ -261,13 +261,30 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
     /// The slots of bucket `h mod buckets`.
     #[inline(always)]
     fn bucket(&self, h: u64) -> &'a [F] {
+        // SAFETY: `h & mask` ≤ `mask`, and it is a `usize` (`new` checked `mask + 1` fits
+        // one).
+        unsafe { self.bucket_at((h & self.mask) as usize) }
+    }
+
+    /// The slots of bucket `i`, an index already reduced.
+    ///
+    /// # Safety
+    /// `i ≤ mask`.
+    #[inline(always)]
+    unsafe fn bucket_at(&self, i: usize) -> &'a [F] {
         let n = self.size();
-        let i = (h & self.mask) as usize;
-        // SAFETY: `i ≤ mask` (a `usize`: `new` checked `mask + 1` fits one), so the bucket's
-        // slots `[i × n, i × n + n)` lie within `(mask + 1) × n`, which is `slots.len()`
-        // (checked by `new`, or by the `BucketsMut::new` this view was lent from; the fields
-        // never change). The slice borrows `slots` for `'a`.
+        // SAFETY: `i ≤ mask` (the caller's), so the bucket's slots `[i × n, i × n + n)` lie
+        // within `(mask + 1) × n`, which is `slots.len()` (checked by `new`, or by the
+        // `BucketsMut::new` this view was lent from; the fields never change). The slice
+        // borrows `slots` for `'a`.
         unsafe { std::slice::from_raw_parts(self.slots.as_ptr().add(i * n), n) }
+    }
+
+    /// `self` and `other` probed together ([`Twin`]) if they have as many buckets (what a
+    /// filter of expansion 1 that grew once has).
+    #[inline(always)]
+    pub(super) fn twin(self, other: Self) -> Option<Twin<'a, F, B>> {
+        (self.mask == other.mask).then_some(Twin { f: self, g: other })
     }
 
     /// Whether [`Buckets::matches`] reads each bucket as one word: the bucket size a constant
@@ -365,6 +382,63 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
                 mem::prefetch_any(slot);
             }
         }
+    }
+}
+
+/// Two sub-filters with as many buckets, probed together ([`Buckets::twin`]): an item's
+/// bucket indexes are the same in both, so each is reduced once (two `h & mask` per item,
+/// not four, when prefetching and again when probing).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Twin<'a, F, const B: usize> {
+    // Private: only `Buckets::twin` makes one, with `f.mask == g.mask`; the fields never
+    // change.
+    f: Buckets<'a, F, B>,
+    g: Buckets<'a, F, B>,
+}
+
+impl<F: Fingerprint, const B: usize> Twin<'_, F, B> {
+    /// The item's two bucket indexes, reduced (each ≤ `f.mask` = `g.mask`).
+    #[inline(always)]
+    fn indexes(&self, l: &Lookup<F>) -> [usize; 2] {
+        // `mask` is a `usize` (`Buckets::new` checked `mask + 1` fits one).
+        [(l.h1 & self.f.mask) as usize, (l.h2 & self.f.mask) as usize]
+    }
+
+    /// [`Buckets::prefetch`] in both sub-filters.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, l: &Lookup<F>) {
+        let [i, j] = self.indexes(l);
+        // Every bucket has a first slot (`Buckets::new` checked the bucket size is not 0).
+        let fetch = |bucket: &[F]| {
+            if let Some(slot) = bucket.first() {
+                mem::prefetch_any(slot);
+            }
+        };
+        // SAFETY: `i`, `j` ≤ `f.mask` = `g.mask` (`indexes`; `twin` checked the masks equal).
+        unsafe {
+            fetch(self.f.bucket_at(i));
+            fetch(self.f.bucket_at(j));
+            fetch(self.g.bucket_at(i));
+            fetch(self.g.bucket_at(j));
+        }
+    }
+
+    /// [`Buckets::hits_with`] of the two sub-filters.
+    #[inline(always)]
+    pub(super) fn hits(&self, l: &Lookup<F>) -> u64 {
+        if Buckets::<F, B>::WORDS && Buckets::<F, B>::PAIR_BITS <= 32 {
+            let [i, j] = self.indexes(l);
+            // SAFETY: `i`, `j` ≤ `f.mask` = `g.mask`, as in `prefetch`.
+            let (fi, fj, gi, gj) = unsafe {
+                (self.f.bucket_at(i), self.f.bucket_at(j), self.g.bucket_at(i), self.g.bucket_at(j))
+            };
+            // As `Buckets::pair_word` of each, `f`'s in the low half.
+            let half = Buckets::<F, B>::PAIR_BITS / 2;
+            let f = word_of(fi) | word_of(fj) << half;
+            let g = word_of(gi) | word_of(gj) << half;
+            return equal_lanes(f | g << 32, l.fp, 64);
+        }
+        self.f.hits_with(&self.g, l)
     }
 }
 
@@ -491,6 +565,8 @@ mod tests {
                     }
                     let either = scan(&f, fp).is_some() || scan(&g, fp).is_some();
                     assert_eq!(f.hits_with(&g, &l) != 0, either, "{h1} {h2} {fp:?}");
+                    let twin = f.twin(g).unwrap();
+                    assert_eq!(twin.hits(&l) != 0, either, "twin {h1} {h2} {fp:?}");
                 }
             }
         }

@@ -301,6 +301,11 @@ impl InsertSink for Outcomes {
         }
         self.len += 1;
     }
+
+    #[inline(always)]
+    fn inserted(&mut self, n: usize) {
+        self.len += n;
+    }
 }
 
 /// Shared body of ADD, ADDNX, INSERT and INSERTNX on `key` (argv[1], open for writing):

@@ -13,12 +13,20 @@ use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
 pub trait InsertSink {
     /// The outcome of the next item.
     fn push(&mut self, outcome: Result<Insert, CuckooError>);
+
+    /// The outcomes of the next `n` items: each `Ok(Insert::Inserted)`. (The batched loop
+    /// counts a run of inserted items and gives them at once, not with a push per item.)
+    fn inserted(&mut self, n: usize);
 }
 
 impl InsertSink for Vec<Result<Insert, CuckooError>> {
     #[inline(always)]
     fn push(&mut self, outcome: Result<Insert, CuckooError>) {
         Vec::push(self, outcome);
+    }
+
+    fn inserted(&mut self, n: usize) {
+        self.extend(std::iter::repeat_n(Ok(Insert::Inserted), n));
     }
 }
 
@@ -83,11 +91,16 @@ impl<F: Fingerprint> Cuckoo<F> {
             // (what a filter that grew once has) held in registers, not read from the vector
             // per item.
             if let [f, g] = views[..] {
-                let prefetch = |l: &Lookup<F>| {
-                    f.prefetch(l);
-                    g.prefetch(l);
-                };
-                probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
+                if let Some(t) = f.twin(g) {
+                    // Expansion 1: the same indexes in both, reduced once.
+                    probe_blocks(items, answers, |l| t.prefetch(l), |l| t.hits(l) != 0);
+                } else {
+                    let prefetch = |l: &Lookup<F>| {
+                        f.prefetch(l);
+                        g.prefetch(l);
+                    };
+                    probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
+                }
             } else {
                 probe_blocks(
                     items,
@@ -232,11 +245,126 @@ fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: Ins
     }
 }
 
+/// What [`place`] did with an item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placed {
+    /// Stored.
+    Inserted,
+    /// `NX` and already present.
+    Exists,
+    /// No room in any sub-filter, and the kick-out walk in the newest failed, changing
+    /// nothing (the general path takes the item).
+    NoRoom,
+}
+
+/// Prefetches the buckets an insert of `l` reads: of every sub-filter with `NX` (all are
+/// asked whether they hold the item), of the newest alone otherwise (where the item goes
+/// unless both its buckets there are full: the older ones are read only then).
+#[inline(always)]
+fn prefetch_for_insert<const B: usize, const NX: bool, F: Fingerprint>(
+    views: &[BucketsMut<'_, F, B>],
+    l: &Lookup<F>,
+) {
+    if NX {
+        for f in views {
+            f.view().prefetch(l);
+        }
+    } else if let Some(f) = views.last() {
+        f.view().prefetch(l);
+    }
+}
+
+/// One item of an insert run: `insert_lookup`'s steps short of growth (with `NX` the
+/// `Exists` test of every sub-filter; the first empty slot of the newest sub-filter that has
+/// one; else the kick-out walk in the newest). Gives no outcome: see [`Tally`].
+#[inline(always)]
+fn place<const B: usize, const NX: bool, F: Fingerprint>(
+    views: &mut [BucketsMut<'_, F, B>],
+    l: &Lookup<F>,
+    walk: Walk,
+) -> Placed {
+    // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined here.
+    if NX {
+        // Every sub-filter asked, without a branch on which holds the item (as in
+        // `contains_run`).
+        let mut hits = 0;
+        for f in views.iter() {
+            hits |= f.view().hits(l);
+        }
+        if hits != 0 {
+            return Placed::Exists;
+        }
+    }
+    for f in views.iter_mut().rev() {
+        if f.try_place(l) {
+            return Placed::Inserted;
+        }
+    }
+    let kicked = match views.last_mut() {
+        Some(f) => f.sub().kick_out(l.h1, l.fp, walk.bs, walk.max_iterations),
+        None => false,
+    };
+    if kicked { Placed::Inserted } else { Placed::NoRoom }
+}
+
+/// The outcomes of an insert run's items, given to the sink in order: the items inserted
+/// since the last other outcome are counted (`streak`, a register in the item loop) and
+/// given at once ([`InsertSink::inserted`]) before that outcome or at the run's end, not
+/// pushed one by one (a load, an increment and a store through the sink per item).
+#[derive(Default)]
+struct Tally {
+    /// Inserted items not yet given to the sink.
+    streak: usize,
+    /// Inserted items given to the sink.
+    given: usize,
+}
+
+impl Tally {
+    /// [`place`]s `l` and records its outcome: false if it found no room (no outcome given).
+    #[inline(always)]
+    fn place<const B: usize, const NX: bool, F: Fingerprint, S: InsertSink>(
+        &mut self,
+        views: &mut [BucketsMut<'_, F, B>],
+        l: &Lookup<F>,
+        walk: Walk,
+        out: &mut S,
+    ) -> bool {
+        match place::<B, NX, F>(views, l, walk) {
+            Placed::Inserted => {
+                self.streak += 1;
+                true
+            }
+            Placed::Exists => {
+                self.flush(out);
+                out.push(Ok(Insert::Exists));
+                true
+            }
+            Placed::NoRoom => false,
+        }
+    }
+
+    /// Gives the sink the inserted items not yet given.
+    #[inline(always)]
+    fn flush<S: InsertSink>(&mut self, out: &mut S) {
+        if self.streak > 0 {
+            out.inserted(self.streak);
+            self.given += self.streak;
+            self.streak = 0;
+        }
+    }
+
+    /// Ends the run: every outcome given; the number of items inserted.
+    #[inline(always)]
+    fn end<S: InsertSink>(mut self, out: &mut S) -> u64 {
+        self.flush(out);
+        self.given as u64
+    }
+}
+
 /// Inserts items from `rest` into the sub-filters `views` (oldest first, at least one) while
-/// each finds room: `insert_lookup`'s steps short of growth (the first empty slot of the
-/// newest sub-filter that has one, else the kick-out walk in the newest). Returns the number
-/// inserted and the lookup of the item that found no room, if one did (its outcome not yet
-/// given).
+/// each finds room ([`place`]), in blocks whose lookups are made and buckets prefetched
+/// ([`prefetch_for_insert`]) first. Returns the number inserted and the lookup of the item
+/// that found no room, if one did (its outcome not yet given).
 #[inline(always)]
 fn insert_run<
     'i,
@@ -251,7 +379,7 @@ fn insert_run<
     walk: Walk,
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
-    let mut inserted = 0u64;
+    let mut tally = Tally::default();
     let mut block = [Lookup::new(0); BLOCK];
     let mut size = walk.first.clamp(1, BLOCK);
     loop {
@@ -262,49 +390,18 @@ fn insert_run<
         let next = &all[..all.len().min(size)];
         size = BLOCK;
         if next.is_empty() {
-            return (inserted, None);
+            return (tally.end(out), None);
         }
         for (l, item) in block.iter_mut().zip(next) {
             *l = Lookup::of(item.as_ref());
-            for f in views.iter() {
-                f.view().prefetch(l);
-            }
+            prefetch_for_insert::<B, NX, F>(views, l);
         }
-        // Plain loops over the views: the iterator adapters (`any`, `rev`) are not inlined
-        // here.
         for (k, l) in block[..next.len()].iter().enumerate() {
-            if NX {
-                // Every sub-filter asked, without a branch on which holds the item (as in
-                // `contains_run`).
-                let mut hits = 0;
-                for f in views.iter() {
-                    hits |= f.view().hits(l);
-                }
-                if hits != 0 {
-                    out.push(Ok(Insert::Exists));
-                    continue;
-                }
+            if !tally.place::<B, NX, F, S>(views, l, walk, out) {
+                // `k` < `next.len()` ≤ `all.len()`: the range exists.
+                *rest = all.get(k + 1..).unwrap_or_default().iter();
+                return (tally.end(out), Some(*l));
             }
-            let mut placed = false;
-            for f in views.iter_mut().rev() {
-                if f.try_place(l) {
-                    placed = true;
-                    break;
-                }
-            }
-            if !placed {
-                let kicked = match views.last_mut() {
-                    Some(f) => f.sub().kick_out(l.h1, l.fp, walk.bs, walk.max_iterations),
-                    None => false,
-                };
-                if !kicked {
-                    // `k` < `next.len()` ≤ `all.len()`: the range exists.
-                    *rest = all.get(k + 1..).unwrap_or_default().iter();
-                    return (inserted, Some(*l));
-                }
-            }
-            inserted += 1;
-            out.push(Ok(Insert::Inserted));
         }
         *rest = all[next.len()..].iter();
     }
