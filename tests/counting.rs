@@ -332,29 +332,45 @@ fn c_setup(pc: &mut Conn) {
     }
 }
 
-/// A DUMP payload in encoding 512 (written before counting filters: no counter-width field)
-/// still restores, as the same plain filter.
+/// DUMP payloads in encodings 513 (before the counts followed the bits) and 512 (before
+/// counting filters: no counter-width field) still restore, as the same filter with the same
+/// counts.
 #[test]
-fn encoding_512_payloads_still_restore() {
+fn encoding_512_and_513_payloads_still_restore() {
     let srv = Server::start();
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2"]);
     let all = items("old", 500);
     add_all(&mut c, "k", &all);
+    let layers = c.bf_info("k").filters as usize;
+    assert_eq!(layers, 3);
     let dump = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
     let mut p = ModulePayload::parse(&dump).unwrap();
     let last = p.module_id.len() - 1;
-    assert_eq!(p.module_id[last], 1, "this build writes encoding 513");
+    assert_eq!(p.module_id[last], 2, "this build writes encoding 514");
+    // 514's counts: each layer's set bits, then the saturated counters (0: not counting).
+    let counts = p.fields.split_off(p.fields.len() - layers - 1);
+    assert_eq!(counts.last(), Some(&Field::Uint(0)));
+    assert!(counts[..layers].iter().all(|f| matches!(f, Field::Uint(n) if *n > 0)));
+    p.module_id[last] = 1; // 514 -> 513: the same value without the counts
+    assert!(c.cmd(&[&b"RESTORE"[..], b"v513", b"0", &p.serialize()]).is_ok());
+    assert_eq!(c.digest("v513"), c.digest("k"));
+    assert_eq!(c.cmd(&["BF.STATS", "v513"]), c.cmd(&["BF.STATS", "k"]), "counted at load");
+    c.assert_all_present("v513", &all);
     p.module_id[last] = 0; // 513 -> 512
     assert_eq!(p.fields[5], Field::Uint(0), "the counter width of a plain filter");
+    let mut bad = p.clone();
     p.fields.remove(5);
-    let old = p.serialize();
-    assert!(c.cmd(&[&b"RESTORE"[..], b"old", b"0", &old]).is_ok());
+    assert!(c.cmd(&[&b"RESTORE"[..], b"old", b"0", &p.serialize()]).is_ok());
     assert_eq!(c.digest("old"), c.digest("k"));
+    assert_eq!(c.cmd(&["BF.STATS", "old"]), c.cmd(&["BF.STATS", "k"]));
     c.assert_all_present("old", &all);
-    // And a 512 payload that claims a width (the 513 layout under the old number) is refused.
-    let mut bad = ModulePayload::parse(&dump).unwrap();
-    bad.module_id[last] = 0;
+    // And a 512 payload that claims a width (the 513 layout under the old number) is refused,
+    // as is a 513 payload with the counts (read as 513, they are bytes past the value).
+    let r = c.cmd(&[&b"RESTORE"[..], b"bad", b"0", &bad.serialize()]);
+    assert!(r.is_err(), "{r:?}");
+    bad = ModulePayload::parse(&dump).unwrap();
+    bad.module_id[last] = 1;
     let r = c.cmd(&[&b"RESTORE"[..], b"bad", b"0", &bad.serialize()]);
     assert!(r.is_err(), "{r:?}");
 }

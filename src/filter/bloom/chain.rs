@@ -205,6 +205,19 @@ impl Chain {
         layers: Vec<Layer>,
         items: u64,
     ) -> Result<Self, BloomError> {
+        Self::from_parts_counted(params, scheme, seed, layers, items, false)
+    }
+
+    /// [`Chain::from_parts`]; with `counts_follow`, a counting chain's saturated counters are
+    /// not counted here: the loader sets them with [`Chain::set_loaded_counts`].
+    pub fn from_parts_counted(
+        params: ChainParams,
+        scheme: HashScheme,
+        seed: u64,
+        layers: Vec<Layer>,
+        items: u64,
+        counts_follow: bool,
+    ) -> Result<Self, BloomError> {
         let rule = layers.first().map_or(Rule::Reduce, Layer::rule);
         let layout = if rule == Rule::Blocked { Layout::Blocked } else { Layout::Standard };
         let native = matches!(rule, Rule::Reduce | Rule::Counting(_) | Rule::Blocked);
@@ -226,7 +239,7 @@ impl Chain {
         // drops the spare slots, which would otherwise stay in every loaded filter.
         let layers = Layers::from_vec(layers).ok_or(BloomError::BadData)?;
         let mut chain = Self::assemble(params, scheme, seed, layers);
-        if let Rule::Counting(width) = rule {
+        if let (Rule::Counting(width), false) = (rule, counts_follow) {
             let saturated =
                 chain.layers.iter().map(|l| counting::array_counts(l.bits(), width).1).sum();
             chain.layers.set_saturated(saturated);
@@ -309,6 +322,36 @@ impl Chain {
         self.layers.saturated()
     }
 
+    /// Sets the counts a loader read after the bits ([`Contents::Counted`]): each layer's set
+    /// bits (non-zero counters), oldest first, and the chain's saturated counters. Each must be
+    /// possible — at most the layer's positions (counters), saturated at most the counters of
+    /// a counting chain and 0 in any other — or the value is refused. Nothing cheaper than
+    /// counting again can tell a possible count from the true one; the counts feed only
+    /// BF.STATS' fill and estimates, never an answer.
+    ///
+    /// [`Contents::Counted`]: super::layer::Contents::Counted
+    pub fn set_loaded_counts(&mut self, ones: &[u64], saturated: u64) -> Result<(), BloomError> {
+        if ones.len() != self.layers.len() {
+            return Err(BloomError::BadData);
+        }
+        let counting = matches!(self.layers.first().rule(), Rule::Counting(_));
+        let mut counters = 0u64;
+        for (layer, &n) in self.layers.iter().zip(ones) {
+            if n > layer.len_bits() {
+                return Err(BloomError::BadData);
+            }
+            counters = counters.saturating_add(layer.len_bits());
+        }
+        if saturated > if counting { counters } else { 0 } {
+            return Err(BloomError::BadData);
+        }
+        for (layer, &n) in self.layers.iter_mut().zip(ones) {
+            layer.ones = n;
+        }
+        self.layers.set_saturated(saturated);
+        Ok(())
+    }
+
     /// Overwrites the bytes at `[offset, offset + data.len())` of layer `index`'s array (a
     /// chunked restore), keeping the counts of set bits and saturated counters right.
     pub fn write_layer_bytes(
@@ -320,7 +363,7 @@ impl Chain {
         let layer = self.layers.get_mut(index).ok_or(BloomError::ChunkOffset)?;
         let (before, after) = layer.write_bytes(offset, data)?;
         let saturated = self.layers.saturated();
-        debug_assert!(before <= saturated);
+        // Saturating, not asserted: the count may be one a loaded value carried.
         self.layers.set_saturated(saturated.saturating_sub(before) + after);
         Ok(())
     }

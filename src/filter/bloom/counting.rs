@@ -105,7 +105,8 @@ impl<const W: Width> Counting<W> {
             let c = layer.bits.counter(p, W);
             if c != 0 && c < max {
                 layer.bits.set_counter(p, W, c - 1);
-                layer.ones -= u64::from(c == 1);
+                // Saturating: the count may be one a loaded value carried (`Contents::Counted`).
+                layer.ones = layer.ones.saturating_sub(u64::from(c == 1));
             }
         }
         layer.items = layer.items.saturating_sub(1);

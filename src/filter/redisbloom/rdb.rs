@@ -132,6 +132,7 @@ pub fn read_fields(
     r: &mut impl FieldReader,
     scheme: HashScheme,
     guard: &dyn AllocGuard,
+    contents: Contents,
 ) -> Result<Chain, BloomError> {
     let options = r.u64()?;
     let growth = r.u64()?;
@@ -173,7 +174,7 @@ pub fn read_fields(
     for l in &meta.layers {
         arrays.push(BitArray::from_segments(array_bits(l.size.bits), |n| r.words(n))?);
     }
-    meta.into_chain(arrays, Contents::Loaded)
+    meta.into_chain(arrays, contents)
 }
 
 /// Writes RedisBloom's own RDB value (encoding version 4) of a chain in one of its schemes:

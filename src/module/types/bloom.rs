@@ -9,7 +9,9 @@ use redis_module::raw;
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, aux, methods};
 use crate::filter::chunks::read_chunk;
-use crate::filter::codec::{self, RDB_ENCODING_V1, RDB_ENCODING_VERSION, dump_header};
+use crate::filter::codec::{
+    self, RDB_ENCODING_V1, RDB_ENCODING_V2, RDB_ENCODING_VERSION, dump_header,
+};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError, Chain, redisbloom};
 use crate::module::errors;
@@ -35,17 +37,12 @@ impl NativeType for Chain {
     }
 
     fn load(io: &mut RdbReader, encver: c_int, guard: &dyn AllocGuard) -> Result<Chain, String> {
-        let fields = match encver {
-            RDB_ENCODING_VERSION => codec::FIELDS_VERSION,
-            RDB_ENCODING_V1 => 1,
+        if !matches!(encver, RDB_ENCODING_V1 | RDB_ENCODING_V2 | RDB_ENCODING_VERSION) {
             // RedisBloom's own encodings (an RDB file, a DUMP payload or a full sync from it).
-            _ => {
-                return redisbloom::read_rdb(io, encver, guard).map_err(|why| {
-                    format!("scalebloom: refused a RedisBloom MBbloom-- value: {why}")
-                });
-            }
-        };
-        codec::read_chain_version(io, guard, fields).map_err(|e| match e {
+            return redisbloom::read_rdb(io, encver, guard)
+                .map_err(|why| format!("scalebloom: refused a RedisBloom MBbloom-- value: {why}"));
+        }
+        codec::read_chain_version(io, guard, encver).map_err(|e| match e {
             BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
                 format!("scalebloom: RESTORE refused: {}", errors::text(&e))
             }
