@@ -123,6 +123,29 @@ fn batches_equal_one_by_one_on_prefetched_and_multi_segment_layers() {
     assert_batch_equals_one_by_one(c, &items("s", 3000), &Unlimited);
 }
 
+/// The prefetched paths (a layer of at least [`PREFETCH_MIN_BYTES`]) across a layer that
+/// fills in the middle of a batch: the chain grows, refuses as nonscaling, or refuses the
+/// growth under a byte limit, exactly where one by one does; counting and blocked chains too.
+#[test]
+fn prefetched_layers_filling_mid_batch_equal_one_by_one() {
+    let params = |capacity| ChainParams::new(0.01, capacity, 2).unwrap();
+    let limit = MaxFilterBytes(5 << 20);
+    let cases: [(Chain, &dyn AllocGuard); 5] = [
+        (chain(0.01, 3_700_000, 2), &Unlimited),
+        (chain(0.01, 3_700_000, 0), &Unlimited),
+        (chain(0.01, 3_700_000, 2), &limit),
+        (Chain::new_counting(params(1_000_000), 7, 4, &Unlimited).unwrap(), &Unlimited),
+        (Chain::new_blocked(params(4_000_000), 0xb10c, &Unlimited).unwrap(), &Unlimited),
+    ];
+    for (mut c, guard) in cases {
+        assert!(c.layers()[0].bytes() >= PREFETCH_MIN_BYTES);
+        // 1,000 items short of full: a batch of 3,000 fills it after about 1,000.
+        c.layers[0].items = c.layers()[0].capacity() - 1000;
+        let after = assert_batch_equals_one_by_one(c, &items("f", 3000), guard);
+        assert!(after.layers().len() <= 2);
+    }
+}
+
 #[test]
 fn odd_probe_counts_past_the_unrolled_kernels_equal_one_by_one() {
     // 1e-9 needs 31 probes: past probe::UNROLLED_MAX, the looping kernel.
