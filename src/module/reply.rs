@@ -97,9 +97,18 @@ pub fn send(context: &Context, reply: Reply) {
         }
         Reply::Ints(values) => {
             raw::reply_with_array(ctx, values.len() as _);
+            // Four at a time, as `Bools`.
             if let Some(reply_with_long_long) = api!(RedisModule_ReplyWithLongLong) {
-                for v in values {
-                    // SAFETY: `ctx` is the running command's live context (`Context` wraps it).
+                let mut fours = values.chunks_exact(4);
+                for four in &mut fours {
+                    for &v in four {
+                        // SAFETY: `ctx` is the running command's live context (`Context`
+                        // wraps it).
+                        unsafe { reply_with_long_long(ctx, v) };
+                    }
+                }
+                for &v in fours.remainder() {
+                    // SAFETY: as above.
                     unsafe { reply_with_long_long(ctx, v) };
                 }
             }

@@ -68,8 +68,13 @@ macro_rules! fingerprint {
             const WIDTH: FingerprintWidth = FingerprintWidth::$w;
             #[inline(always)]
             fn from_hash(h: u64) -> Self {
-                // h mod (2^BITS − 1) < 2^BITS − 1, so + 1 fits the type.
-                (h % u64::from(<$t>::MAX) + 1) as $t
+                // h mod (2^BITS − 1) < 2^BITS − 1, so + 1 fits the type. Computed as
+                // (h + q) mod 2^BITS, q = ⌊h / (2^BITS − 1)⌋: h = q·(2^BITS − 1) + r, so
+                // h + q = q·2^BITS + r, whose low BITS bits are r (r < 2^BITS − 1); a wrap of
+                // the u64 sum drops a multiple of 2^64, which 2^BITS divides. (The compiler
+                // then keeps the value in BITS bits: `h % MAX` it computed in full.)
+                let q = h / u64::from(<$t>::MAX);
+                (h.wrapping_add(q) as $t) + 1
             }
             #[inline(always)]
             fn alt_term(self) -> u64 {
@@ -136,7 +141,7 @@ impl FingerprintWidth {
 }
 
 /// An item's fingerprint and its two unreduced bucket indexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Lookup<F> {
     /// First index (the hash itself).
     pub h1: u64,
@@ -190,6 +195,29 @@ mod tests {
         assert_eq!(u8::from_hash(254), 255);
         assert_eq!(u16::from_hash(65534), 65535);
         assert_eq!(u32::from_hash(u64::from(u32::MAX) - 1), u32::MAX);
+    }
+
+    /// `from_hash`'s `(h + ⌊h / (2^w − 1)⌋) mod 2^w + 1` is `h mod (2^w − 1) + 1`, near the
+    /// multiples of 2^w − 1 and at the ends of the range, and over a spread of hashes.
+    #[test]
+    fn from_hash_is_the_remainder_plus_one() {
+        let mut hashes = vec![0u64, 1, u64::MAX, u64::MAX - 1, 1 << 63];
+        for m in [255u64, 65_535, u64::from(u32::MAX)] {
+            for k in [1u64, 2, 1000, u64::MAX / m - 1, u64::MAX / m] {
+                let base = k.wrapping_mul(m);
+                hashes.extend([base.wrapping_sub(1), base, base.wrapping_add(1)]);
+            }
+        }
+        let mut h = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            h = h.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            hashes.push(h);
+        }
+        for h in hashes {
+            assert_eq!(u64::from(u8::from_hash(h)), h % 255 + 1, "{h:#x}");
+            assert_eq!(u64::from(u16::from_hash(h)), h % 65_535 + 1, "{h:#x}");
+            assert_eq!(u64::from(u32::from_hash(h)), h % u64::from(u32::MAX) + 1, "{h:#x}");
+        }
     }
 
     #[test]

@@ -318,19 +318,76 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
     /// callers keep their loops for `B = 0`).
     #[inline(always)]
     fn matches(&self, l: &Lookup<F>, x: F) -> u64 {
+        // `h & mask` ≤ `mask`.
+        let (i, j) = ((l.h1 & self.mask) as usize, (l.h2 & self.mask) as usize);
+        // SAFETY: `i`, `j` ≤ `mask` (just reduced).
+        unsafe { self.matches_at(i, j, x) }
+    }
+
+    /// [`Buckets::matches`] of the item whose two bucket indexes, already reduced, are `i`
+    /// and `j` (the insert reuses them to address the slot it stores into).
+    ///
+    /// # Safety
+    /// `i`, `j` ≤ `mask`.
+    #[inline(always)]
+    unsafe fn matches_at(&self, i: usize, j: usize, x: F) -> u64 {
         debug_assert!(B == 2 || B == 4, "a constant bucket size of 2 or 4");
+        // SAFETY: `i`, `j` ≤ `mask` (the caller's).
+        let (a, b) = unsafe { (self.bucket_at(i), self.bucket_at(j)) };
         if Self::WORDS {
-            return equal_lanes(self.pair_word(l), x, Self::PAIR_BITS);
+            let word = word_of(a) | word_of(b) << (Self::PAIR_BITS / 2);
+            return equal_lanes(word, x, Self::PAIR_BITS);
         }
-        let (a, b) = (self.bucket(l.h1), self.bucket(l.h2));
         let mut m = 0u64;
         for j in 0..B {
-            // `a` and `b` are `B` slots long (`bucket` makes them `size()` = `B` long), so
+            // `a` and `b` are `B` slots long (`bucket_at` makes them `size()` = `B` long), so
             // these indexes are in bounds and the checks fold away.
             m |= u64::from(a[j] == x) << j;
             m |= u64::from(b[j] == x) << (B + j);
         }
         m
+    }
+
+    /// Whether [`Buckets::prefetch_key`] and [`Buckets::hits_key`] apply: both buckets read
+    /// as one word ([`Buckets::WORDS`]).
+    pub(super) const KEYED: bool = Self::WORDS;
+
+    /// The [`Probe`] of `l` in this view.
+    #[inline(always)]
+    fn probe_of(&self, l: &Lookup<F>) -> Probe {
+        // `mask` is a `usize` (`new` checked `mask + 1` fits one).
+        Probe {
+            i: (l.h1 & self.mask) as usize,
+            j: (l.h2 & self.mask) as usize,
+            pattern: lanes_of(l.fp),
+        }
+    }
+
+    /// [`Buckets::prefetch`], giving the item's [`Probe`] for [`Buckets::hits_key`].
+    #[inline(always)]
+    pub(super) fn prefetch_key(&self, l: &Lookup<F>) -> Probe {
+        let p = self.probe_of(l);
+        // SAFETY: `p.i`, `p.j` ≤ `mask` (`probe_of` reduced them with it).
+        unsafe {
+            fetch_first(self.bucket_at(p.i));
+            fetch_first(self.bucket_at(p.j));
+        }
+        p
+    }
+
+    /// [`Buckets::hits`] of the item `p` was made of (with [`Buckets::KEYED`]): its indexes
+    /// not reduced again, its fingerprint's lanes not made again.
+    ///
+    /// # Safety
+    /// `p.i`, `p.j` ≤ `mask`: `p` is the default [`Probe`] or was made by
+    /// [`Buckets::prefetch_key`] of a view with this view's mask.
+    #[inline(always)]
+    pub(super) unsafe fn hits_key(&self, p: &Probe) -> u64 {
+        debug_assert!(Self::KEYED);
+        // SAFETY: `p.i`, `p.j` ≤ `mask` (the caller's).
+        let (a, b) = unsafe { (self.bucket_at(p.i), self.bucket_at(p.j)) };
+        let word = word_of(a) | word_of(b) << (Self::PAIR_BITS / 2);
+        zero_lanes::<F>(word ^ p.pattern, Self::PAIR_BITS)
     }
 
     /// [`SubFilter::contains`] as a mask: not 0 iff bucket `h1` or `h2` holds the
@@ -385,6 +442,29 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
     }
 }
 
+/// An item as the keyed probes read it ([`Buckets::prefetch_key`], [`Twin::prefetch_key`]):
+/// its two bucket indexes already reduced, and its fingerprint in every lane of a word, so
+/// that the probe after a block's prefetches neither reduces the indexes again nor widens the
+/// fingerprint. The default is bucket 0 twice and fingerprint 0 (a valid probe of any view).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Probe {
+    // Private: made by `Buckets::probe_of` only (indexes reduced by the view's mask).
+    i: usize,
+    j: usize,
+    pattern: u64,
+}
+
+/// An item as the keyed insert places it ([`BucketsMut::prefetch_place`]): its two bucket
+/// indexes in the newest sub-filter already reduced, and its fingerprint. The default is
+/// bucket 0 twice (a valid place in any view).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Place<F> {
+    // Private: made by `BucketsMut::prefetch_place` only (indexes reduced by its mask).
+    i: usize,
+    j: usize,
+    fp: F,
+}
+
 /// Two sub-filters with as many buckets, probed together ([`Buckets::twin`]): an item's
 /// bucket indexes are the same in both, so each is reduced once (two `h & mask` per item,
 /// not four, when prefetching and again when probing).
@@ -423,6 +503,51 @@ impl<F: Fingerprint, const B: usize> Twin<'_, F, B> {
         }
     }
 
+    /// Whether [`Twin::prefetch_key`] and [`Twin::hits_key`] apply: the four buckets read
+    /// as one word (8-bit fingerprints in buckets of 2, the default).
+    pub(super) const KEYED: bool = Buckets::<F, B>::WORDS && Buckets::<F, B>::PAIR_BITS <= 32;
+
+    /// [`Twin::prefetch`], giving the item's [`Probe`] for [`Twin::hits_key`].
+    #[inline(always)]
+    pub(super) fn prefetch_key(&self, l: &Lookup<F>) -> Probe {
+        let p = self.f.probe_of(l);
+        // SAFETY: `p.i`, `p.j` ≤ `f.mask` = `g.mask` (`probe_of` reduced them with `f.mask`;
+        // `twin` checked the masks equal).
+        unsafe {
+            fetch_first(self.f.bucket_at(p.i));
+            fetch_first(self.f.bucket_at(p.j));
+            fetch_first(self.g.bucket_at(p.i));
+            fetch_first(self.g.bucket_at(p.j));
+        }
+        p
+    }
+
+    /// [`Twin::hits`] of the item `p` was made of (with [`Twin::KEYED`]): its indexes not
+    /// reduced again, its fingerprint's lanes not made again.
+    ///
+    /// # Safety
+    /// `p.i`, `p.j` ≤ `f.mask`: `p` is the default [`Probe`] or was made by
+    /// [`Twin::prefetch_key`] of a twin with this twin's mask.
+    #[inline(always)]
+    pub(super) unsafe fn hits_key(&self, p: &Probe) -> u64 {
+        debug_assert!(Self::KEYED);
+        // SAFETY: `p.i`, `p.j` ≤ `f.mask` = `g.mask` (the caller's; `twin` checked the masks
+        // equal).
+        let (fi, fj, gi, gj) = unsafe {
+            (
+                self.f.bucket_at(p.i),
+                self.f.bucket_at(p.j),
+                self.g.bucket_at(p.i),
+                self.g.bucket_at(p.j),
+            )
+        };
+        // As `Buckets::pair_word` of each, `f`'s in the low half.
+        let half = Buckets::<F, B>::PAIR_BITS / 2;
+        let f = word_of(fi) | word_of(fj) << half;
+        let g = word_of(gi) | word_of(gj) << half;
+        zero_lanes::<F>((f | g << 32) ^ p.pattern, 64)
+    }
+
     /// [`Buckets::hits_with`] of the two sub-filters.
     #[inline(always)]
     pub(super) fn hits(&self, l: &Lookup<F>) -> u64 {
@@ -443,19 +568,39 @@ impl<F: Fingerprint, const B: usize> Twin<'_, F, B> {
 }
 
 /// The lanes of `word` (of `F::BITS` bits each; only its low `bits` bits are slots) equal to
-/// `x`, as each such lane's top bit. They are the lanes of `v = word ^ (x in every lane)`
-/// that are zero, found exactly (no carry crosses a lane) as those whose top bit is clear in
-/// `((v & low) + low) | v`, `low` being every bit but each lane's top one: a lane's top bit
-/// is set there iff the lane is not zero. The lanes above `bits` (zero in `word`) are
-/// cleared, or an `x` of 0 would match there.
+/// `x`, as each such lane's top bit ([`zero_lanes`] of `word ^ (x in every lane)`).
 #[inline(always)]
 fn equal_lanes<F: Fingerprint>(word: u64, x: F, bits: u32) -> u64 {
+    zero_lanes::<F>(word ^ lanes_of(x), bits)
+}
+
+/// `x` in every lane of `F::BITS` bits of a word.
+#[inline(always)]
+fn lanes_of<F: Fingerprint>(x: F) -> u64 {
+    x.widen().wrapping_mul(u64::MAX / ((1u64 << F::BITS) - 1))
+}
+
+/// The lanes of `v` (of `F::BITS` bits each; only its low `bits` bits are slots) that are
+/// zero, as each such lane's top bit, found exactly (no carry crosses a lane) as those whose
+/// top bit is clear in `((v & low) + low) | v`, `low` being every bit but each lane's top one:
+/// a lane's top bit is set there iff the lane is not zero. The lanes above `bits` are
+/// cleared (an `x` of 0 XORed into a word whose lanes there are zero would match them).
+#[inline(always)]
+fn zero_lanes<F: Fingerprint>(v: u64, bits: u32) -> u64 {
     let ones = u64::MAX / ((1u64 << F::BITS) - 1);
     let tops = ones << (F::BITS - 1);
     let low = !tops;
-    let v = word ^ x.widen().wrapping_mul(ones);
     let used = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
     !(((v & low).wrapping_add(low)) | v) & tops & used
+}
+
+/// Prefetches the cache line of a bucket's first slot (every bucket has one: the views
+/// checked the bucket size is not 0).
+#[inline(always)]
+fn fetch_first<F>(bucket: &[F]) {
+    if let Some(slot) = bucket.first() {
+        mem::prefetch_any(slot);
+    }
 }
 
 /// The slots of one bucket as a little-endian word (the first 8 bytes of them; 2 or 4 bytes
@@ -486,6 +631,61 @@ impl<'a, F: Fingerprint, const B: usize> BucketsMut<'a, F, B> {
         Buckets { mask: self.mask, bs: self.bs, slots: self.slots }
     }
 
+    /// Whether [`BucketsMut::prefetch_place`] and [`BucketsMut::try_place_key`] apply: both
+    /// buckets read as one word ([`Buckets::WORDS`]).
+    pub(super) const KEYED: bool = Buckets::<F, B>::WORDS;
+
+    /// [`Buckets::prefetch`], giving the item's [`Place`] for [`BucketsMut::try_place_key`].
+    #[inline(always)]
+    pub(super) fn prefetch_place(&self, l: &Lookup<F>) -> Place<F> {
+        // `mask` is a `usize` (`new` checked `mask + 1` fits one).
+        let p = Place { i: (l.h1 & self.mask) as usize, j: (l.h2 & self.mask) as usize, fp: l.fp };
+        let view = self.view();
+        // SAFETY: `p.i`, `p.j` ≤ `mask` (just reduced with it).
+        unsafe {
+            fetch_first(view.bucket_at(p.i));
+            fetch_first(view.bucket_at(p.j));
+        }
+        p
+    }
+
+    /// [`BucketsMut::try_place`] of the item `p` was made of (with [`BucketsMut::KEYED`]):
+    /// its indexes not reduced again.
+    ///
+    /// # Safety
+    /// `p.i`, `p.j` ≤ `mask`: `p` is the default [`Place`] or was made by
+    /// [`BucketsMut::prefetch_place`] of a view with this view's mask.
+    #[inline(always)]
+    pub(super) unsafe fn try_place_key(&mut self, p: &Place<F>) -> bool {
+        debug_assert!(Self::KEYED);
+        // SAFETY: `p.i`, `p.j` ≤ `mask` (the caller's).
+        unsafe { self.place_at(p.i, p.j, p.fp) }
+    }
+
+    /// Stores `fp` in the first empty slot of bucket `i`, then of bucket `j` (both reduced),
+    /// if one is empty ([`Buckets::matches_at`] finds it, for a constant `B`).
+    ///
+    /// # Safety
+    /// `i`, `j` ≤ `mask`.
+    #[inline(always)]
+    unsafe fn place_at(&mut self, i: usize, j: usize, fp: F) -> bool {
+        // SAFETY: `i`, `j` ≤ `mask` (the caller's).
+        let empty = unsafe { self.view().matches_at(i, j, F::EMPTY) };
+        if empty == 0 {
+            return false;
+        }
+        // `empty` has bits only in the lanes of the `2B` slots, so `lane` < 2B, and `k` < B
+        // either way.
+        let lane = (empty.trailing_zeros() / Buckets::<F, B>::LANE) as usize;
+        let (b, k) = if lane < B { (i, lane) } else { (j, lane - B) };
+        debug_assert!(k < B);
+        // SAFETY: `b ≤ mask` and `k < B` (above), so slot `b × B + k` lies within
+        // `(mask + 1) × B` = `slots.len()`, as in `Buckets::bucket` (`new` checked the shape;
+        // the fields never change); `&mut self` is the only access to the slots.
+        unsafe { *self.slots.as_mut_ptr().add(b * B + k) = fp };
+        true
+    }
+
     /// The sub-filter, for the work the batched path leaves to it (the kick-out walk).
     #[inline(always)]
     pub(super) fn sub(&mut self) -> SubFilterMut<'_, F> {
@@ -500,21 +700,10 @@ impl<'a, F: Fingerprint, const B: usize> BucketsMut<'a, F, B> {
             // Every slot of both buckets tested at once ([`Buckets::matches`]); the lowest set
             // bit is the first empty slot in `find_available`'s order (bucket `h1`'s slots,
             // then `h2`'s), chosen without a branch per slot.
-            let empty = self.view().matches(l, F::EMPTY);
-            if empty == 0 {
-                return false;
-            }
-            // `empty` has bits only in the lanes of the `2B` slots, so `j` < 2B, and `k` < B
-            // either way.
-            let j = (empty.trailing_zeros() / Buckets::<F, B>::LANE) as usize;
-            let (h, k) = if j < B { (l.h1, j) } else { (l.h2, j - B) };
-            let i = (h & self.mask) as usize;
-            debug_assert!(k < B);
-            // SAFETY: `i ≤ mask` and `k < B` (above), so slot `i × B + k` lies within
-            // `(mask + 1) × B` = `slots.len()`, as in `Buckets::bucket` (`new` checked the
-            // shape; the fields never change); `&mut self` is the only access to the slots.
-            unsafe { *self.slots.as_mut_ptr().add(i * B + k) = l.fp };
-            return true;
+            // `h & mask` ≤ `mask`; the reduced indexes also address the slot stored into.
+            let (i, j) = ((l.h1 & self.mask) as usize, (l.h2 & self.mask) as usize);
+            // SAFETY: `i`, `j` ≤ `mask` (just reduced).
+            return unsafe { self.place_at(i, j, l.fp) };
         }
         let n = self.bs;
         for h in [l.h1, l.h2] {

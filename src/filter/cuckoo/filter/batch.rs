@@ -4,7 +4,7 @@
 //! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
 
 use super::super::fingerprint::{Fingerprint, Lookup};
-use super::super::sub::{Buckets, BucketsMut};
+use super::super::sub::{Buckets, BucketsMut, Place, Probe, Twin};
 use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
 
 /// Where [`Cuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
@@ -81,7 +81,18 @@ impl<F: Fingerprint> Cuckoo<F> {
         let answers = &mut out[start..];
         if self.count == 1 {
             if let Some(f) = Buckets::<F, B>::new(self.sub(0), self.bs()) {
-                probe_blocks(items, answers, |l| f.prefetch(l), |l| f.contains(l));
+                if Buckets::<F, B>::KEYED {
+                    // SAFETY: every probe given to `hits_key` is the default or was made by
+                    // `f.prefetch_key` (`probe_blocks` probes only what `prefetch` gave).
+                    let probe = |p: &Probe| unsafe { f.hits_key(p) } != 0;
+                    probe_blocks(items, answers, |l| f.prefetch_key(l), probe);
+                } else {
+                    let prefetch = |l: &Lookup<F>| {
+                        f.prefetch(l);
+                        *l
+                    };
+                    probe_blocks(items, answers, prefetch, |l| f.contains(l));
+                }
                 return;
             }
         } else if let Some(views) = self.views::<B>() {
@@ -92,22 +103,36 @@ impl<F: Fingerprint> Cuckoo<F> {
             // per item.
             if let [f, g] = views[..] {
                 if let Some(t) = f.twin(g) {
-                    // Expansion 1: the same indexes in both, reduced once.
-                    probe_blocks(items, answers, |l| t.prefetch(l), |l| t.hits(l) != 0);
+                    // Expansion 1: the same indexes in both, reduced once, when prefetching.
+                    if Twin::<F, B>::KEYED {
+                        // SAFETY: every probe given to `hits_key` is the default or was made
+                        // by `t.prefetch_key` (`probe_blocks` probes only what `prefetch`
+                        // gave).
+                        let probe = |p: &Probe| unsafe { t.hits_key(p) } != 0;
+                        probe_blocks(items, answers, |l| t.prefetch_key(l), probe);
+                    } else {
+                        let prefetch = |l: &Lookup<F>| {
+                            t.prefetch(l);
+                            *l
+                        };
+                        probe_blocks(items, answers, prefetch, |l| t.hits(l) != 0);
+                    }
                 } else {
                     let prefetch = |l: &Lookup<F>| {
                         f.prefetch(l);
                         g.prefetch(l);
+                        *l
                     };
                     probe_blocks(items, answers, prefetch, |l| f.hits_with(&g, l) != 0);
                 }
             } else {
-                probe_blocks(
-                    items,
-                    answers,
-                    |l| views.iter().for_each(|f| f.prefetch(l)),
-                    |l| views.iter().fold(0, |any, f| any | f.hits(l)) != 0,
-                );
+                let prefetch = |l: &Lookup<F>| {
+                    views.iter().for_each(|f| f.prefetch(l));
+                    *l
+                };
+                probe_blocks(items, answers, prefetch, |l| {
+                    views.iter().fold(0, |any, f| any | f.hits(l)) != 0
+                });
             }
             return;
         }
@@ -200,22 +225,23 @@ impl<F: Fingerprint> Cuckoo<F> {
 const BLOCK: usize = 16;
 
 /// The lookups of `items`, a block at a time ([`BLOCK`]), each `prefetch`ed (its buckets in
-/// every sub-filter); `probe` answers each into `answers` (as long as `items`), in order.
+/// every sub-filter), which gives what `probe` needs of it (the lookup itself, or a
+/// [`Probe`] of its reduced indexes); `probe` answers each into `answers` (as long as
+/// `items`), in order.
 #[inline(always)]
-fn probe_blocks<F: Fingerprint, T: AsRef<[u8]>>(
+fn probe_blocks<F: Fingerprint, K: Copy + Default, T: AsRef<[u8]>>(
     items: &[T],
     answers: &mut [bool],
-    prefetch: impl Fn(&Lookup<F>),
-    probe: impl Fn(&Lookup<F>) -> bool,
+    prefetch: impl Fn(&Lookup<F>) -> K,
+    probe: impl Fn(&K) -> bool,
 ) {
-    let mut block = [Lookup::new(0); BLOCK];
+    let mut block = [K::default(); BLOCK];
     for (items, answers) in items.chunks(BLOCK).zip(answers.chunks_mut(BLOCK)) {
-        for (l, item) in block.iter_mut().zip(items) {
-            *l = Lookup::of(item.as_ref());
-            prefetch(l);
+        for (k, item) in block.iter_mut().zip(items) {
+            *k = prefetch(&Lookup::of(item.as_ref()));
         }
-        for (found, l) in answers.iter_mut().zip(&block) {
-            *found = probe(l);
+        for (found, k) in answers.iter_mut().zip(&block) {
+            *found = probe(k);
         }
     }
 }
@@ -240,6 +266,8 @@ fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: Ins
 ) -> (u64, Option<Lookup<F>>) {
     if nx {
         insert_run::<B, true, F, T, S>(views, rest, walk, out)
+    } else if BucketsMut::<F, B>::KEYED {
+        insert_run_keyed::<B, F, T, S>(views, rest, walk, out)
     } else {
         insert_run::<B, false, F, T, S>(views, rest, walk, out)
     }
@@ -329,7 +357,14 @@ impl Tally {
         walk: Walk,
         out: &mut S,
     ) -> bool {
-        match place::<B, NX, F>(views, l, walk) {
+        self.record(place::<B, NX, F>(views, l, walk), out)
+    }
+
+    /// Records what [`place`] or [`place_keyed`] did: false if the item found no room (no
+    /// outcome given).
+    #[inline(always)]
+    fn record<S: InsertSink>(&mut self, placed: Placed, out: &mut S) -> bool {
+        match placed {
             Placed::Inserted => {
                 self.streak += 1;
                 true
@@ -401,6 +436,87 @@ fn insert_run<
                 // `k` < `next.len()` ≤ `all.len()`: the range exists.
                 *rest = all.get(k + 1..).unwrap_or_default().iter();
                 return (tally.end(out), Some(*l));
+            }
+        }
+        *rest = all[next.len()..].iter();
+    }
+}
+
+/// [`place`] without `NX` of the item `item`, whose [`Place`] `p` in the newest sub-filter
+/// (the last view) was made by its [`BucketsMut::prefetch_place`]: the first empty slot of
+/// its buckets there, else of an older sub-filter's (newest first), else the kick-out walk
+/// in the newest. Only the first step, the usual one, reads `p`; the others (both buckets of
+/// the newest full) hash the item again for its lookup.
+#[inline(always)]
+fn place_keyed<const B: usize, F: Fingerprint, T: AsRef<[u8]>>(
+    views: &mut [BucketsMut<'_, F, B>],
+    p: &Place<F>,
+    item: &T,
+    walk: &Walk,
+) -> Placed {
+    let Some((newest, older)) = views.split_last_mut() else {
+        return Placed::NoRoom;
+    };
+    // SAFETY: `p` was made by `prefetch_place` of this view, the newest (`insert_run_keyed`
+    // makes every block entry with `views.last()`, and the views do not change during a run).
+    if unsafe { newest.try_place_key(p) } {
+        return Placed::Inserted;
+    }
+    // The item's bytes are read only here (an argument's are a call into Redis).
+    place_slow(newest, older, &Lookup::of(item.as_ref()), walk)
+}
+
+/// The steps of [`place_keyed`] after the newest sub-filter's buckets were found full: the
+/// older sub-filters, newest first, then the kick-out walk in the newest. Out of line: rare.
+#[inline(never)]
+fn place_slow<const B: usize, F: Fingerprint>(
+    newest: &mut BucketsMut<'_, F, B>,
+    older: &mut [BucketsMut<'_, F, B>],
+    l: &Lookup<F>,
+    walk: &Walk,
+) -> Placed {
+    for f in older.iter_mut().rev() {
+        if f.try_place(l) {
+            return Placed::Inserted;
+        }
+    }
+    if newest.sub().kick_out(l.h1, l.fp, walk.bs, walk.max_iterations) {
+        Placed::Inserted
+    } else {
+        Placed::NoRoom
+    }
+}
+
+/// [`insert_run`] without `NX`, with [`BucketsMut::KEYED`] views: each block entry is the
+/// item's [`Place`] in the newest sub-filter (indexes reduced once, when prefetching) rather
+/// than its lookup. The same steps, slots and outcomes.
+#[inline(always)]
+fn insert_run_keyed<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
+    views: &mut [BucketsMut<'_, F, B>],
+    rest: &mut std::slice::Iter<'i, T>,
+    walk: Walk,
+    out: &mut S,
+) -> (u64, Option<Lookup<F>>) {
+    let mut tally = Tally::default();
+    let mut block = [Place::default(); BLOCK];
+    let mut size = walk.first.clamp(1, BLOCK);
+    loop {
+        let all = rest.as_slice();
+        let next = &all[..all.len().min(size)];
+        size = BLOCK;
+        if next.is_empty() {
+            return (tally.end(out), None);
+        }
+        if let Some(newest) = views.last() {
+            for (p, item) in block.iter_mut().zip(next) {
+                *p = newest.prefetch_place(&Lookup::of(item.as_ref()));
+            }
+        }
+        for (k, (p, item)) in block.iter().zip(next).enumerate() {
+            if !tally.record(place_keyed::<B, F, T>(views, p, item, &walk), out) {
+                // `k` < `next.len()` ≤ `all.len()`: the range exists.
+                *rest = all.get(k + 1..).unwrap_or_default().iter();
+                return (tally.end(out), Some(Lookup::of(item.as_ref())));
             }
         }
         *rest = all[next.len()..].iter();
