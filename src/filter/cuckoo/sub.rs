@@ -424,12 +424,6 @@ impl<'a, F: Fingerprint, const B: usize> Buckets<'a, F, B> {
         self.hits(l) | other.hits(l)
     }
 
-    /// [`SubFilter::contains`]: whether bucket `h1` or `h2` holds the fingerprint.
-    #[inline(always)]
-    pub(super) fn contains(&self, l: &Lookup<F>) -> bool {
-        self.hits(l) != 0
-    }
-
     /// Prefetches the cache lines of both buckets of `l`.
     #[inline(always)]
     pub(super) fn prefetch(&self, l: &Lookup<F>) {

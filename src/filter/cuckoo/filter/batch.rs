@@ -81,19 +81,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         let answers = &mut out[start..];
         if self.count == 1 {
             if let Some(f) = Buckets::<F, B>::new(self.sub(0), self.bs()) {
-                if Buckets::<F, B>::KEYED {
-                    // SAFETY: every probe given to `hits_key` is the default or was made by
-                    // `f.prefetch_key` (`probe_blocks` probes only what `prefetch` gave).
-                    let probe = |p: &Probe| unsafe { f.hits_key(p) } != 0;
-                    probe_blocks(items, answers, |l| f.prefetch_key(l), probe);
-                } else {
-                    let prefetch = |l: &Lookup<F>| {
-                        f.prefetch(l);
-                        *l
-                    };
-                    probe_blocks(items, answers, prefetch, |l| f.contains(l));
-                }
-                return;
+                return probe_keyed(&f, items, answers);
             }
         } else if let Some(views) = self.views::<B>() {
             // Every sub-filter asked, their masks ORed and tested once: which one holds a
@@ -104,19 +92,7 @@ impl<F: Fingerprint> Cuckoo<F> {
             if let [f, g] = views[..] {
                 if let Some(t) = f.twin(g) {
                     // Expansion 1: the same indexes in both, reduced once, when prefetching.
-                    if Twin::<F, B>::KEYED {
-                        // SAFETY: every probe given to `hits_key` is the default or was made
-                        // by `t.prefetch_key` (`probe_blocks` probes only what `prefetch`
-                        // gave).
-                        let probe = |p: &Probe| unsafe { t.hits_key(p) } != 0;
-                        probe_blocks(items, answers, |l| t.prefetch_key(l), probe);
-                    } else {
-                        let prefetch = |l: &Lookup<F>| {
-                            t.prefetch(l);
-                            *l
-                        };
-                        probe_blocks(items, answers, prefetch, |l| t.hits(l) != 0);
-                    }
+                    probe_keyed(&t, items, answers);
                 } else {
                     let prefetch = |l: &Lookup<F>| {
                         f.prefetch(l);
@@ -243,6 +219,68 @@ fn probe_blocks<F: Fingerprint, K: Copy + Default, T: AsRef<[u8]>>(
         for (found, k) in answers.iter_mut().zip(&block) {
             *found = probe(k);
         }
+    }
+}
+
+/// What [`probe_keyed`] probes: one sub-filter's buckets, or two sub-filters of one size
+/// ([`Twin`]). Each keys its blocks ([`Probe`]: indexes reduced and fingerprint spread when
+/// prefetching) where its buckets read as words ([`Keyed::KEYED`]), and keeps the lookups
+/// otherwise.
+trait Keyed<F: Fingerprint> {
+    const KEYED: bool;
+    fn prefetch(&self, l: &Lookup<F>);
+    fn prefetch_key(&self, l: &Lookup<F>) -> Probe;
+    /// # Safety
+    /// `p` is the default [`Probe`] or was made by this value's `prefetch_key`.
+    unsafe fn hits_key(&self, p: &Probe) -> u64;
+    fn hits(&self, l: &Lookup<F>) -> u64;
+}
+
+/// Delegates to the methods of the same names ([`Buckets`], [`Twin`]).
+macro_rules! keyed {
+    ($($t:ident),*) => {$(
+        impl<F: Fingerprint, const B: usize> Keyed<F> for $t<'_, F, B> {
+            const KEYED: bool = $t::<F, B>::KEYED;
+            #[inline(always)]
+            fn prefetch(&self, l: &Lookup<F>) {
+                $t::prefetch(self, l)
+            }
+            #[inline(always)]
+            fn prefetch_key(&self, l: &Lookup<F>) -> Probe {
+                $t::prefetch_key(self, l)
+            }
+            #[inline(always)]
+            unsafe fn hits_key(&self, p: &Probe) -> u64 {
+                // SAFETY: the trait method's contract is the inherent one's.
+                unsafe { $t::hits_key(self, p) }
+            }
+            #[inline(always)]
+            fn hits(&self, l: &Lookup<F>) -> u64 {
+                $t::hits(self, l)
+            }
+        }
+    )*};
+}
+keyed!(Buckets, Twin);
+
+/// Answers `items` with [`probe_blocks`] over `k`, keyed where `k` keys.
+#[inline(always)]
+fn probe_keyed<F: Fingerprint, K: Keyed<F>, T: AsRef<[u8]>>(
+    k: &K,
+    items: &[T],
+    answers: &mut [bool],
+) {
+    if K::KEYED {
+        // SAFETY: every probe given to `hits_key` is the default or was made by
+        // `k.prefetch_key` (`probe_blocks` probes only what `prefetch` gave).
+        let probe = |p: &Probe| unsafe { k.hits_key(p) } != 0;
+        probe_blocks(items, answers, |l| k.prefetch_key(l), probe);
+    } else {
+        let prefetch = |l: &Lookup<F>| {
+            k.prefetch(l);
+            *l
+        };
+        probe_blocks(items, answers, prefetch, |l| k.hits(l) != 0);
     }
 }
 
