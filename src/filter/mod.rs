@@ -25,6 +25,8 @@ pub mod fields;
 pub mod guard;
 pub mod mem;
 pub mod redisbloom;
+#[cfg(test)]
+pub(crate) mod testrng;
 pub mod window;
 
 // The Bloom chain's modules under their old paths (`filter::chain`, …), which the byte

@@ -627,13 +627,8 @@ mod tests {
     /// the vector path where the CPU has one, the scalar one elsewhere.
     #[test]
     fn replacing_counts_every_length_as_word_by_word() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::filter::testrng::XorShift::default();
+        let mut next = || rng.next_u64();
         for len in 0..70 {
             let old: Vec<u64> = (0..len).map(|_| next()).collect();
             let new: Vec<u64> = (0..len).map(|_| next()).collect();

@@ -1,6 +1,7 @@
 //! The blocked kernels against the reference loop, and the window's probe masks.
 
 use super::*;
+use crate::filter::testrng::XorShift;
 
 /// Every kernel set (baseline, BMI2, AVX2 where the CPU has them) of every `k` from 1 to
 /// past the unrolled ones gives the baseline loop's answers and bits, on blocks from empty
@@ -11,13 +12,8 @@ fn every_kernel_equals_the_loop() {
     for k in 1..=BLOCKED_UNROLLED_MAX + 3 {
         let reference = BlockedKernels::baseline(0);
         for (name, kernels) in BlockedKernels::all_variants(k) {
-            let mut rng = 0x1234_5678_9abc_def1u64 ^ u64::from(k);
-            let mut next = || {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng
-            };
+            let mut rng = XorShift(0x1234_5678_9abc_def1u64 ^ u64::from(k));
+            let mut next = || rng.next_u64();
             for fill in [0u32, 1, 2, 4, 6] {
                 for n in 0..400 {
                     let mut block = [0u64; 8];

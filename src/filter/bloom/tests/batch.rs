@@ -245,17 +245,8 @@ fn stats_report_saturation_past_the_target() {
 #[test]
 fn redisbloom_batches_with_kept_positions_equal_one_by_one() {
     use crate::filter::bits::View;
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut random = |n: u64| -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    };
+    let mut rng = crate::filter::testrng::XorShift::default();
+    let mut random = |n: u64| -> Vec<u8> { (0..n).map(|_| rng.next_u64() as u8).collect() };
     // (error, capacity, probes): each at least PREFETCH_MIN_BYTES.
     let shapes = [
         (0.3, 14_000_000, 2),

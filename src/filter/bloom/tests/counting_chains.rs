@@ -91,11 +91,9 @@ fn a_grown_chain_with_half_deleted_has_no_false_negative() {
 fn random_adds_and_deletes_never_lose_a_live_item() {
     let mut c = counting(0.01, 2_000, 2, 4);
     let mut live: Vec<u64> = Vec::new();
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = crate::filter::testrng::XorShift::default();
     for _ in 0..100_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng.next_u64();
         if live.is_empty() || x >> 62 < 3 {
             let id = x % 20_000;
             c.add(&name("r", id), &Unlimited).unwrap();
