@@ -97,6 +97,13 @@ pub const RDB_ENCODING_VERSION: i32 = 514;
 pub const RDB_ENCODING_V2: i32 = 513;
 /// The encoding version of field sequence version 1 (no counters), still loaded.
 pub const RDB_ENCODING_V1: i32 = 512;
+
+/// Whether `encver` is one of this module's own `MBbloom--` encodings (512–514, which
+/// [`read_chain_version`] reads), not one of RedisBloom's.
+pub fn is_own_encoding(encver: i32) -> bool {
+    matches!(encver, RDB_ENCODING_V1 | RDB_ENCODING_V2 | RDB_ENCODING_VERSION)
+}
+
 /// Magic at the start of a dump header.
 pub const DUMP_MAGIC: [u8; 8] = *b"SCBLOOM\0";
 /// Dump header format version of plain filters (field sequence version 1).

@@ -324,7 +324,7 @@ impl Chain {
 
     /// Sets the counts a loader read after the bits ([`Contents::Counted`]): each layer's set
     /// bits (non-zero counters), oldest first, and the chain's saturated counters. Each must be
-    /// possible — at most the layer's positions (counters), saturated at most the counters of
+    /// possible — at most the layer's bits (counters), saturated at most the counters of
     /// a counting chain and 0 in any other — or the value is refused. Nothing cheaper than
     /// counting again can tell a possible count from the true one; the counts feed only
     /// BF.STATS' fill and estimates, never an answer.

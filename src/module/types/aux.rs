@@ -9,7 +9,7 @@ use redis_module::raw;
 
 use super::guarded;
 use super::io::log_warning;
-use crate::filter::codec::{RDB_ENCODING_V1, RDB_ENCODING_V2, RDB_ENCODING_VERSION};
+use crate::filter::codec::is_own_encoding;
 use crate::module::creation::{self, Settings};
 
 /// Aux markers.
@@ -54,8 +54,7 @@ pub(super) unsafe extern "C" fn load(
     guarded("aux_load", err, || {
         // The aux data is the same in every encoding version of the type: files from builds
         // that wrote 512 or 513 carry it under those.
-        let ours = matches!(encver, RDB_ENCODING_V1 | RDB_ENCODING_V2 | RDB_ENCODING_VERSION);
-        if !ours || when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+        if !is_own_encoding(encver) || when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
             log_warning(&format!(
                 "scalebloom: refused module aux data of encoding {encver}, trigger {when}"
             ));

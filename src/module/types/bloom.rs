@@ -9,9 +9,7 @@ use redis_module::raw;
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, aux, methods};
 use crate::filter::chunks::read_chunk;
-use crate::filter::codec::{
-    self, RDB_ENCODING_V1, RDB_ENCODING_V2, RDB_ENCODING_VERSION, dump_header,
-};
+use crate::filter::codec::{self, RDB_ENCODING_VERSION, dump_header};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError, Chain, redisbloom};
 use crate::module::errors;
@@ -37,7 +35,7 @@ impl NativeType for Chain {
     }
 
     fn load(io: &mut RdbReader, encver: c_int, guard: &dyn AllocGuard) -> Result<Chain, String> {
-        if !matches!(encver, RDB_ENCODING_V1 | RDB_ENCODING_V2 | RDB_ENCODING_VERSION) {
+        if !codec::is_own_encoding(encver) {
             // RedisBloom's own encodings (an RDB file, a DUMP payload or a full sync from it).
             return redisbloom::read_rdb(io, encver, guard)
                 .map_err(|why| format!("scalebloom: refused a RedisBloom MBbloom-- value: {why}"));
