@@ -26,9 +26,11 @@ pub enum Reply {
     /// the per-item answers of BF.MADD, BF.INSERT and BF.MEXISTS, one byte per item rather than
     /// one [`Reply`] per item.
     Bools(Vec<bool>, Option<String>),
-    /// An array of integers: the per-item answers of CF.INSERT / CF.INSERTNX, sent without one
-    /// [`Reply`] per item.
-    Ints(Vec<i64>),
+    /// An array of `len` integers, each 1 but those listed as (index, value) in increasing
+    /// index order: the per-item answers of CF.INSERT / CF.INSERTNX (1: inserted, the usual
+    /// outcome), sent without one [`Reply`] or one vector entry per item. With `bools`, each
+    /// is sent as a RESP3 boolean, true for 1 (`:1` / `:0` to RESP2 clients).
+    Ones { len: usize, except: Vec<(usize, i64)>, bools: bool },
     /// A map with simple-string keys; RESP2 clients get a flat array of key, value, ….
     Map(Vec<(&'static str, Reply)>),
     /// An error reply (the text as sent, including its code such as `ERR`).
@@ -95,22 +97,21 @@ pub fn send(context: &Context, reply: Reply) {
                 send(context, Reply::Error(text));
             }
         }
-        Reply::Ints(values) => {
-            raw::reply_with_array(ctx, values.len() as _);
-            // Four at a time, as `Bools`.
-            if let Some(reply_with_long_long) = api!(RedisModule_ReplyWithLongLong) {
-                let mut fours = values.chunks_exact(4);
-                for four in &mut fours {
-                    for &v in four {
+        Reply::Ones { len, except, bools } => {
+            raw::reply_with_array(ctx, len as _);
+            if bools {
+                if let Some(reply_with_bool) = api!(RedisModule_ReplyWithBool) {
+                    send_ones(len, &except, |v| {
                         // SAFETY: `ctx` is the running command's live context (`Context`
                         // wraps it).
-                        unsafe { reply_with_long_long(ctx, v) };
-                    }
+                        unsafe { reply_with_bool(ctx, c_int::from(v == 1)) };
+                    });
                 }
-                for &v in fours.remainder() {
+            } else if let Some(reply_with_long_long) = api!(RedisModule_ReplyWithLongLong) {
+                send_ones(len, &except, |v| {
                     // SAFETY: as above.
                     unsafe { reply_with_long_long(ctx, v) };
-                }
+                });
             }
         }
         Reply::Map(fields) => {
@@ -131,5 +132,60 @@ pub fn send(context: &Context, reply: Reply) {
                 unsafe { wrong_arity(ctx) };
             }
         }
+    }
+}
+
+/// The elements of [`Reply::Ones`], each through `one`: runs of 1 between the listed values,
+/// four per loop turn (as `Bools`).
+#[inline(always)]
+fn send_ones(len: usize, except: &[(usize, i64)], one: impl Fn(i64)) {
+    let ones = |n: usize| {
+        for _ in 0..n / 4 {
+            for _ in 0..4 {
+                one(1);
+            }
+        }
+        for _ in 0..n % 4 {
+            one(1);
+        }
+    };
+    let mut next = 0;
+    for &(i, v) in except {
+        // Indexes below `len`, increasing: each run is `next..i`. (Others, never made, are
+        // skipped: every index of `0..len` still gets one element, in order, so the array has
+        // the length announced.)
+        if i < next || i >= len {
+            continue;
+        }
+        ones(i - next);
+        one(v);
+        next = i + 1;
+    }
+    ones(len - next);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::send_ones;
+    use std::cell::RefCell;
+
+    fn sent(len: usize, except: &[(usize, i64)]) -> Vec<i64> {
+        let out = RefCell::new(Vec::new());
+        send_ones(len, except, |v| out.borrow_mut().push(v));
+        out.into_inner()
+    }
+
+    #[test]
+    fn ones_with_the_listed_values_in_place() {
+        assert_eq!(sent(0, &[]), Vec::<i64>::new());
+        assert_eq!(sent(9, &[]), vec![1; 9]);
+        assert_eq!(sent(6, &[(0, -1), (3, 0), (5, -1)]), vec![-1, 1, 1, 0, 1, -1]);
+        assert_eq!(sent(3, &[(1, 0), (2, 0)]), vec![1, 0, 0]);
+    }
+
+    #[test]
+    fn ones_keep_their_length_whatever_the_list() {
+        // Out of order, repeated and out-of-range entries (never made) are skipped.
+        assert_eq!(sent(4, &[(2, 0), (1, -1), (2, -1), (7, 0)]), vec![1, 1, 0, 1]);
     }
 }

@@ -502,10 +502,7 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
     // The usual case, no item refused by a limit: one flat array, no `Reply` per item. (An
     // INSERT has no item already present: its codes are 1 or -1.)
     if out.errors.is_empty() {
-        if booleans {
-            return Reply::Bools(out.codes().iter().map(|&c| c == 1).collect(), None);
-        }
-        return Reply::Ints(out.codes());
+        return Reply::Ones { len: out.len, except: out.others, bools: booleans };
     }
     let codes = out.codes();
     let mut refusals = out.errors.into_iter();
