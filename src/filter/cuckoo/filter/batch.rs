@@ -293,7 +293,8 @@ struct Walk {
     first: usize,
 }
 
-/// [`insert_run`] with `nx` a constant in its item loop.
+/// [`insert_run`] with `nx` a constant in its item loop, and what a block keeps of each item
+/// chosen for it ([`Entry`]).
 #[inline(always)]
 fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
     views: &mut [BucketsMut<'_, F, B>],
@@ -303,11 +304,11 @@ fn insert_run_nx<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: Ins
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
     if nx {
-        insert_run::<B, true, F, T, S>(views, rest, walk, out)
+        insert_run::<B, Looked<F, true>, F, T, S>(views, rest, walk, out)
     } else if BucketsMut::<F, B>::KEYED {
-        insert_run_keyed::<B, F, T, S>(views, rest, walk, out)
+        insert_run::<B, Place<F>, F, T, S>(views, rest, walk, out)
     } else {
-        insert_run::<B, false, F, T, S>(views, rest, walk, out)
+        insert_run::<B, Looked<F, false>, F, T, S>(views, rest, walk, out)
     }
 }
 
@@ -386,18 +387,6 @@ struct Tally {
 }
 
 impl Tally {
-    /// [`place`]s `l` and records its outcome: false if it found no room (no outcome given).
-    #[inline(always)]
-    fn place<const B: usize, const NX: bool, F: Fingerprint, S: InsertSink>(
-        &mut self,
-        views: &mut [BucketsMut<'_, F, B>],
-        l: &Lookup<F>,
-        walk: Walk,
-        out: &mut S,
-    ) -> bool {
-        self.record(place::<B, NX, F>(views, l, walk), out)
-    }
-
     /// Records what [`place`] or [`place_keyed`] did: false if the item found no room (no
     /// outcome given).
     #[inline(always)]
@@ -434,15 +423,95 @@ impl Tally {
     }
 }
 
+/// What an insert run's block keeps of each item, and how the item is placed: its lookup
+/// ([`Looked`]: any views, with or without `NX`), or its [`Place`] in the newest sub-filter
+/// (views with [`BucketsMut::KEYED`], without `NX`).
+trait Entry<const B: usize, F: Fingerprint>: Copy + Default {
+    /// The entries of `items` into `block` (as long), the buckets their placing reads
+    /// prefetched.
+    fn prefetch<T: AsRef<[u8]>>(views: &[BucketsMut<'_, F, B>], items: &[T], block: &mut [Self]);
+    /// [`place`]'s steps for the item (`item`, its argument, read again on rare paths only).
+    fn place<T: AsRef<[u8]>>(
+        self,
+        views: &mut [BucketsMut<'_, F, B>],
+        item: &T,
+        walk: &Walk,
+    ) -> Placed;
+    /// The item's lookup (of an item that found no room).
+    fn lookup<T: AsRef<[u8]>>(self, item: &T) -> Lookup<F>;
+}
+
+/// An item's [`Lookup`] as a block entry, placed by [`place`] (`NX`: asked of every sub-filter
+/// first).
+#[derive(Clone, Copy)]
+struct Looked<F, const NX: bool>(Lookup<F>);
+
+impl<F: Fingerprint, const NX: bool> Default for Looked<F, NX> {
+    fn default() -> Self {
+        Self(Lookup::new(0))
+    }
+}
+
+impl<const B: usize, F: Fingerprint, const NX: bool> Entry<B, F> for Looked<F, NX> {
+    #[inline(always)]
+    fn prefetch<T: AsRef<[u8]>>(views: &[BucketsMut<'_, F, B>], items: &[T], block: &mut [Self]) {
+        for (e, item) in block.iter_mut().zip(items) {
+            *e = Self(Lookup::of(item.as_ref()));
+            prefetch_for_insert::<B, NX, F>(views, &e.0);
+        }
+    }
+
+    #[inline(always)]
+    fn place<T: AsRef<[u8]>>(
+        self,
+        views: &mut [BucketsMut<'_, F, B>],
+        _item: &T,
+        walk: &Walk,
+    ) -> Placed {
+        place::<B, NX, F>(views, &self.0, *walk)
+    }
+
+    #[inline(always)]
+    fn lookup<T: AsRef<[u8]>>(self, _item: &T) -> Lookup<F> {
+        self.0
+    }
+}
+
+impl<const B: usize, F: Fingerprint> Entry<B, F> for Place<F> {
+    #[inline(always)]
+    fn prefetch<T: AsRef<[u8]>>(views: &[BucketsMut<'_, F, B>], items: &[T], block: &mut [Self]) {
+        if let Some(newest) = views.last() {
+            for (p, item) in block.iter_mut().zip(items) {
+                *p = newest.prefetch_place(&Lookup::of(item.as_ref()));
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn place<T: AsRef<[u8]>>(
+        self,
+        views: &mut [BucketsMut<'_, F, B>],
+        item: &T,
+        walk: &Walk,
+    ) -> Placed {
+        place_keyed::<B, F, T>(views, &self, item, walk)
+    }
+
+    #[inline(always)]
+    fn lookup<T: AsRef<[u8]>>(self, item: &T) -> Lookup<F> {
+        Lookup::of(item.as_ref())
+    }
+}
+
 /// Inserts items from `rest` into the sub-filters `views` (oldest first, at least one) while
-/// each finds room ([`place`]), in blocks whose lookups are made and buckets prefetched
-/// ([`prefetch_for_insert`]) first. Returns the number inserted and the lookup of the item
-/// that found no room, if one did (its outcome not yet given).
+/// each finds room ([`Entry::place`]), in blocks whose entries are made and buckets
+/// prefetched ([`Entry::prefetch`]) first. Returns the number inserted and the lookup of the
+/// item that found no room, if one did (its outcome not yet given).
 #[inline(always)]
 fn insert_run<
     'i,
     const B: usize,
-    const NX: bool,
+    E: Entry<B, F>,
     F: Fingerprint,
     T: AsRef<[u8]> + 'i,
     S: InsertSink,
@@ -453,10 +522,10 @@ fn insert_run<
     out: &mut S,
 ) -> (u64, Option<Lookup<F>>) {
     let mut tally = Tally::default();
-    let mut block = [Lookup::new(0); BLOCK];
+    let mut block = [E::default(); BLOCK];
     let mut size = walk.first.clamp(1, BLOCK);
     loop {
-        // A block's lookups made and their buckets prefetched (as `probe_blocks` does); the
+        // A block's entries made and their buckets prefetched (as `probe_blocks` does); the
         // items then go in one by one, in order. `rest` moves past the block after it, or
         // just past an item that finds no room.
         let all = rest.as_slice();
@@ -465,15 +534,14 @@ fn insert_run<
         if next.is_empty() {
             return (tally.end(out), None);
         }
-        for (l, item) in block.iter_mut().zip(next) {
-            *l = Lookup::of(item.as_ref());
-            prefetch_for_insert::<B, NX, F>(views, l);
-        }
-        for (k, l) in block[..next.len()].iter().enumerate() {
-            if !tally.place::<B, NX, F, S>(views, l, walk, out) {
+        E::prefetch(views, next, &mut block);
+        for (k, e) in block[..next.len()].iter().enumerate() {
+            // The item's argument is read again only on rare paths (`place_keyed`).
+            let item = &next[k];
+            if !tally.record(e.place(views, item, &walk), out) {
                 // `k` < `next.len()` ≤ `all.len()`: the range exists.
                 *rest = all.get(k + 1..).unwrap_or_default().iter();
-                return (tally.end(out), Some(*l));
+                return (tally.end(out), Some(e.lookup(item)));
             }
         }
         *rest = all[next.len()..].iter();
@@ -495,8 +563,9 @@ fn place_keyed<const B: usize, F: Fingerprint, T: AsRef<[u8]>>(
     let Some((newest, older)) = views.split_last_mut() else {
         return Placed::NoRoom;
     };
-    // SAFETY: `p` was made by `prefetch_place` of this view, the newest (`insert_run_keyed`
-    // makes every block entry with `views.last()`, and the views do not change during a run).
+    // SAFETY: `p` was made by `prefetch_place` of this view, the newest (`Place`'s
+    // `Entry::prefetch` makes every block entry with `views.last()`, and the views do not
+    // change during a run).
     if unsafe { newest.try_place_key(p) } {
         return Placed::Inserted;
     }
@@ -522,41 +591,5 @@ fn place_slow<const B: usize, F: Fingerprint>(
         Placed::Inserted
     } else {
         Placed::NoRoom
-    }
-}
-
-/// [`insert_run`] without `NX`, with [`BucketsMut::KEYED`] views: each block entry is the
-/// item's [`Place`] in the newest sub-filter (indexes reduced once, when prefetching) rather
-/// than its lookup. The same steps, slots and outcomes.
-#[inline(always)]
-fn insert_run_keyed<'i, const B: usize, F: Fingerprint, T: AsRef<[u8]> + 'i, S: InsertSink>(
-    views: &mut [BucketsMut<'_, F, B>],
-    rest: &mut std::slice::Iter<'i, T>,
-    walk: Walk,
-    out: &mut S,
-) -> (u64, Option<Lookup<F>>) {
-    let mut tally = Tally::default();
-    let mut block = [Place::default(); BLOCK];
-    let mut size = walk.first.clamp(1, BLOCK);
-    loop {
-        let all = rest.as_slice();
-        let next = &all[..all.len().min(size)];
-        size = BLOCK;
-        if next.is_empty() {
-            return (tally.end(out), None);
-        }
-        if let Some(newest) = views.last() {
-            for (p, item) in block.iter_mut().zip(next) {
-                *p = newest.prefetch_place(&Lookup::of(item.as_ref()));
-            }
-        }
-        for (k, (p, item)) in block.iter().zip(next).enumerate() {
-            if !tally.record(place_keyed::<B, F, T>(views, p, item, &walk), out) {
-                // `k` < `next.len()` ≤ `all.len()`: the range exists.
-                *rest = all.get(k + 1..).unwrap_or_default().iter();
-                return (tally.end(out), Some(Lookup::of(item.as_ref())));
-            }
-        }
-        *rest = all[next.len()..].iter();
     }
 }
