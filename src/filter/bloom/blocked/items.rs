@@ -12,8 +12,10 @@
 
 use super::super::xxh3short::Xxh3Seeded;
 #[cfg(target_arch = "x86_64")]
-use super::{all_set_items_avx2, all_set_items_bmi2, set_clear_items_avx2, set_clear_items_bmi2};
-use super::{all_set_items_base, set_clear_items_base};
+use super::kernels::{
+    all_set_items_avx2, all_set_items_bmi2, set_clear_items_avx2, set_clear_items_bmi2,
+};
+use super::kernels::{all_set_items_base, set_clear_items_base};
 
 /// Tests every item of a batch (words, probe count, items, the seeded hash, answers).
 type AllSetItems<T> = unsafe fn(&[u64], u32, &[T], &Xxh3Seeded, &mut Vec<bool>);
