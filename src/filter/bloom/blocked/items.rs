@@ -11,9 +11,7 @@
 //! rather than from the process-wide table of [`BlockedKernels`].
 
 use super::super::xxh3short::Xxh3Seeded;
-#[cfg(target_arch = "x86_64")]
-use super::{all_set_items_avx2, all_set_items_bmi2, set_clear_items_avx2, set_clear_items_bmi2};
-use super::{all_set_items_base, set_clear_items_base};
+use super::kernels::{Level, kernel_table};
 
 /// Tests every item of a batch (words, probe count, items, the seeded hash, answers).
 type AllSetItems<T> = unsafe fn(&[u64], u32, &[T], &Xxh3Seeded, &mut Vec<bool>);
@@ -21,58 +19,12 @@ type AllSetItems<T> = unsafe fn(&[u64], u32, &[T], &Xxh3Seeded, &mut Vec<bool>);
 /// returns (items new, bits set).
 type SetClearItems<T> = unsafe fn(&mut [u64], u32, &[T], &Xxh3Seeded, &mut Vec<bool>) -> (u64, u64);
 
-/// The CPU features the kernels use, found once per process.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Level {
-    Baseline,
-    #[cfg(target_arch = "x86_64")]
-    Bmi2,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-}
-
-impl Level {
-    /// This CPU's level: AVX2 and BMI2, else BMI2, else the baseline (as
-    /// [`BlockedKernels::detect`](super::BlockedKernels) chooses).
-    fn get() -> Self {
-        static LEVEL: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
-        *LEVEL.get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("bmi2") {
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    return Level::Avx2;
-                }
-                return Level::Bmi2;
-            }
-            Level::Baseline
-        })
-    }
-}
-
 /// The hash-and-probe kernels for one probe count and item type.
 ///
 /// Invariant: every kernel held runs on this CPU.
 pub struct ItemsKernels<T> {
     all_set: AllSetItems<T>,
     set_clear: SetClearItems<T>,
-}
-
-/// The kernels of one feature set for `$k` probes (unrolled up to 16, which is
-/// [`BLOCKED_UNROLLED_MAX`](super::BLOCKED_UNROLLED_MAX), the loop past them).
-macro_rules! items_table {
-    ($k:expr, $all:ident, $set:ident) => {
-        items_table!(@pick $k, $all, $set; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
-    };
-    (@pick $k:expr, $all:ident, $set:ident; $($n:literal)*) => {
-        match $k {
-            $($n => ItemsKernels { all_set: $all::<T, $n>, set_clear: $set::<T, $n> },)*
-            // Past the unrolled ones (and 0, which no layer has), `K = 0` reads the count.
-            _ => ItemsKernels {
-                all_set: all_set_items_base::<T, 0>,
-                set_clear: set_clear_items_base::<T, 0>,
-            },
-        }
-    };
 }
 
 impl<T: AsRef<[u8]>> ItemsKernels<T> {
@@ -84,27 +36,22 @@ impl<T: AsRef<[u8]>> ItemsKernels<T> {
 
     /// The kernels of `level` for `k` probes. Only for a level this CPU has.
     fn at(level: Level, k: u32) -> Self {
-        match level {
-            Level::Baseline => items_table!(k, all_set_items_base, set_clear_items_base),
-            #[cfg(target_arch = "x86_64")]
-            Level::Bmi2 => items_table!(k, all_set_items_bmi2, set_clear_items_bmi2),
-            #[cfg(target_arch = "x86_64")]
-            Level::Avx2 => items_table!(k, all_set_items_avx2, set_clear_items_avx2),
+        macro_rules! make {
+            ($set:path, $n:literal) => {{
+                use $set as set;
+                ItemsKernels {
+                    all_set: set::all_set_items::<T, $n>,
+                    set_clear: set::set_clear_items::<T, $n>,
+                }
+            }};
         }
+        kernel_table!(level, k, make)
     }
 
     /// Every kernel set this CPU runs for `k` (baseline first): for the tests.
     #[cfg(test)]
     pub fn all_variants(k: u32) -> Vec<(&'static str, Self)> {
-        let mut v = vec![("baseline", Self::at(Level::Baseline, k))];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("bmi2") {
-            v.push(("bmi2", Self::at(Level::Bmi2, k)));
-            if std::arch::is_x86_feature_detected!("avx2") {
-                v.push(("avx2", Self::at(Level::Avx2, k)));
-            }
-        }
-        v
+        Level::all().into_iter().map(|(name, level)| (name, Self::at(level, k))).collect()
     }
 
     /// Whether every probe of each of `items` (hash scheme 4 with `xxh3`'s seed) is set in

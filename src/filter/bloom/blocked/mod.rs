@@ -22,11 +22,16 @@
 //!
 //! The baseline kernels are the reference: tests check every other kernel against them (and
 //! them against a textbook model, in `tests/blocked.rs`).
+//!
+//! This file holds the probe primitives: the blocks of a layer ([`Blocks`], [`block_of`]), the
+//! probes' bits, and the scalar one-item test and add every kernel is built from. The kernels
+//! made from them, per probe count and CPU feature set, are in `kernels` ([`BlockedKernels`]),
+//! their AVX2 bodies in `vector`, the kernels that also hash each item in `items`
+//! ([`ItemsKernels`]).
 
 use super::bits::SegmentTable;
-use super::hash::{ItemHash, blocked_hash, reduce};
+use super::hash::{ItemHash, reduce};
 use super::params::{BLOCK_BITS, BLOCK_PROBE_BITS};
-use super::xxh3short::Xxh3Seeded;
 
 /// The multiplier from one probe of a blocked layer to the next.
 pub const BLOCK_PROBE_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -45,6 +50,18 @@ const POWERS: [u64; BLOCKED_UNROLLED_MAX as usize] = {
         i += 1;
     }
     p
+};
+
+/// The low and high 32-bit halves of `φ^i` (eight per vector in the AVX2 kernels).
+const POWER_HALVES: ([u32; 16], [u32; 16]) = {
+    let (mut lo, mut hi) = ([0u32; 16], [0u32; 16]);
+    let mut i = 0;
+    while i < 16 {
+        lo[i] = POWERS[i] as u32;
+        hi[i] = (POWERS[i] >> 32) as u32;
+        i += 1;
+    }
+    (lo, hi)
 };
 
 /// Words per block.
@@ -320,476 +337,21 @@ pub fn probe_mask(k: u32, h2: u64) -> [u64; 8] {
     unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
 }
 
-/// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
-/// CPU features beyond the baseline; [`BlockedKernels::for_hashes`] hands out only those this
-/// CPU has.
-type AllSet = unsafe fn(&[u64; 8], u32, u64) -> bool;
-/// Adds a blocked item: sets its probes, returns how many bits were clear.
-type SetClear = unsafe fn(&mut [u64; 8], u32, u64) -> u32;
-/// Tests every one of a batch of items in one array (words, probe count, hashes, answers).
-type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], bool, &mut Vec<bool>);
-/// Adds every one of a batch of items in order (words, probe count, hashes, answers: whether
-/// each was new); returns (items new, bits set).
-type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], bool, &mut Vec<bool>) -> (u64, u64);
-
-/// The kernels for one probe count, chosen once per batch (see [`super::probe::Kernels`]): one
-/// item at a time, and whole batches over one slice, where the item's code is inlined into
-/// the loop (no call per item, the constants loaded once).
-///
-/// Invariant: every kernel held runs on this CPU.
-#[derive(Clone, Copy)]
-pub struct BlockedKernels {
-    all_set: AllSet,
-    set_clear: SetClear,
-    all_set_many: AllSetMany,
-    set_clear_many: SetClearMany,
-}
-
-/// The batch loop of [`AllSetMany`] around an inlined one-item test (`test(block, h2, short)`,
-/// `short` being [`is_short`] of `h2`). With `all_short` (every `h2` is short: hash scheme 4)
-/// the loop passes `true`, a constant: no test of `h2` per item.
+/// Starts loading the one cache line `h` probes in `words`.
 #[inline(always)]
-fn all_set_many_with(
-    words: &[u64],
-    hashes: &[ItemHash],
-    all_short: bool,
-    out: &mut Vec<bool>,
-    test: impl Fn(&[u64; 8], u64, bool) -> bool,
-) {
-    if all_short {
-        out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2, true)));
-    } else {
-        out.extend(hashes.iter().map(|&h| test(block_of(words, h), h.h2, is_short(h.h2))));
-    }
+pub fn prefetch<A: Blocks + ?Sized>(words: &A, h: ItemHash) {
+    crate::filter::mem::prefetch(&block_of(words, h)[0]);
 }
 
-/// The batch loop of [`SetClearMany`] around an inlined one-item add (`set(block, h2, short)`
-/// returns how many of the item's `k` probes were set already; `short` as in
-/// [`all_set_many_with`], and so is `all_short`).
-#[inline(always)]
-fn set_clear_many_with(
-    words: &mut [u64],
-    k: u32,
-    hashes: &[ItemHash],
-    all_short: bool,
-    out: &mut Vec<bool>,
-    set: impl Fn(&mut [u64; 8], u64, bool) -> u32,
-) -> (u64, u64) {
-    // Counted per item: the probes found set; the bits set are the probes less those, summed
-    // once at the end, and the new items are counted from the answers after the loop (a
-    // vectorised count of bytes, not two instructions per item).
-    let mut found = 0u64;
-    let start = out.len();
-    out.reserve(hashes.len());
-    // Written in place: no capacity check per item, as `push` has.
-    let slots = &mut out.spare_capacity_mut()[..hashes.len()];
-    let mut add_all = |short_of: fn(u64) -> bool| {
-        for (slot, &h) in slots.iter_mut().zip(hashes) {
-            let already = set(block_of_mut(words, h), h.h2, short_of(h.h2));
-            found += u64::from(already);
-            slot.write(already < k);
-        }
-    };
-    if all_short {
-        add_all(|_| true)
-    } else {
-        add_all(is_short)
-    }
-    // SAFETY: `reserve` made room for `hashes.len()` more, and the loop wrote every one of the
-    // first `hashes.len()` spare slots (the zip runs over all of them: both are that long).
-    unsafe { out.set_len(start + hashes.len()) };
-    let new = out[start..].iter().map(|&b| u64::from(b)).sum();
-    // `found` ≤ `k · len` (each item finds at most `k`); `k · len` < 2^64 (`len` < 2^59).
-    (new, u64::from(k) * hashes.len() as u64 - found)
-}
-
-/// Hashes `item` (scheme 4, `xxh3`'s seed) and starts loading its block of the `blocks`
-/// blocks at `words`: the block's address and the item's `h2`. The adds of `set_clear_items_*`
-/// call it one item ahead (the address is kept, not computed again).
-///
-/// # Safety
-/// `words` points to `blocks` whole blocks (`8 · blocks` words), valid for as long as the
-/// returned address is used.
-#[inline(always)]
-unsafe fn hash_ahead<T: AsRef<[u8]>>(
-    words: *mut u64,
-    blocks: u64,
-    xxh3: &Xxh3Seeded,
-    item: &T,
-) -> (*mut [u64; 8], u64) {
-    let h = blocked_hash(xxh3.hash(item.as_ref()));
-    // The block's byte offset, `b · 64`.
-    let offset = reduce(h.h1, blocks) << 6;
-    // SAFETY: `offset` is `64b` for a `b` below `blocks` (`reduce`), so bytes `64b..64b + 64`
-    // (words `8b..8b + 8`) are inside the caller's `8 · blocks` words; `[u64; 8]` has the
-    // layout of 8 consecutive `u64`, and the offset is a multiple of 8 (aligned).
-    let block = unsafe { words.cast::<u8>().add(offset as usize).cast::<[u64; 8]>() };
-    // SAFETY: as above: `block` points into the words.
-    crate::filter::mem::prefetch(unsafe { &(*block)[0] });
-    (block, h.h2)
-}
-
-/// Defines the one-item and batch kernels of one feature set (`$features`, or none: the
-/// baseline) from the inlined bodies `$all_set` and `$set_clear`.
-macro_rules! kernel_set {
-    ($all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident,
-     $all_items:ident, $set_items:ident,
-     $all_body:ident, $set_body:ident $(, $features:literal)?) => {
-        $(#[target_feature(enable = $features)])?
-        unsafe fn $all_set<const K: u32>(block: &[u64; 8], k: u32, h2: u64) -> bool {
-            // SAFETY: this function's own precondition (the CPU has `$features`).
-            unsafe { $all_body::<K>(block, k, h2, is_short(h2)) }
-        }
-
-        $(#[target_feature(enable = $features)])?
-        unsafe fn $set_clear<const K: u32>(block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-            // SAFETY: this function's own precondition (the CPU has `$features`).
-            k - unsafe { $set_body::<K>(block, k, h2, is_short(h2)) }
-        }
-
-        $(#[target_feature(enable = $features)])?
-        unsafe fn $all_many<const K: u32>(
-            words: &[u64],
-            k: u32,
-            hashes: &[ItemHash],
-            all_short: bool,
-            out: &mut Vec<bool>,
-        ) {
-            // SAFETY: this function's own precondition (the CPU has `$features`).
-            let test = |b: &[u64; 8], h2, short| unsafe { $all_body::<K>(b, k, h2, short) };
-            all_set_many_with(words, hashes, all_short, out, test)
-        }
-
-        $(#[target_feature(enable = $features)])?
-        unsafe fn $set_many<const K: u32>(
-            words: &mut [u64],
-            k: u32,
-            hashes: &[ItemHash],
-            all_short: bool,
-            out: &mut Vec<bool>,
-        ) -> (u64, u64) {
-            // SAFETY: this function's own precondition (the CPU has `$features`).
-            let set = |b: &mut [u64; 8], h2, short| unsafe { $set_body::<K>(b, k, h2, short) };
-            set_clear_many_with(words, k, hashes, all_short, out, set)
-        }
-
-        // The hash-and-probe kernels ([`items`]): the loops of `all_set_many_with` and
-        // `set_clear_many_with` written out, the item hashed inside (closures passed to those
-        // were compiled out of line for a generic item type: a call per item).
-        $(#[target_feature(enable = $features)])?
-        unsafe fn $all_items<T: AsRef<[u8]>, const K: u32>(
-            words: &[u64],
-            k: u32,
-            items: &[T],
-            xxh3: &Xxh3Seeded,
-            out: &mut Vec<bool>,
-        ) {
-            let start = out.len();
-            out.reserve(items.len());
-            // Written in place, as in `$set_items` below.
-            let slots = &mut out.spare_capacity_mut()[..items.len()];
-            for (slot, item) in slots.iter_mut().zip(items) {
-                let h = blocked_hash(xxh3.hash(item.as_ref()));
-                // SAFETY: this function's own precondition (the CPU has `$features`).
-                slot.write(unsafe { $all_body::<K>(block_of(words, h), k, h.h2, true) });
-            }
-            // SAFETY: `reserve` made room for `items.len()` more, and the loop wrote every one
-            // of the first `items.len()` spare slots (the zip runs over all of them).
-            unsafe { out.set_len(start + items.len()) };
-        }
-
-        $(#[target_feature(enable = $features)])?
-        unsafe fn $set_items<T: AsRef<[u8]>, const K: u32>(
-            words: &mut [u64],
-            k: u32,
-            items: &[T],
-            xxh3: &Xxh3Seeded,
-            out: &mut Vec<bool>,
-        ) -> (u64, u64) {
-            // As in `set_clear_many_with`, with each item hashed one step ahead of its add and
-            // its block's line prefetched then: in this loop the next block's address waits
-            // for a call and a hash, and an add that missed the cache held back the adds after
-            // it (BF.MADD 10% slower in time than hashing the batch first, on a filter the
-            // size of L2).
-            let Some((first, rest)) = items.split_first() else {
-                return (0, 0);
-            };
-            let mut found = 0u64;
-            let start = out.len();
-            out.reserve(items.len());
-            let slots = &mut out.spare_capacity_mut()[..items.len()];
-            // Blocked layers are whole blocks (checked when built): `words` is `8 · blocks`
-            // words, addressed through `base` alone until the loops end.
-            let blocks = words.len() as u64 / BLOCK_WORDS;
-            let base = words.as_mut_ptr();
-            // `slots` and `items` are as long (not empty): each slot but the last is written
-            // in the loop, while the item after its own is hashed, the last after it.
-            let Some((last, slots)) = slots.split_last_mut() else {
-                return (0, 0);
-            };
-            // SAFETY: `base` is `8 · blocks` words (above), borrowed mutably for this whole
-            // function (the precondition of `hash_ahead`, here and in the loop).
-            let mut current = unsafe { hash_ahead(base, blocks, xxh3, first) };
-            // `k` as the constant it is in the unrolled kernels (one register fewer).
-            let k_ = if K > 0 { K } else { k };
-            for (slot, next) in slots.iter_mut().zip(rest) {
-                // SAFETY: as above.
-                let following = unsafe { hash_ahead(base, blocks, xxh3, next) };
-                // SAFETY: `current` is a block of the words and its `h2` (`hash_ahead`), no
-                // other reference to which is live; the CPU has `$features` (this function's
-                // own precondition).
-                let already = unsafe { $set_body::<K>(&mut *current.0, k_, current.1, true) };
-                found += u64::from(already);
-                slot.write(already < k_);
-                current = following;
-            }
-            // SAFETY: as in the loop.
-            let already = unsafe { $set_body::<K>(&mut *current.0, k_, current.1, true) };
-            found += u64::from(already);
-            last.write(already < k_);
-            // SAFETY: `reserve` made room for `items.len()` more, and every one of the first
-            // `items.len()` spare slots was written: `items.len() - 1` in the loop (the zip
-            // runs over all of them: `slots` less the last and `rest` are that long), then the
-            // last.
-            unsafe { out.set_len(start + items.len()) };
-            let new = out[start..].iter().map(|&b| u64::from(b)).sum();
-            // `found` ≤ `k · len` (each item finds at most `k`); `k · len` < 2^64.
-            (new, u64::from(k) * items.len() as u64 - found)
-        }
-    };
-}
-
-/// [`all_set_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
-#[inline(always)]
-unsafe fn all_set_scalar_unsafe<const K: u32>(
-    block: &[u64; 8],
-    k: u32,
-    h2: u64,
-    short: bool,
-) -> bool {
-    all_set_scalar::<K>(block, k, h2, short)
-}
-
-kernel_set!(
-    all_set_base,
-    set_clear_base,
-    all_set_many_base,
-    set_clear_many_base,
-    all_set_items_base,
-    set_clear_items_base,
-    all_set_scalar_unsafe,
-    set_probes_scalar_unsafe
-);
-
-// Precondition of the `_bmi2` kernels: the CPU has BMI2.
-#[cfg(target_arch = "x86_64")]
-kernel_set!(
-    all_set_bmi2,
-    set_clear_bmi2,
-    all_set_many_bmi2,
-    set_clear_many_bmi2,
-    all_set_items_bmi2,
-    set_clear_items_bmi2,
-    all_set_scalar_unsafe,
-    set_probes_scalar_unsafe,
-    "bmi2"
-);
-
-// Precondition of the `_avx2` kernels: the CPU has AVX2 and BMI2.
-#[cfg(target_arch = "x86_64")]
-kernel_set!(
-    all_set_avx2,
-    set_clear_avx2,
-    all_set_many_avx2,
-    set_clear_many_avx2,
-    all_set_items_avx2,
-    set_clear_items_avx2,
-    all_set_vector,
-    set_probes_vector,
-    "avx2,bmi2"
-);
+mod kernels;
+pub use kernels::BlockedKernels;
 
 #[cfg(target_arch = "x86_64")]
 mod vector;
 #[cfg(target_arch = "x86_64")]
 pub use vector::probe_mask_avx2;
 #[cfg(target_arch = "x86_64")]
-use vector::{all_set_vector, set_probes_vector};
-#[cfg(target_arch = "x86_64")]
 pub(crate) use vector::{mask_vector, probe_tops};
-
-/// The low and high 32-bit halves of `φ^i` (eight per vector in the AVX2 kernels).
-const POWER_HALVES: ([u32; 16], [u32; 16]) = {
-    let (mut lo, mut hi) = ([0u32; 16], [0u32; 16]);
-    let mut i = 0;
-    while i < 16 {
-        lo[i] = POWERS[i] as u32;
-        hi[i] = (POWERS[i] >> 32) as u32;
-        i += 1;
-    }
-    (lo, hi)
-};
-
-/// [`set_probes_scalar`] as an `unsafe fn`, to share the kernel macro with the AVX2 body.
-#[inline(always)]
-unsafe fn set_probes_scalar_unsafe<const K: u32>(
-    block: &mut [u64; 8],
-    k: u32,
-    h2: u64,
-    short: bool,
-) -> u32 {
-    set_probes_scalar::<K>(block, k, h2, short)
-}
-
-/// Generates the kernel table for `$k` from the `const K` kernels of one feature set.
-macro_rules! blocked_table {
-    ($k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident) => {
-        blocked_table!(@pick $k, $all_set, $set_clear, $all_many, $set_many;
-            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
-    };
-    (@pick $k:expr, $all_set:ident, $set_clear:ident, $all_many:ident, $set_many:ident;
-     $($n:literal)*) => {
-        match $k {
-            $($n => BlockedKernels {
-                all_set: $all_set::<$n>,
-                set_clear: $set_clear::<$n>,
-                all_set_many: $all_many::<$n>,
-                set_clear_many: $set_many::<$n>,
-            },)*
-            // Past the unrolled ones (and 0, which no layer has), `K = 0` reads the count.
-            _ => BlockedKernels {
-                all_set: all_set_base::<0>,
-                set_clear: set_clear_base::<0>,
-                all_set_many: all_set_many_base::<0>,
-                set_clear_many: set_clear_many_base::<0>,
-            },
-        }
-    };
-}
-
-impl BlockedKernels {
-    /// The best kernels this CPU runs for `k` probes (AVX2 tests and BMI2 adds where it has
-    /// them), from a table made once per process: a load, not a feature test and a table match
-    /// per call.
-    #[inline]
-    pub fn for_hashes(k: u32) -> Self {
-        static BEST: std::sync::OnceLock<[BlockedKernels; BLOCKED_UNROLLED_MAX as usize + 1]> =
-            std::sync::OnceLock::new();
-        let best = BEST.get_or_init(|| std::array::from_fn(|k| Self::detect(k as u32)));
-        // Index 0 holds the loop, which also serves every `k` past the unrolled ones.
-        best[if k <= BLOCKED_UNROLLED_MAX { k as usize } else { 0 }]
-    }
-
-    /// The best kernels this CPU runs for `k` probes: AVX2 tests and BMI2 adds, else BMI2 for
-    /// both, else the baseline ones.
-    fn detect(k: u32) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("bmi2") {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                return Self::avx2(k);
-            }
-            return Self::bmi2(k);
-        }
-        Self::baseline(k)
-    }
-
-    /// The kernels compiled for the target's baseline.
-    pub fn baseline(k: u32) -> Self {
-        blocked_table!(k, all_set_base, set_clear_base, all_set_many_base, set_clear_many_base)
-    }
-
-    /// The kernels compiled with BMI2. Only where the CPU has it (the struct's invariant).
-    #[cfg(target_arch = "x86_64")]
-    fn bmi2(k: u32) -> Self {
-        blocked_table!(k, all_set_bmi2, set_clear_bmi2, all_set_many_bmi2, set_clear_many_bmi2)
-    }
-
-    /// The kernels compiled with AVX2 and BMI2. Only where the CPU has both.
-    #[cfg(target_arch = "x86_64")]
-    fn avx2(k: u32) -> Self {
-        blocked_table!(k, all_set_avx2, set_clear_avx2, all_set_many_avx2, set_clear_many_avx2)
-    }
-
-    /// Every kernel set this CPU runs for `k` (baseline first): for the tests.
-    #[cfg(test)]
-    pub fn all_variants(k: u32) -> Vec<(&'static str, Self)> {
-        let mut v = vec![("baseline", Self::baseline(k))];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("bmi2") {
-            v.push(("bmi2", Self::bmi2(k)));
-            if std::arch::is_x86_feature_detected!("avx2") {
-                v.push(("avx2", Self::avx2(k)));
-            }
-        }
-        v
-    }
-
-    /// Whether every probe of `h` is set in `words`.
-    #[inline(always)]
-    pub fn all_set<A: Blocks + ?Sized>(self, words: &A, k: u32, h: ItemHash) -> bool {
-        // SAFETY: the struct's invariant: only kernels this CPU runs are held.
-        unsafe { (self.all_set)(block_of(words, h), k, h.h2) }
-    }
-
-    /// Sets the probes of `h` in `words`; how many bits were clear.
-    #[inline(always)]
-    pub fn set_clear<A: Blocks + ?Sized>(self, words: &mut A, k: u32, h: ItemHash) -> u32 {
-        // SAFETY: as in `all_set`.
-        unsafe { (self.set_clear)(block_of_mut(words, h), k, h.h2) }
-    }
-
-    /// [`BlockedKernels::all_set`] for each of `hashes` in one slice, appended to `out`.
-    /// `all_short`: every hash is of scheme 4 (its `h2` is `lo · 2^32 + 1`), so the kernel
-    /// need not test each; `false` is always right, `true` only then.
-    #[inline(always)]
-    pub fn all_set_many(
-        self,
-        words: &[u64],
-        k: u32,
-        hashes: &[ItemHash],
-        all_short: bool,
-        out: &mut Vec<bool>,
-    ) {
-        // SAFETY: as in `all_set`.
-        unsafe { (self.all_set_many)(words, k, hashes, all_short, out) }
-    }
-
-    /// [`BlockedKernels::set_clear`] for each of `hashes` in order in one slice, appending
-    /// whether each was new to `out`; returns (items new, bits set). `all_short` as in
-    /// [`BlockedKernels::all_set_many`].
-    #[inline(always)]
-    pub fn set_clear_many(
-        self,
-        words: &mut [u64],
-        k: u32,
-        hashes: &[ItemHash],
-        all_short: bool,
-        out: &mut Vec<bool>,
-    ) -> (u64, u64) {
-        // SAFETY: as in `all_set`.
-        unsafe { (self.set_clear_many)(words, k, hashes, all_short, out) }
-    }
-
-    /// [`BlockedKernels::all_set`] on a block already found.
-    #[cfg(test)]
-    pub fn all_set_in(self, block: &[u64; 8], k: u32, h2: u64) -> bool {
-        // SAFETY: as in `all_set`.
-        unsafe { (self.all_set)(block, k, h2) }
-    }
-
-    /// [`BlockedKernels::set_clear`] on a block already found.
-    #[cfg(test)]
-    pub fn set_clear_in(self, block: &mut [u64; 8], k: u32, h2: u64) -> u32 {
-        // SAFETY: as in `all_set`.
-        unsafe { (self.set_clear)(block, k, h2) }
-    }
-}
-
-/// Starts loading the one cache line `h` probes in `words`.
-#[inline(always)]
-pub fn prefetch<A: Blocks + ?Sized>(words: &A, h: ItemHash) {
-    crate::filter::mem::prefetch(&block_of(words, h)[0]);
-}
 
 mod items;
 pub use items::ItemsKernels;

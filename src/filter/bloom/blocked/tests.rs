@@ -1,5 +1,6 @@
 //! The blocked kernels against the reference loop, and the window's probe masks.
 
+use super::super::xxh3short::Xxh3Seeded;
 use super::*;
 use crate::filter::testrng::XorShift;
 
