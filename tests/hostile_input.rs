@@ -11,7 +11,8 @@
 //! What each reply may be:
 //! - RESTORE: an error (and then no key), or OK — and then the filter answers BF.INFO, BF.CARD,
 //!   BF.EXISTS, BF.DEBUG and a whole BF.SCANDUMP without error, its dump rebuilds an identical
-//!   filter through BF.LOADCHUNK, it still takes items, and it survives DEBUG RELOAD.
+//!   filter through BF.LOADCHUNK, it still takes items, what it saves after them RESTOREs
+//!   unchanged, and it survives DEBUG RELOAD.
 //! - BF.LOADCHUNK: OK or one of the documented LOADCHUNK errors; a refused chunk changes
 //!   nothing, and commands aimed at bystanders are refused with the exact error.
 
@@ -109,6 +110,18 @@ fn probe_filter(c: &mut Conn, key: &str, keep: bool, ctx: &str) {
             other => panic!("{ctx}: BF.MADD on accepted filter {key} -> {other:?}"),
         }
     }
+    // What it saves now (after those writes) loads again, unchanged: a value the module wrote
+    // and then refuses would stop the server's next RDB load.
+    let payload = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+    let saved = format!("{key}:saved");
+    let r = c.pipeline(&[
+        vec![b"RESTORE".as_slice(), saved.as_bytes(), b"0", &payload],
+        vec![b"DEBUG".as_slice(), b"DIGEST-VALUE", key.as_bytes()],
+        vec![b"DEBUG".as_slice(), b"DIGEST-VALUE", saved.as_bytes()],
+        vec![b"DEL".as_slice(), saved.as_bytes()],
+    ]);
+    assert!(r[0].is_ok(), "{ctx}: RESTORE of what {key} saves after writes -> {:?}", r[0]);
+    assert_eq!(r[1], r[2], "{ctx}: {key} changed across its own DUMP and RESTORE");
     if !keep {
         c.cmd(&["DEL", key]);
     }

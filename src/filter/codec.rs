@@ -747,6 +747,42 @@ mod tests {
         }
     }
 
+    /// A possible but untrue count (nothing cheaper than counting again tells it from the true
+    /// one) that later adds push past its bound still saves as a value the loader takes: an RDB
+    /// this build wrote always loads again. CI seed 1795793109704808944 of the live hostile
+    /// RESTORE test: 63 set bits claimed for an empty 64-bit layer, BF.MADD, and DEBUG RELOAD
+    /// refused the value the module had saved itself, so Redis aborted.
+    #[test]
+    fn forged_counts_pushed_past_their_bound_still_save_a_loadable_value() {
+        for c in [sample(3, false), counting_sample(3, 4)] {
+            let buf = encode(&c);
+            let n = c.layers().len();
+            let tail = buf.len() - 8 * (n + 1);
+            let mut b = buf.clone();
+            let bound = c.layers()[n - 1].len_bits();
+            b[tail + 8 * (n - 1)..][..8].copy_from_slice(&bound.to_le_bytes());
+            if c.counter_width() != 0 {
+                let counters: u64 = c.layers().iter().map(Layer::len_bits).sum();
+                b[tail + 8 * n..][..8].copy_from_slice(&counters.to_le_bytes());
+            }
+            let mut forged = read_chain(&mut SliceReader::new(&b), &Unlimited).unwrap();
+            for i in 0..40 {
+                forged.add(format!("more{i}").as_bytes(), &Unlimited).unwrap();
+            }
+            if c.counter_width() != 0 {
+                // Past 15 adds the item's 4-bit counters saturate: more saturated counters.
+                for _ in 0..20 {
+                    forged.add(b"again", &Unlimited).unwrap();
+                }
+            }
+            let saved = encode(&forged);
+            let back = read_chain(&mut SliceReader::new(&saved), &Unlimited);
+            let back = back.expect("a value this build saved loads again");
+            assert_eq!(encode(&back), saved);
+            assert_eq!(back.layers()[n - 1].ones(), bound, "read bounded");
+        }
+    }
+
     /// A counter width other than 0, 4 or 8, a version-2 header of a plain filter, and
     /// counters in RedisBloom's scheme are refused.
     #[test]

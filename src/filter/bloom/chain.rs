@@ -317,9 +317,18 @@ impl Chain {
         &self.layers
     }
 
-    /// Counters at their maximum over all layers (counting chains; 0 in others).
+    /// Counters at their maximum over all layers (counting chains; 0 in others), at most the
+    /// counters there are: like [`Layer::ones`], the kept count may start from a loaded one
+    /// that is possible but not true, and is read bounded so that what a save writes always
+    /// loads again.
     pub fn saturated(&self) -> u64 {
-        self.layers.saturated()
+        let counting = matches!(self.layers.first().rule(), Rule::Counting(_));
+        let counters = if counting {
+            self.layers.iter().fold(0u64, |n, l| n.saturating_add(l.len_bits()))
+        } else {
+            0
+        };
+        self.layers.saturated().min(counters)
     }
 
     /// Sets the counts a loader read after the bits ([`Contents::Counted`]): each layer's set

@@ -77,9 +77,11 @@ pub enum Contents {
 pub struct Layer {
     pub(super) capacity: u64,
     pub(super) items: u64,
-    /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped) and
-    /// recounted whenever bits arrive from outside (load, restore, chunks), so `BF.STATS` reads
-    /// a layer's fill without a scan. Not persisted. In a counting layer: non-zero counters.
+    /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped),
+    /// counted when bits arrive from outside (loads of older encodings, chunks), or read from
+    /// the value (encoding 514: possible, not checked against the bits; read it through
+    /// [`Layer::ones`], which bounds it), so `BF.STATS` reads a layer's fill without a scan.
+    /// In a counting layer: non-zero counters.
     pub(super) ones: u64,
     pub(super) hashes: u32,
     pub(super) rule: Rule,
@@ -275,9 +277,13 @@ impl Layer {
         &self.bits
     }
 
-    /// Bits set (see the field).
+    /// Bits set (see the field), at most [`Layer::len_bits`]. The field itself can pass that
+    /// bound: a loaded value's count is checked only against it, not against the bits
+    /// (`Contents::Counted`), so a forged count near the bound grows past it as adds set bits
+    /// it took for set. Reading it bounded keeps every count this build writes one its loader
+    /// accepts (an RDB it saved always loads again) and a fill at most 1.
     pub fn ones(&self) -> u64 {
-        self.ones
+        self.ones.min(self.len_bits())
     }
 
     /// Positions an item's probes range over: the bits, or for RedisBloom's power-of-two
