@@ -47,6 +47,10 @@
 //!   (non-zero counters), then one u64, the chain's saturated counters (0 unless counting).
 //!   Before 514 a load counted them, reading the whole filter once more (about 0.1 s per GiB
 //!   on top of the load). A build that knows only 513 refuses 514 values cleanly.
+//!   A loaded count is checked only against its bound (at most the layer's positions, the
+//!   saturated counters at most the counters), not against the bits; later adds can push a
+//!   possible-but-untrue count past that bound, so the counts are written bounded
+//!   ([`Layer::ones`], [`Chain::saturated`]): every value a save writes loads again.
 //!   A RedisBloom-scheme chain carries the counts after its own fields and segments too.
 //!
 //! A chain in one of RedisBloom's schemes (scheme id 2 or 3) is written as its scheme id and
