@@ -391,6 +391,26 @@ impl<F: Fingerprint> Cuckoo<F> {
         self.items
     }
 
+    /// Slots of all sub-filters: the loader's bound on the item count.
+    fn slot_count(&self) -> u64 {
+        // Sizes that exist in memory cannot overflow.
+        (0..self.filter_count()).map(|i| self.buckets_of(i)).sum::<u64>() * self.bucket_size as u64
+    }
+
+    /// Counts `n` fingerprints placed. The count never passes the slots: the loader refuses a
+    /// count above them, and one loaded at that bound (a forged value: the count is trusted,
+    /// not recounted from the slots) over empty slots would otherwise pass it on the next
+    /// insert, and the value saved then would be refused on reload (`DEBUG RELOAD` and a
+    /// restart abort Redis). A true count never needs the clamp (each fingerprint counted
+    /// holds a slot). The newest sub-filter's slots, at most all of them, spare counting the
+    /// others on every insert.
+    #[inline(always)]
+    pub(super) fn count_placed(&mut self, n: u64) {
+        let items = self.items.saturating_add(n);
+        let newest = self.buckets_of(self.filter_count() - 1) * self.bucket_size as u64;
+        self.items = if items <= newest { items } else { items.min(self.slot_count()) };
+    }
+
     /// Bytes of all slots.
     pub fn slot_bytes(&self) -> u64 {
         self.subs().map(|f| f.byte_len()).sum()
@@ -484,14 +504,14 @@ impl<F: Fingerprint> Cuckoo<F> {
         loop {
             for i in (0..self.filter_count()).rev() {
                 if self.sub_mut(i).try_place(l, bs) {
-                    self.items = self.items.saturating_add(1);
+                    self.count_placed(1);
                     return Ok(Insert::Inserted);
                 }
             }
             let max_iterations = self.max_iterations;
             let last = self.filter_count() - 1;
             if self.sub_mut(last).kick_out(l.h1, l.fp, bs, max_iterations) {
-                self.items = self.items.saturating_add(1);
+                self.count_placed(1);
                 return Ok(Insert::Inserted);
             }
             if self.expansion_code == 0 || self.count >= max_filters {
@@ -518,7 +538,7 @@ impl<F: Fingerprint> Cuckoo<F> {
             // general path may repeat it.
             let bs = self.bs();
             if self.sub_mut(newest).try_place(&l, bs) {
-                self.items = self.items.saturating_add(1);
+                self.count_placed(1);
                 return Ok(Insert::Inserted);
             }
         }
@@ -594,7 +614,8 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// of deletes) stops at the first sub-filter that keeps a fingerprint; true (`CF.COMPACT`)
     /// goes on. The delete count restarts at 0.
     pub fn compact(&mut self, cont: bool) {
-        let mut i = self.filter_count();
+        let before = self.filter_count();
+        let mut i = before;
         while i > 1 {
             i -= 1;
             if !self.compact_single(i) && !cont {
@@ -602,6 +623,11 @@ impl<F: Fingerprint> Cuckoo<F> {
             }
         }
         self.deletes = 0;
+        if self.filter_count() < before {
+            // Freed sub-filters take their slots from the bound on the count (see
+            // `count_placed`): a forged count above the slots left must not be saved.
+            self.items = self.items.min(self.slot_count());
+        }
     }
 
     /// `CuckooFilter_CompactSingle` of sub-filter `index`: whether it was emptied.
