@@ -11,7 +11,9 @@
 //! - an accepted filter takes adds, queries and stats at any time without panicking;
 //! - every state the writes take it to (adds, batches, time passing: turns of the ring, a
 //!   pause that clears it) saves to an RDB value that loads again, equal, and saves again to
-//!   the same bytes, and dumps to a header and chunks that load back (`assert_reloads`).
+//!   the same bytes, and dumps to a header and chunks that load back (`assert_reloads`); and
+//!   the reloaded filter is the same filter from then on: the writes again on both give the
+//!   same answers and equal filters.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -27,25 +29,28 @@ const MAX_WRITES: usize = 48;
 
 /// One write per byte of `script`: a clear top bit adds the item named by the low six bits
 /// (bit 6 set: a batch of 16 items); a set top bit lets time pass, up to about eight
-/// generations.
-fn run_writes(f: &mut WindowFilter, script: &[u8]) {
+/// generations. Returns the answers of the adds and of a query after each write.
+fn run_writes(f: &mut WindowFilter, script: &[u8]) -> Vec<bool> {
     let step = f.params().gen_ms.div_ceil(16).max(1);
     let mut now = f.last_ms();
+    let mut answers = Vec::new();
     for &b in script.iter().take(MAX_WRITES) {
         if b & 0x80 != 0 {
             now = now.saturating_add(u64::from(b & 0x7f) * step);
         } else if b & 0x40 != 0 {
             let items: Vec<[u8; 2]> = (0..16u8).map(|i| [b, i]).collect();
-            f.add_many(items.iter().map(|x| &x[..]), now);
+            answers.extend(f.add_many(items.iter().map(|x| &x[..]), now));
         } else {
-            f.add(&[b], now);
+            answers.push(f.add(&[b], now));
         }
+        answers.push(f.contains(&[b & 0x3f], now));
     }
+    answers
 }
 
 /// The reload rule: `f` saves to an RDB value that loads again, equal, and saves again to the
 /// same bytes; its dump header and chunks load back into an equal filter.
-fn assert_reloads(f: &WindowFilter) {
+fn assert_reloads(f: &WindowFilter) -> WindowFilter {
     let mut saved = Vec::new();
     write_rdb(f, &mut saved);
     let back = read_rdb(&mut SliceReader::new(&saved), &Unlimited)
@@ -63,6 +68,7 @@ fn assert_reloads(f: &WindowFilter) {
         offset += chunk.len() as u64;
     }
     assert!(copy == *f, "the dump changed the filter");
+    back
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -92,6 +98,11 @@ fuzz_target!(|data: &[u8]| {
         (f, &data[data.len().saturating_sub(16)..])
     };
     run_writes(&mut filter, script);
+    // A replica or a restarted server loads what the filter saved, then takes the same writes.
+    let mut back = assert_reloads(&filter);
+    let answers = run_writes(&mut filter, script);
+    assert!(run_writes(&mut back, script) == answers, "the reloaded filter answers otherwise");
+    assert!(back == filter, "the reloaded filter took the same writes to another state");
     assert_reloads(&filter);
     for now in [0, filter.last_ms(), filter.last_ms().wrapping_add(12_345), u64::MAX] {
         let _ = filter.contains(b"probe", now);

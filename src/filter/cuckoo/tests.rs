@@ -613,6 +613,27 @@ fn assert_reloads(f: &CuckooFilter, what: &str) -> CuckooFilter {
         it = next;
     }
     assert_eq!(&by_chunks, f, "{what}: the SCANDUMP stream changed the filter");
+    // From now on the reloaded filter is the same filter (a replica that loaded it, a server
+    // that restarted): the same commands (inserts that grow it, deletes, compactions) give
+    // the same replies and the same filters.
+    let (mut a, mut b) = (f.clone(), back.clone());
+    for i in 0..96u64 {
+        let x = item(i % 40);
+        match i % 5 {
+            0..=2 => assert_eq!(
+                a.add(&x, false, 32, &Unlimited),
+                b.add(&x, false, 32, &Unlimited),
+                "{what}: add {i}"
+            ),
+            3 => assert_eq!(a.delete(&x), b.delete(&x), "{what}: delete {i}"),
+            _ => {
+                a.compact(i % 2 == 0);
+                b.compact(i % 2 == 0);
+            }
+        }
+        assert_eq!(a, b, "{what}: after step {i}");
+        assert_eq!(a.info(), b.info(), "{what}: after step {i}");
+    }
     back
 }
 

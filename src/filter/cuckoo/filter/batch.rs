@@ -157,8 +157,8 @@ impl<F: Fingerprint> Cuckoo<F> {
                 }
                 return Ok(());
             };
-            // The same total as one count per item (within the slots: `count_placed`).
-            self.count_placed(inserted);
+            // The same total as one saturating increment per item.
+            self.items = self.items.saturating_add(inserted);
             let Some(l) = pending else {
                 return Ok(());
             };
