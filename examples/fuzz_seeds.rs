@@ -225,6 +225,43 @@ fn many_sub_filters_seed() -> Vec<u8> {
     out
 }
 
+/// Values forged at a loader's bound, each followed by a script of commands that would push
+/// the bounded field past it (a trusted count, not recounted from the data): the reload rule's
+/// seeds. `cuckoo_rdb`: an empty 8-slot filter counting 8 items, then inserts and a
+/// compaction. `cuckoo_chunks`: a header of two empty 4-bucket sub-filters counting all 16
+/// slots, then (the input's last 16 bytes) inserts and compactions. `window_codec`: a time
+/// window whose turn count is at the bound (2^62), then adds and one turn, then a pause that
+/// clears the ring.
+fn forged_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
+    let p = CuckooParams::new(8, 2, 20, 1).expect("valid params");
+    let empty = CuckooFilter::new(&p, FingerprintWidth::W8, &Unlimited).expect("allocates");
+    // The pick byte, then the fields: width, numFilters, numBuckets, numItems (bytes 25..33).
+    let mut rdb = vec![1u8];
+    empty.write_rdb(&mut rdb);
+    rdb[25..33].copy_from_slice(&8u64.to_le_bytes());
+    rdb.extend_from_slice(&[0x00, 0x01, 0xf0, 0xc1]);
+    let mut header = empty.header();
+    header.shape.filters = 2;
+    header.shape.items = 16;
+    let mut chunks = vec![0u8];
+    chunks.extend_from_slice(&header.encode());
+    chunks.extend_from_slice(&[0xc1, 0x05, 0x85, 0xc0, 0xf0, 0xc1, 0x41, 0x81, 0xc1]);
+    let (_, window) = window_filters().into_iter().next().expect("a generations time window");
+    let mut turns = vec![0u8];
+    window_codec::write_rdb(&window, &mut turns);
+    let mut meta = Vec::new();
+    window_codec::write_meta(&window, &mut meta);
+    // The pick byte, the layout word, then the fields; the turn count is the last.
+    let at = 1 + 8 + meta.len() - 8;
+    turns[at..at + 8].copy_from_slice(&window_codec::MAX_TURNS.to_le_bytes());
+    turns.extend_from_slice(&[0x00, 0x41, 0x90, 0x01, 0xff, 0x02]);
+    vec![
+        ("cuckoo_rdb", "forged-items-at-the-slots.bin".to_string(), rdb),
+        ("cuckoo_chunks", "forged-items-then-compaction.bin".to_string(), chunks),
+        ("window_codec", "forged-turns-at-the-bound-rdb.bin".to_string(), turns),
+    ]
+}
+
 /// Every seed file: (target, file name, bytes).
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
@@ -275,6 +312,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         header.extend_from_slice(&window_codec::dump_header(&f));
         out.push(("window_codec", format!("{name}-header.bin"), header));
     }
+    out.extend(forged_seeds());
     out
 }
 

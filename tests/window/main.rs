@@ -283,6 +283,7 @@ fn hostile_restore_payloads_are_refused_or_harmless() {
                 c.cmd(&["BF.EXISTS", &key, "h:1"]);
                 c.cmd(&["BF.ADD", &key, "z"]);
                 c.cmd(&["BF.STATS", &key]);
+                assert_dump_restores(&mut c, &key, &format!("payload {i}"));
                 c.cmd(&["DEL", &key]);
             }
         }
@@ -291,6 +292,48 @@ fn hostile_restore_payloads_are_refused_or_harmless() {
     s.conn().cmd(&["PING"]);
     assert!(s.panic_lines().is_empty());
     assert_eq!(present(&mut c, "w", &names("h", 200)), 200);
+}
+
+/// The reload rule, live: `key` (a value the server accepted, after the writes that probed
+/// it) DUMPs to a payload that RESTORE takes under another name, with the same digest. A state
+/// that writes reach from a loaded value and that the loader refuses makes `DEBUG RELOAD` and
+/// every restart abort the server.
+fn assert_dump_restores(c: &mut Conn, key: &str, why: &str) {
+    let dump = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+    let copy = format!("{key}:copy");
+    let r = c.cmd(&[b"RESTORE".as_slice(), copy.as_bytes(), b"0", &dump]);
+    assert!(r.is_ok(), "{why}: RESTORE of {key}'s own DUMP -> {r:?}");
+    assert_eq!(c.digest(&copy), c.digest(key), "{why}: RESTORE of {key}'s DUMP differs");
+    c.cmd(&["DEL", &copy]);
+}
+
+/// A turn count forged at the loader's bound (2^62; no filter turns that often, but a loaded
+/// count is trusted), then writes that turn the ring: the server reloads its own data (`DEBUG
+/// RELOAD` aborted Redis when the count passed the bound), the filter answers as before, and
+/// its DUMP restores with the same digest.
+#[test]
+fn a_forged_turn_count_survives_turns_and_debug_reload() {
+    let mut s = clocked();
+    let mut c = s.conn();
+    c.ok(&["BF.RESERVE", "src", "0.01", "200", "WINDOW", "10s"]);
+    let dump = c.cmd(&["DUMP", "src"]).as_bytes().to_vec();
+    let mut p = ModulePayload::parse(&dump).unwrap();
+    // The turn count is the last field before the memory's strings.
+    let turns = p.fields.iter().position(|f| matches!(f, Field::Str { .. })).unwrap() - 1;
+    assert_eq!(p.fields[turns], Field::Uint(0), "a new filter has not turned");
+    p.fields[turns] = Field::Uint(1 << 62);
+    c.ok(&[b"RESTORE".as_slice(), b"w", b"0", &p.serialize()]);
+    madd(&mut c, "w", &names("a", 50));
+    advance(&mut c, 3_000);
+    madd(&mut c, "w", &names("b", 50));
+    let digest = c.digest("w");
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert!(s.is_running(), "DEBUG RELOAD refused the server's own data");
+    assert_eq!(c.digest("w"), digest, "DEBUG RELOAD changed the filter");
+    assert_eq!(present(&mut c, "w", &names("a", 50)), 50);
+    assert_eq!(present(&mut c, "w", &names("b", 50)), 50);
+    assert_dump_restores(&mut c, "w", "forged turns");
+    assert!(s.panic_lines().is_empty());
 }
 
 /// The payload with its body replaced by `body` (RDB version and CRC trailer redone), so the

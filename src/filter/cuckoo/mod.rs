@@ -48,6 +48,8 @@
 //! - `EXPANSION 0` never grows and answers full (#481 crashed); sizes in 64-bit checked
 //!   arithmetic (#609's 32-bit bucket count; RedisBloom's 32-bit `SubCF_GetIndex` for
 //!   sub-filters over 2^32 slots); counters saturate; nothing divides by a loaded value.
+//!   The item count (trusted from the data, not recounted) stays within the slots, the
+//!   loader's bound, however it was loaded: what the filter saves always loads again.
 //! - Every loaded field is validated and the size admitted before allocation; a chunk must lie
 //!   inside one sub-filter (RedisBloom wrote a chunk past the end into the last one).
 //! - `CF.COUNT` counts a bucket once when both indexes reduce to it (RedisBloom counts it

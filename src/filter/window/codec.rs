@@ -55,9 +55,10 @@ pub const WINDOW_MAGIC_GENERATIONS: [u8; 8] = *b"SBWINDW\x03";
 /// The RDB encoding version of the windowed type (2: the layout word and the blocked layout).
 pub const RDB_ENCODING_VERSION: i32 = 2;
 
-/// Largest `turns` accepted from stored data (no filter turns 2^62 times; a write adds at most
-/// `k + l`, so the count never wraps).
-const MAX_TURNS: u64 = 1 << 62;
+/// Largest `turns` accepted from stored data. No filter turns 2^62 times, but a forged count
+/// may sit at the bound: the filter rebases its count before a turn would pass it
+/// (`WindowFilter::count_turns`), so what it saves always loads again.
+pub const MAX_TURNS: u64 = 1 << 62;
 
 /// Writes the fields (not the slices).
 pub fn write_meta(f: &WindowFilter, w: &mut impl FieldWriter) {

@@ -278,8 +278,36 @@ impl WindowFilter {
         self.counts[self.head] = 0;
         match &mut self.store {
             Store::Sliced(slices) => slices[self.head].fill(0),
-            Store::Blocked(_) => self.turns += 1,
+            Store::Blocked(_) => self.count_turns(1),
         }
+    }
+
+    /// Counts `t` turns (at most the ring's size). The count stays within the loader's bound
+    /// ([`codec::MAX_TURNS`]): no filter turns 2^62 times, but a loaded count is trusted, and
+    /// one forged at the bound would pass it on the next turn, and the value saved then be
+    /// refused on reload (`DEBUG RELOAD` and a restart abort Redis). Before it would pass, the
+    /// count is rebased ([`rebase_turns`](Self::rebase_turns)), which changes no answer.
+    fn count_turns(&mut self, t: u64) {
+        // turns ≤ MAX_TURNS (loaded, or kept so here) and t ≤ k + l: no overflow.
+        if self.turns + t > codec::MAX_TURNS {
+            self.rebase_turns();
+        }
+        self.turns += t;
+    }
+
+    /// Sets the turn count to the ring's size `n` and moves every row's tag with it, keeping
+    /// the ages each row reads as empty (`min(turns − tag, n)`, see [`stale`](Self::stale)):
+    /// every later read and write answers as it would have. O(rows), for a forged count only.
+    #[cold]
+    fn rebase_turns(&mut self) {
+        let n = self.params.slices() as u64;
+        let (turns, row_words) = (self.turns, self.params.row_words());
+        if let Store::Blocked(words) = &mut self.store {
+            for row in words.chunks_exact_mut(row_words) {
+                row[0] = n - turns.saturating_sub(row[0]).min(n);
+            }
+        }
+        self.turns = n;
     }
 
     /// Every generation ended (a write after a pause longer than the window): every slice is
@@ -299,7 +327,7 @@ impl WindowFilter {
                     }
                 }
             }
-            Store::Blocked(_) => self.turns += self.params.slices() as u64,
+            Store::Blocked(_) => self.count_turns(self.params.slices() as u64),
         }
         self.counts.fill(0);
     }
