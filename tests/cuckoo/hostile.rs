@@ -162,3 +162,34 @@ fn a_forged_item_count_survives_commands_and_debug_reload() {
     }
     s.assert_alive();
 }
+
+/// The same hole reached without a forged byte: a CF.SCANDUMP stream loaded only in part (a
+/// migration cut off after its first chunk) keeps the item count of its header over slots
+/// that stayed empty; CF.COMPACT then frees the empty sub-filters. The server must still
+/// reload its own data (main before this fix: the saved value was refused, and DEBUG RELOAD
+/// and every restart aborted Redis), and the filter must DUMP to a payload RESTORE takes.
+#[test]
+fn a_scandump_loaded_in_part_then_compacted_still_reloads() {
+    let mut s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["CF.RESERVE", "src", "64", "EXPANSION", "1"]);
+    cf_insert(&mut c, "src", &names("src", 150));
+    let filters = cf_info(&mut c, "src")[2].1;
+    assert!(filters >= 3, "the source grew: {filters} sub-filters");
+    let chunks = cf_scandump_all(&mut c, "src");
+    assert!(chunks.len() > 2, "a header and several data chunks: {}", chunks.len());
+    // The header and the first data chunk only.
+    for (it, data) in &chunks[..2] {
+        c.ok(&[&b"CF.LOADCHUNK"[..], b"part", it.to_string().as_bytes(), data]);
+    }
+    c.ok(&["CF.COMPACT", "part"]);
+    let info = cf_info(&mut c, "part");
+    assert!(info[2].1 < filters, "compaction freed the empty sub-filters: {info:?}");
+    let digest = c.digest("part");
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert!(s.is_running(), "DEBUG RELOAD refused the server's own data");
+    assert_eq!(c.digest("part"), digest, "DEBUG RELOAD changed the filter");
+    assert_eq!(cf_info(&mut c, "part"), info, "CF.INFO across DEBUG RELOAD");
+    assert_dump_restores(&mut c, "part", "part");
+    s.assert_alive();
+}
