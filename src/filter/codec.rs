@@ -206,8 +206,9 @@ impl ChainMeta {
             HashScheme::Xxh3Enhanced => {
                 counters == 0 || counting::valid_width(counters) || counters == BLOCK_BITS
             }
-            // Scheme 4 is for blocked chains only.
+            // Scheme 4 is for blocked chains only, scheme 5 for standard ones only.
             HashScheme::Xxh3Blocked => counters == BLOCK_BITS,
+            HashScheme::Xxh3Curved => counters == 0 || counting::valid_width(counters),
             HashScheme::Murmur64 | HashScheme::Murmur32 => false,
         };
         if !allowed {

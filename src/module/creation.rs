@@ -148,7 +148,7 @@ impl Settings {
 
     /// The hash scheme of a new non-counting filter.
     pub fn scheme(&self) -> HashScheme {
-        if self.redisbloom_scheme { HashScheme::Murmur64 } else { HashScheme::Xxh3Enhanced }
+        if self.redisbloom_scheme { HashScheme::Murmur64 } else { HashScheme::Xxh3Curved }
     }
 
     /// The seed of a new filter at `key`.

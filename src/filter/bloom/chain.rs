@@ -47,7 +47,7 @@ pub struct Chain {
     /// Set while the chain is being restored chunk by chunk (made from a dump header and not
     /// written since): see [`Chain::awaiting_chunks`].
     pub(super) awaiting_chunks: bool,
-    /// The kind of every layer ([`Kind::of`] the first layer's rule; constructors and loaders
+    /// The kind of every layer ([`Kind::of`] the first layer's rule and the scheme; constructors and loaders
     /// refuse chains whose layers differ), kept so that a call into the chain reads one byte
     /// to choose its kind's code ([`super::kind`]).
     kind: Kind,
@@ -101,15 +101,20 @@ impl Chain {
             chain.noround = true;
             return Ok(chain);
         }
-        Self::new_counting(params, seed, 0, guard).map(|mut c| {
-            c.scheme = scheme;
-            c
-        })
+        match scheme {
+            HashScheme::Xxh3Blocked => Self::new_blocked(params, seed, guard),
+            _ => Self::new_counting(params, seed, 0, guard).map(|mut c| {
+                // Scheme 1 or 5: the same layers, the kind follows the scheme's probes.
+                c.scheme = scheme;
+                c.kind = Kind::of(c.layers.first().rule(), scheme.is_curved());
+                c
+            }),
+        }
     }
 
-    /// An empty native chain (xxh3) with one layer of counters of `width` bits (4 or 8; 0
-    /// makes a plain chain), after asking `guard` for the memory: `width` times a plain
-    /// chain's bytes.
+    /// An empty native chain (xxh3-128, [`HashScheme::Xxh3Curved`]) with one layer of counters
+    /// of `width` bits (4 or 8; 0 makes a plain chain), after asking `guard` for the memory:
+    /// `width` times a plain chain's bytes.
     pub fn new_counting(
         params: ChainParams,
         seed: u64,
@@ -123,7 +128,7 @@ impl Chain {
         let bytes = array_bytes(&first, width)?;
         guard.admit(info_size(1, bytes), bytes)?;
         let layers = Layers::one(Layer::new_counting(&first, width)?);
-        Ok(Self::assemble(params, HashScheme::Xxh3Enhanced, seed, layers))
+        Ok(Self::assemble(params, HashScheme::Xxh3Curved, seed, layers))
     }
 
     /// An empty native chain (xxh3-64, [`HashScheme::Xxh3Blocked`]) with one blocked layer ([`Layout::Blocked`]), after asking
@@ -225,10 +230,11 @@ impl Chain {
             return Err(BloomError::BadData);
         }
         // A blocked chain hashes with xxh3-128 (made before scheme 4) or xxh3-64; scheme 4 is
-        // for blocked chains only.
+        // for blocked chains only, scheme 5 for standard ones only.
         let blocked_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Blocked);
+        let standard_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved);
         if (layout == Layout::Blocked && !blocked_scheme)
-            || (layout != Layout::Blocked && scheme == HashScheme::Xxh3Blocked)
+            || (layout != Layout::Blocked && !standard_scheme)
         {
             return Err(BloomError::BadData);
         }
@@ -250,7 +256,7 @@ impl Chain {
     fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
         let ChainParams { error, capacity, expansion } = params;
         debug_assert_eq!(layers.first().capacity(), capacity);
-        let kind = Kind::of(layers.first().rule());
+        let kind = Kind::of(layers.first().rule(), scheme.is_curved());
         Self {
             seed,
             layers,

@@ -89,9 +89,10 @@ pub fn array_bits(positions: u64, width: Width) -> Result<u64, BloomError> {
 /// Counting layers, counters of `W` bits (4 or 8): the positions of [`Plain`](super::kind::Plain)
 /// layers, each a counter in an array `W` times larger. The kind of counting chains
 /// ([`super::kind`]); `W` is a constant in its code.
-pub struct Counting<const W: Width>;
+/// `C`: scheme 5's probe sequence, else scheme 1's ([`ItemHash::probes_in`]).
+pub struct Counting<const W: Width, const C: bool>;
 
-impl<const W: Width> Counting<W> {
+impl<const W: Width, const C: bool> Counting<W, C> {
     /// Decrements the counters of `h` that are neither 0 nor saturated, and uncounts the item;
     /// `false`, changing nothing, when the layer does not hold `h` (a counter is 0).
     fn remove(layer: &mut Layer, h: ItemHash) -> bool {
@@ -99,7 +100,7 @@ impl<const W: Width> Counting<W> {
             return false;
         }
         let max = max(W);
-        for p in h.probes(layer.len_bits(), layer.hashes) {
+        for p in h.probes_in(C, layer.len_bits(), layer.hashes) {
             // Two probes of one item can share a counter: the second sees it decremented, and
             // one that reached 0 there is left at 0.
             let c = layer.bits.counter(p, W);
@@ -124,7 +125,7 @@ impl<const W: Width> Counting<W> {
         // the first already saw the 0, and `held` stays false.
         let mut held = true;
         let mut saturated = 0;
-        for p in h.probes(layer.len_bits(), layer.hashes) {
+        for p in h.probes_in(C, layer.len_bits(), layer.hashes) {
             let c = layer.bits.counter(p, W);
             held &= c != 0;
             if c < max {
@@ -143,11 +144,11 @@ impl<const W: Width> Counting<W> {
     }
 }
 
-impl<const W: Width> LayerKind for Counting<W> {
+impl<const W: Width, const C: bool> LayerKind for Counting<W, C> {
     /// Every counter of `h` is non-zero.
     #[inline]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
-        h.probes(layer.len_bits(), layer.hashes).all(|p| layer.bits.counter(p, W) != 0)
+        h.probes_in(C, layer.len_bits(), layer.hashes).all(|p| layer.bits.counter(p, W) != 0)
     }
 
     /// Not reached from a chain (counting chains add through [`Counting::add`](LayerKind::add),
@@ -172,12 +173,12 @@ impl<const W: Width> LayerKind for Counting<W> {
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
         let (k, positions, w) = (layer.hashes, layer.len_bits(), u64::from(W));
         if candidates_only {
-            hashes.iter().flat_map(|h| h.probes(positions, k).take(1)).for_each(|p| {
+            hashes.iter().flat_map(|h| h.probes_in(C, positions, k).take(1)).for_each(|p| {
                 layer.bits.prefetch(p * w);
             });
         }
         for h in hashes {
-            let mut probes = h.probes(positions, k);
+            let mut probes = h.probes_in(C, positions, k);
             if candidates_only {
                 match probes.next() {
                     Some(first) if layer.bits.counter(first, W) != 0 => {}
@@ -234,9 +235,13 @@ impl Chain {
     /// [`Chain::delete`] for a precomputed hash; [`BloomError::NotCounting`] for a plain chain.
     pub(super) fn delete_hash(&mut self, h: ItemHash) -> Result<bool, BloomError> {
         match self.kind() {
-            Kind::Counting4 => Ok(Counting::<4>::delete(self, h)),
-            Kind::Counting8 => Ok(Counting::<8>::delete(self, h)),
-            Kind::Plain | Kind::RedisBloom | Kind::Blocked => Err(BloomError::NotCounting),
+            Kind::Counting4 => Ok(Counting::<4, false>::delete(self, h)),
+            Kind::Counting4Curved => Ok(Counting::<4, true>::delete(self, h)),
+            Kind::Counting8 => Ok(Counting::<8, false>::delete(self, h)),
+            Kind::Counting8Curved => Ok(Counting::<8, true>::delete(self, h)),
+            Kind::Plain | Kind::PlainCurved | Kind::RedisBloom | Kind::Blocked => {
+                Err(BloomError::NotCounting)
+            }
         }
     }
 
@@ -248,20 +253,28 @@ impl Chain {
         out: &mut Vec<bool>,
     ) -> Result<(), BloomError> {
         match self.kind() {
-            Kind::Counting4 => self.delete_many_as::<4, T>(items, out),
-            Kind::Counting8 => self.delete_many_as::<8, T>(items, out),
-            Kind::Plain | Kind::RedisBloom | Kind::Blocked => return Err(BloomError::NotCounting),
+            Kind::Counting4 => self.delete_many_as::<4, false, T>(items, out),
+            Kind::Counting4Curved => self.delete_many_as::<4, true, T>(items, out),
+            Kind::Counting8 => self.delete_many_as::<8, false, T>(items, out),
+            Kind::Counting8Curved => self.delete_many_as::<8, true, T>(items, out),
+            Kind::Plain | Kind::PlainCurved | Kind::RedisBloom | Kind::Blocked => {
+                return Err(BloomError::NotCounting);
+            }
         }
         Ok(())
     }
 
-    fn delete_many_as<const W: Width, T: AsRef<[u8]>>(&mut self, items: &[T], out: &mut Vec<bool>) {
+    fn delete_many_as<const W: Width, const C: bool, T: AsRef<[u8]>>(
+        &mut self,
+        items: &[T],
+        out: &mut Vec<bool>,
+    ) {
         self.awaiting_chunks = false;
-        let mut block = Block::<Counting<W>>::new(self);
+        let mut block = Block::<Counting<W, C>>::new(self);
         for chunk in items.chunks(BATCH) {
             let (hashes, _) = block.load(self, chunk, Purpose::Add);
             for &h in hashes {
-                out.push(Counting::<W>::delete(self, h));
+                out.push(Counting::<W, C>::delete(self, h));
             }
         }
     }

@@ -11,6 +11,24 @@
 //! regularity of plain `h1 + i*h2`. A probe value `x` maps into `[0, bits)` by multiply-shift,
 //! `(x * bits) >> 64` on 128 bits: no division, and uniform because `x` is uniform.
 //!
+//! Scheme 1 has a floor (found 2026-11-27): multiply-shift reads the top bits of `x` only, and
+//! `step_i` (at most `k³/6`, a few thousand) is far below `2^64 / bits` there, so on the bits
+//! that matter the probes are plain double hashing, `h1 + i·h2`. An item whose `h2 / 2^64` lies
+//! within about `1/(k·bits)` of a fraction with a small denominator `q` probes only about `q`
+//! distinct positions, and is a false positive with the probability that those few are set.
+//! The false-positive rate is then never below about `2 / (k · bits)`, whatever was asked:
+//! measured, a 1,000-item layer asked for 1e-6 (28,800 bits, `k` = 20) answers 4.5e-6, and asked
+//! for 1e-9, 2.5e-6. RedisBloom's `(a + i·b) mod M` has the same floor (2.8.2 measured the same).
+//!
+//! Scheme 5, [`HashScheme::Xxh3Curved`], for standard chains (plain and counting) made since
+//! 2026-11-27: the same xxh3-128 and `h1`, `h2`, and a full-width curvature in place of `i`:
+//! `x_0 = h1`, `x_{i+1} = x_i + step_i`, `step_0 = h2`, `step_{i+1} = step_i + h1`, so
+//! `x_i = h1·(1 + i(i−1)/2) + i·h2` (wrapping). Few distinct positions now need both `h1` and
+//! `h2` near fractions with small denominators, at resolutions `1/(k²·bits)` and
+//! `1/(k·bits)`: the floor is below `1/(k³·bits²)`, far under any rate a layer is sized for. The
+//! kernels spend one `add` more per probe. Chains made before keep scheme 1 and answer as
+//! they did.
+//!
 //! Scheme 4, [`HashScheme::Xxh3Blocked`], for blocked chains only (`LAYOUT BLOCKED`, made since
 //! 2026-11-23; blocked chains made before keep scheme 1): one `xxh3_64(item, seed)` per item,
 //! about half the instructions of xxh3-128 on short items. A blocked layer needs about 64 bits
@@ -46,6 +64,9 @@ pub enum HashScheme {
     /// xxh3-64 once per item, for blocked chains: block from the hash, probes from its low 32
     /// bits.
     Xxh3Blocked,
+    /// xxh3-128 once per item as scheme 1, probes with a full-width curvature (`step += h1`),
+    /// multiply-shift reduction: standard chains made since 2026-11-27.
+    Xxh3Curved,
 }
 
 impl HashScheme {
@@ -56,6 +77,7 @@ impl HashScheme {
             HashScheme::Murmur64 => 2,
             HashScheme::Murmur32 => 3,
             HashScheme::Xxh3Blocked => 4,
+            HashScheme::Xxh3Curved => 5,
         }
     }
 
@@ -66,6 +88,7 @@ impl HashScheme {
             2 => Some(HashScheme::Murmur64),
             3 => Some(HashScheme::Murmur32),
             4 => Some(HashScheme::Xxh3Blocked),
+            5 => Some(HashScheme::Xxh3Curved),
             _ => None,
         }
     }
@@ -84,7 +107,7 @@ impl HashScheme {
                     *h = blocked_hash(xxh3.hash(item.as_ref()));
                 }
             }
-            HashScheme::Xxh3Enhanced => {
+            HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved => {
                 for (h, item) in out.iter_mut().zip(items) {
                     *h = xxh3_enhanced(item.as_ref(), seed);
                 }
@@ -101,7 +124,7 @@ impl HashScheme {
     #[inline]
     pub fn hash(self, item: &[u8], seed: u64) -> ItemHash {
         match self {
-            HashScheme::Xxh3Enhanced => xxh3_enhanced(item, seed),
+            HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved => xxh3_enhanced(item, seed),
             HashScheme::Murmur64 => {
                 let a = murmur64a(item, MURMUR64_SEED);
                 ItemHash { h1: a, h2: murmur64a(item, a) }
@@ -120,9 +143,15 @@ impl HashScheme {
     pub fn is_redisbloom(self) -> bool {
         matches!(self, HashScheme::Murmur64 | HashScheme::Murmur32)
     }
+
+    /// Whether the probes of this scheme's standard layers step with the curvature `h1`
+    /// (scheme 5) rather than `i` (scheme 1).
+    pub fn is_curved(self) -> bool {
+        self == HashScheme::Xxh3Curved
+    }
 }
 
-/// Scheme 1: xxh3-128, `h1` its low half, `h2` its high half made odd.
+/// Schemes 1 and 5: xxh3-128, `h1` its low half, `h2` its high half made odd.
 #[inline(always)]
 fn xxh3_enhanced(item: &[u8], seed: u64) -> ItemHash {
     let h = xxh3_128_with_seed(item, seed);
@@ -304,10 +333,18 @@ impl ItemHash {
         (0..u64::from(hashes)).map(move |i| self.h1.wrapping_add(i.wrapping_mul(self.h2)) % modulus)
     }
 
-    /// The bit positions this item probes in a layer of `bits` bits with `hashes` probes.
+    /// The bit positions this item probes in a scheme-1 layer of `bits` bits with `hashes`
+    /// probes.
     #[inline]
     pub fn probes(self, bits: u64, hashes: u32) -> Probes {
-        Probes { x: self.h1, step: self.h2, i: 0, hashes, bits }
+        self.probes_in(false, bits, hashes)
+    }
+
+    /// The bit positions this item probes in a layer of `bits` bits with `hashes` probes:
+    /// scheme 5's (`curved`, [`HashScheme::is_curved`]) or scheme 1's.
+    #[inline]
+    pub fn probes_in(self, curved: bool, bits: u64, hashes: u32) -> Probes {
+        Probes { x: self.h1, step: self.h2, curve: curved.then_some(self.h1), i: 0, hashes, bits }
     }
 }
 
@@ -316,6 +353,8 @@ impl ItemHash {
 pub struct Probes {
     x: u64,
     step: u64,
+    /// Scheme 5's curvature (`h1`); `None`: scheme 1 (`step += i`).
+    curve: Option<u64>,
     i: u32,
     hashes: u32,
     bits: u64,
@@ -337,7 +376,7 @@ impl Iterator for Probes {
         }
         let pos = reduce(self.x, self.bits);
         self.x = self.x.wrapping_add(self.step);
-        self.step = self.step.wrapping_add(u64::from(self.i));
+        self.step = self.step.wrapping_add(self.curve.unwrap_or(u64::from(self.i)));
         self.i += 1;
         Some(pos)
     }
@@ -365,8 +404,10 @@ mod tests {
         assert!(!HashScheme::Xxh3Enhanced.is_redisbloom());
         assert_eq!(HashScheme::from_id(4), Some(HashScheme::Xxh3Blocked));
         assert!(!HashScheme::Xxh3Blocked.is_redisbloom());
+        assert_eq!(HashScheme::from_id(5), Some(HashScheme::Xxh3Curved));
+        assert!(HashScheme::Xxh3Curved.is_curved() && !HashScheme::Xxh3Enhanced.is_curved());
         assert_eq!(HashScheme::from_id(0), None);
-        assert_eq!(HashScheme::from_id(5), None);
+        assert_eq!(HashScheme::from_id(6), None);
     }
 
     #[test]
@@ -406,12 +447,56 @@ mod tests {
 
     const PINNED_HELLO_PROBES: &[u64] = &[817052, 513593, 210133, 955249];
 
+    /// Pins scheme 5: scheme 1's hash, `step += h1` (and the first two probes are scheme 1's:
+    /// the sequences part from the third).
+    #[test]
+    fn scheme_five_is_stable() {
+        let h = HashScheme::Xxh3Curved.hash(b"hello", 0);
+        assert_eq!(h, HashScheme::Xxh3Enhanced.hash(b"hello", 0));
+        let p: Vec<u64> = h.probes_in(true, 1 << 20, 4).collect();
+        assert_eq!(p[..2], PINNED_HELLO_PROBES[..2]);
+        let x = |i: u64| h.h1.wrapping_mul(1 + i * (i.saturating_sub(1)) / 2).wrapping_add(i.wrapping_mul(h.h2));
+        assert_eq!(p, (0..4).map(|i| reduce(x(i), 1 << 20)).collect::<Vec<_>>());
+        assert_eq!(PINNED_HELLO_PROBES_5, p.as_slice());
+    }
+
+    const PINNED_HELLO_PROBES_5: &[u64] = &[817052, 513593, 1027186, 260680];
+
+    /// Scheme 1's floor and scheme 5's fix: an item whose step `h2` is close to a fraction of
+    /// 2^64 with a small denominator probes only a few distinct positions in scheme 1 (its
+    /// false-positive rate is then the fill to that small power); in scheme 5 it probes as
+    /// many distinct positions as any item.
+    #[test]
+    fn curved_probes_stay_distinct_where_scheme_one_repeats() {
+        let (bits, k) = (28_800u64, 20u32); // a 1,000-item layer at 1e-6
+        let distinct = |h: ItemHash, curved: bool| {
+            let mut p: Vec<u64> = h.probes_in(curved, bits, k).collect();
+            p.sort_unstable();
+            p.dedup();
+            p.len()
+        };
+        let mut tried = 0;
+        for q in 1..=4u64 {
+            for near in [0u64, 1 << 20, 1 << 40] {
+                for start in [0x1234_5678_9abc_def1u64, 0xfedc_ba98_7654_3211, 0x9e37_79b9_7f4a_7c15] {
+                    // h2 = 2^64 / q (+ a little), odd.
+                    let h2 = (u64::MAX / q).wrapping_add(near) | 1;
+                    let h = ItemHash { h1: start, h2 };
+                    assert!(distinct(h, false) <= 2 * q as usize, "scheme 1, q={q}");
+                    assert!(distinct(h, true) >= k as usize - 2, "scheme 5, q={q} {h:?}");
+                    tried += 1;
+                }
+            }
+        }
+        assert_eq!(tried, 36);
+    }
+
     /// The batched hashing gives every scheme's one-item hash, for items of every length class.
     #[test]
     fn hash_each_equals_hash_for_every_scheme() {
         let items: Vec<Vec<u8>> =
             (0..300usize).map(|n| (0..n).map(|i| (i * 7 + n) as u8).collect()).collect();
-        for scheme in [1, 2, 3, 4].map(|id| HashScheme::from_id(id).unwrap()) {
+        for scheme in [1, 2, 3, 4, 5].map(|id| HashScheme::from_id(id).unwrap()) {
             let mut out = vec![ItemHash { h1: 0, h2: 0 }; items.len()];
             scheme.hash_each(&items, 0x5eed, &mut out);
             for (item, h) in items.iter().zip(&out) {

@@ -26,15 +26,21 @@ use super::xxh3short::Xxh3Seeded;
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
 
-/// The kind of a chain, as read from its layers ([`Chain::kind`]).
+/// The kind of a chain, as read from its layers and its hash scheme ([`Chain::kind`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Native bits ([`Plain`]).
+    /// Native bits ([`Plain`]), scheme 1's probe sequence.
     Plain,
-    /// Native counters of 4 bits.
+    /// Native bits, scheme 5's probe sequence ([`HashScheme::Xxh3Curved`]).
+    PlainCurved,
+    /// Native counters of 4 bits, scheme 1's probe sequence.
     Counting4,
-    /// Native counters of 8 bits.
+    /// Native counters of 4 bits, scheme 5's probe sequence.
+    Counting4Curved,
+    /// Native counters of 8 bits, scheme 1's probe sequence.
     Counting8,
+    /// Native counters of 8 bits, scheme 5's probe sequence.
+    Counting8Curved,
     /// RedisBloom's layout ([`RedisBloom`]).
     RedisBloom,
     /// Native bits in 512-bit blocks ([`Blocked`]).
@@ -42,15 +48,19 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind a layer of `rule` belongs to.
+    /// The kind a layer of `rule` belongs to, its standard positions in scheme 5's sequence if
+    /// `curved` ([`HashScheme::is_curved`]) and scheme 1's if not.
     #[inline]
-    pub fn of(rule: Rule) -> Self {
-        match rule {
-            Rule::Reduce => Kind::Plain,
-            Rule::Counting(4) => Kind::Counting4,
-            Rule::Counting(_) => Kind::Counting8,
-            Rule::Modulo(_) | Rule::Pow2(_) => Kind::RedisBloom,
-            Rule::Blocked => Kind::Blocked,
+    pub fn of(rule: Rule, curved: bool) -> Self {
+        match (rule, curved) {
+            (Rule::Reduce, false) => Kind::Plain,
+            (Rule::Reduce, true) => Kind::PlainCurved,
+            (Rule::Counting(4), false) => Kind::Counting4,
+            (Rule::Counting(4), true) => Kind::Counting4Curved,
+            (Rule::Counting(_), false) => Kind::Counting8,
+            (Rule::Counting(_), true) => Kind::Counting8Curved,
+            (Rule::Modulo(_) | Rule::Pow2(_), _) => Kind::RedisBloom,
+            (Rule::Blocked, _) => Kind::Blocked,
         }
     }
 }
@@ -61,15 +71,27 @@ macro_rules! by_kind {
     ($kind:expr, $K:ident => $body:expr) => {
         match $kind {
             $crate::filter::bloom::kind::Kind::Plain => {
-                type $K = $crate::filter::bloom::kind::Plain;
+                type $K = $crate::filter::bloom::kind::Plain<false>;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::PlainCurved => {
+                type $K = $crate::filter::bloom::kind::Plain<true>;
                 $body
             }
             $crate::filter::bloom::kind::Kind::Counting4 => {
-                type $K = $crate::filter::bloom::counting::Counting<4>;
+                type $K = $crate::filter::bloom::counting::Counting<4, false>;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::Counting4Curved => {
+                type $K = $crate::filter::bloom::counting::Counting<4, true>;
                 $body
             }
             $crate::filter::bloom::kind::Kind::Counting8 => {
-                type $K = $crate::filter::bloom::counting::Counting<8>;
+                type $K = $crate::filter::bloom::counting::Counting<8, false>;
+                $body
+            }
+            $crate::filter::bloom::kind::Kind::Counting8Curved => {
+                type $K = $crate::filter::bloom::counting::Counting<8, true>;
                 $body
             }
             $crate::filter::bloom::kind::Kind::RedisBloom => {
@@ -239,22 +261,22 @@ fn add_past_full<K: LayerKind + ?Sized>(
     Ok(true)
 }
 
-/// Native layers of bits: enhanced double hashing, multiply-shift into `[0, bits)`
-/// ([`ItemHash::probes`]), through the unrolled kernels of [`super::probe`].
-pub struct Plain;
+/// Native layers of bits: scheme 5's (`C`) or scheme 1's probe sequence, multiply-shift into
+/// `[0, bits)` ([`ItemHash::probes_in`]), through the unrolled kernels of [`super::probe`].
+pub struct Plain<const C: bool>;
 
-impl LayerKind for Plain {
+impl<const C: bool> LayerKind for Plain<C> {
     #[inline(always)]
     fn holds(layer: &Layer, h: ItemHash) -> bool {
         match layer.bits.view() {
-            View::One(words) => probe::all_set(words, layer.hashes, h),
-            View::Many(table) => probe::all_set(table, layer.hashes, h),
+            View::One(words) => probe::all_set(words, layer.hashes, C, h),
+            View::Many(table) => probe::all_set(table, layer.hashes, C, h),
         }
     }
 
     #[inline]
     fn insert(layer: &mut Layer, h: ItemHash) {
-        for p in h.probes(layer.bits.len_bits(), layer.hashes) {
+        for p in h.probes_in(C, layer.bits.len_bits(), layer.hashes) {
             layer.ones += u64::from(!layer.bits.set(p));
         }
         layer.items += 1;
@@ -264,8 +286,8 @@ impl LayerKind for Plain {
     fn insert_if_new(layer: &mut Layer, h: ItemHash) -> bool {
         let hashes = layer.hashes;
         let flipped = match layer.bits.view_mut() {
-            ViewMut::One(words) => probe::set_clear(words, hashes, h),
-            ViewMut::Many(table) => probe::set_clear(table, hashes, h),
+            ViewMut::One(words) => probe::set_clear(words, hashes, C, h),
+            ViewMut::Many(table) => probe::set_clear(table, hashes, C, h),
         };
         layer.ones += u64::from(flipped);
         layer.items += u64::from(flipped > 0);
@@ -274,8 +296,10 @@ impl LayerKind for Plain {
 
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
         match layer.bits.view() {
-            View::One(words) => prefetch_plain(words, layer.hashes, hashes, candidates_only),
-            View::Many(table) => prefetch_plain(table, layer.hashes, hashes, candidates_only),
+            View::One(words) => prefetch_plain::<_, C>(words, layer.hashes, hashes, candidates_only),
+            View::Many(table) => {
+                prefetch_plain::<_, C>(table, layer.hashes, hashes, candidates_only)
+            }
         }
     }
 
@@ -291,7 +315,7 @@ impl LayerKind for Plain {
         out: &mut Vec<bool>,
     ) -> bool {
         let k = layer.hashes;
-        let kernels = probe::Kernels::<[u64]>::for_hashes(k);
+        let kernels = probe::Kernels::<[u64]>::for_hashes(k, C);
         holds_each(layer, out, |words, out| {
             out.extend(hashes.iter().map(|&h| kernels.all_set(words, k, h)));
         })
@@ -306,7 +330,7 @@ impl LayerKind for Plain {
         out: &mut Vec<bool>,
     ) -> Option<u64> {
         let k = layer.hashes;
-        let kernels = probe::Kernels::<[u64]>::for_hashes(k);
+        let kernels = probe::Kernels::<[u64]>::for_hashes(k, C);
         insert_each(layer, hashes.len(), out, |words, out| {
             let (mut new, mut flipped) = (0, 0);
             for &h in hashes {
@@ -322,13 +346,13 @@ impl LayerKind for Plain {
 
 /// [`Plain::prefetch`] over one kind of word array.
 #[inline(always)]
-fn prefetch_plain<A: WordArray + ?Sized>(
+fn prefetch_plain<A: WordArray + ?Sized, const C: bool>(
     words: &A,
     k: u32,
     hashes: &[ItemHash],
     candidates_only: bool,
 ) {
-    let kernels = probe::Kernels::<A>::for_hashes(k);
+    let kernels = probe::Kernels::<A>::for_hashes(k, C);
     if !candidates_only {
         hashes.iter().for_each(|&h| kernels.prefetch(words, k, h));
         return;
@@ -551,15 +575,16 @@ impl Chain {
     }
 }
 
-/// Any-kind access to one layer, for the cold paths and tests that hold a layer alone.
+/// Any-kind access to one layer, for the cold paths and tests that hold a layer alone. A
+/// standard layer is taken as one of a chain in `scheme`'s probe sequence.
 impl Layer {
     /// Whether the layer holds `h` ([`LayerKind::holds`] of its kind).
-    pub fn contains(&self, h: ItemHash) -> bool {
-        by_kind!(Kind::of(self.rule()), K => K::holds(self, h))
+    pub fn contains(&self, scheme: HashScheme, h: ItemHash) -> bool {
+        by_kind!(Kind::of(self.rule(), scheme.is_curved()), K => K::holds(self, h))
     }
 
     /// Counts `h` in the layer ([`LayerKind::insert`] of its kind).
-    pub fn insert(&mut self, h: ItemHash) {
-        by_kind!(Kind::of(self.rule()), K => K::insert(self, h))
+    pub fn insert(&mut self, scheme: HashScheme, h: ItemHash) {
+        by_kind!(Kind::of(self.rule(), scheme.is_curved()), K => K::insert(self, h))
     }
 }

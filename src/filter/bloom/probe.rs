@@ -95,45 +95,57 @@ impl<A: ?Sized> Clone for Kernels<A> {
 impl<A: ?Sized> Copy for Kernels<A> {}
 
 /// Generates the kernel table for every unrolled `k` from generic kernels.
+/// `$curved` (a `bool` value) picks scheme 5's sequence or scheme 1's.
 macro_rules! kernel_table {
-    ($hashes:expr, $all_set:ident, $set_clear:ident, $prefetch:ident) => {
-        kernel_table!(@pick $hashes, $all_set, $set_clear, $prefetch;
-            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
+    ($hashes:expr, $curved:expr, $all_set:ident, $set_clear:ident, $prefetch:ident) => {
+        if $curved {
+            kernel_table!(@pick $hashes, true, $all_set, $set_clear, $prefetch;
+                1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
+        } else {
+            kernel_table!(@pick $hashes, false, $all_set, $set_clear, $prefetch;
+                1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
+        }
     };
-    (@pick $hashes:expr, $all_set:ident, $set_clear:ident, $prefetch:ident; $($k:literal)*) => {
+    (@pick $hashes:expr, $c:literal, $all_set:ident, $set_clear:ident, $prefetch:ident; $($k:literal)*) => {
         match $hashes {
             $($k => Kernels {
-                all_set: $all_set::<A, $k>,
-                set_clear: $set_clear::<A, $k>,
-                prefetch: $prefetch::<A, $k>,
+                all_set: $all_set::<A, $k, $c>,
+                set_clear: $set_clear::<A, $k, $c>,
+                prefetch: $prefetch::<A, $k, $c>,
             },)*
             // Past the unrolled ones, `K = 0` means "read the count argument".
-            _ => Kernels { all_set: $all_set::<A, 0>, set_clear: $set_clear::<A, 0>, prefetch: $prefetch::<A, 0> },
+            _ => Kernels {
+                all_set: $all_set::<A, 0, $c>,
+                set_clear: $set_clear::<A, 0, $c>,
+                prefetch: $prefetch::<A, 0, $c>,
+            },
         }
     };
 }
 
 impl<A: WordArray + ?Sized> Kernels<A> {
-    /// The kernels for `hashes` probes: with BMI2 (`mulx`, `shlx`: about 3 instructions
-    /// fewer per probe, measured with callgrind) where the CPU has it, else the baseline ones.
+    /// The kernels for `hashes` probes in the sequence of scheme 5 (`curved`,
+    /// [`HashScheme::is_curved`](super::hash::HashScheme::is_curved)) or scheme 1: with BMI2
+    /// (`mulx`, `shlx`: about 3 instructions fewer per probe, measured with callgrind) where
+    /// the CPU has it, else the baseline ones.
     #[inline]
-    pub fn for_hashes(hashes: u32) -> Self {
-        Self::bmi2(hashes).unwrap_or_else(|| Self::baseline(hashes))
+    pub fn for_hashes(hashes: u32, curved: bool) -> Self {
+        Self::bmi2(hashes, curved).unwrap_or_else(|| Self::baseline(hashes, curved))
     }
 
     /// The kernels compiled for the x86_64 baseline (or whatever the target is).
-    fn baseline(hashes: u32) -> Self {
-        kernel_table!(hashes, all_set_base, set_clear_base, prefetch_base)
+    fn baseline(hashes: u32, curved: bool) -> Self {
+        kernel_table!(hashes, curved, all_set_base, set_clear_base, prefetch_base)
     }
 
     /// The kernels compiled with BMI2, if this CPU has it.
     #[inline]
-    fn bmi2(hashes: u32) -> Option<Self> {
+    fn bmi2(hashes: u32, curved: bool) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("bmi2") {
-            return Some(kernel_table!(hashes, all_set_bmi2, set_clear_bmi2, prefetch_bmi2));
+            return Some(kernel_table!(hashes, curved, all_set_bmi2, set_clear_bmi2, prefetch_bmi2));
         }
-        let _ = hashes;
+        let _ = (hashes, curved);
         None
     }
 
@@ -159,17 +171,22 @@ impl<A: WordArray + ?Sized> Kernels<A> {
     }
 }
 
-/// Whether every probe of `h` is set in `words`.
+/// Whether every probe of `h` is set in `words` (scheme 5's sequence if `curved`).
 #[inline]
-pub fn all_set<A: WordArray + ?Sized>(words: &A, hashes: u32, h: ItemHash) -> bool {
-    Kernels::for_hashes(hashes).all_set(words, hashes, h)
+pub fn all_set<A: WordArray + ?Sized>(words: &A, hashes: u32, curved: bool, h: ItemHash) -> bool {
+    Kernels::for_hashes(hashes, curved).all_set(words, hashes, h)
 }
 
-/// Sets the clear probes of `h` in `words`; returns how many were clear (bits newly set; the
-/// item is new when that is not 0).
+/// Sets the clear probes of `h` in `words` (scheme 5's sequence if `curved`); returns how many
+/// were clear (bits newly set; the item is new when that is not 0).
 #[inline]
-pub fn set_clear<A: WordArray + ?Sized>(words: &mut A, hashes: u32, h: ItemHash) -> u32 {
-    Kernels::for_hashes(hashes).set_clear(words, hashes, h)
+pub fn set_clear<A: WordArray + ?Sized>(
+    words: &mut A,
+    hashes: u32,
+    curved: bool,
+    h: ItemHash,
+) -> u32 {
+    Kernels::for_hashes(hashes, curved).set_clear(words, hashes, h)
 }
 
 /// The word index and bit of the first probe of `h` in `words` (where a lookup starts).
@@ -198,12 +215,18 @@ pub fn prefetch_first<A: WordArray + ?Sized>(words: &A, h: ItemHash) {
 /// Calls `f(word index, bit)` for each of the `hashes` probes of `h` in an array of `bits`
 /// bits, in order, until `f` returns `false`; the probe sequence of
 /// [`hash::Probes`](super::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
-/// `K` = 0 reads `hashes`.
+/// `K` = 0 reads `hashes`. `C`: the sequence of scheme 5 (`step += h1`), else scheme 1's
+/// (`step += i`).
 ///
 /// `reduce(x, bits) = (x · bits) >> 64 < bits` for every 64-bit `x`, so every word index is
 /// below `bits / 64`: the precondition of [`WordArray::word`] holds for each.
 #[inline(always)]
-fn probes<const K: u32>(bits: u64, hashes: u32, h: ItemHash, mut f: impl FnMut(u64, u32) -> bool) {
+fn probes<const K: u32, const C: bool>(
+    bits: u64,
+    hashes: u32,
+    h: ItemHash,
+    mut f: impl FnMut(u64, u32) -> bool,
+) {
     let count = if K > 0 { K } else { hashes };
     let (mut x, mut step) = (h.h1, h.h2);
     for i in 0..count {
@@ -212,14 +235,14 @@ fn probes<const K: u32>(bits: u64, hashes: u32, h: ItemHash, mut f: impl FnMut(u
             return;
         }
         x = x.wrapping_add(step);
-        step = step.wrapping_add(u64::from(i));
+        step = step.wrapping_add(if C { h.h1 } else { u64::from(i) });
     }
 }
 
 #[inline(always)]
-fn all_set_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) -> bool {
+fn all_set_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) -> bool {
     let mut all = true;
-    probes::<K>(words.bits(), hashes, h, |w, bit| {
+    probes::<K, C>(words.bits(), hashes, h, |w, bit| {
         // SAFETY: `probes` gives `w < bits / 64`.
         all = (unsafe { *words.word(w) } >> bit) & 1 == 1;
         all
@@ -228,7 +251,7 @@ fn all_set_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: 
 }
 
 #[inline(always)]
-fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(
+fn set_clear_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(
     words: &mut A,
     hashes: u32,
     h: ItemHash,
@@ -237,7 +260,7 @@ fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(
     // two probes of one item that hit the same bit count once (the second finds it set). A
     // set bit is not written, so an item already present dirties no cache line.
     let mut flipped = 0;
-    probes::<K>(words.bits(), hashes, h, |w, bit| {
+    probes::<K, C>(words.bits(), hashes, h, |w, bit| {
         // SAFETY: `probes` gives `w < bits / 64`.
         let word = unsafe { words.word_mut(w) };
         if (*word >> bit) & 1 == 0 {
@@ -250,8 +273,8 @@ fn set_clear_loop<A: WordArray + ?Sized, const K: u32>(
 }
 
 #[inline(always)]
-fn prefetch_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
-    probes::<K>(words.bits(), hashes, h, |w, _| {
+fn prefetch_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) {
+    probes::<K, C>(words.bits(), hashes, h, |w, _| {
         // SAFETY: `probes` gives `w < bits / 64`.
         crate::filter::mem::prefetch(unsafe { words.word(w) });
         true
@@ -260,51 +283,51 @@ fn prefetch_loop<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h:
 
 // The baseline kernels. `unsafe fn` only to share the pointer type with the BMI2 ones; they
 // have no precondition.
-unsafe fn all_set_base<A: WordArray + ?Sized, const K: u32>(
+unsafe fn all_set_base<A: WordArray + ?Sized, const K: u32, const C: bool>(
     words: &A,
     hashes: u32,
     h: ItemHash,
 ) -> bool {
-    all_set_loop::<A, K>(words, hashes, h)
+    all_set_loop::<A, K, C>(words, hashes, h)
 }
 
-unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32>(
+unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32, const C: bool>(
     words: &mut A,
     hashes: u32,
     h: ItemHash,
 ) -> u32 {
-    set_clear_loop::<A, K>(words, hashes, h)
+    set_clear_loop::<A, K, C>(words, hashes, h)
 }
 
-unsafe fn prefetch_base<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
-    prefetch_loop::<A, K>(words, hashes, h)
+unsafe fn prefetch_base<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) {
+    prefetch_loop::<A, K, C>(words, hashes, h)
 }
 
 // The same kernels compiled with BMI2. Precondition: the CPU has BMI2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn all_set_bmi2<A: WordArray + ?Sized, const K: u32>(
+unsafe fn all_set_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(
     words: &A,
     hashes: u32,
     h: ItemHash,
 ) -> bool {
-    all_set_loop::<A, K>(words, hashes, h)
+    all_set_loop::<A, K, C>(words, hashes, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32>(
+unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(
     words: &mut A,
     hashes: u32,
     h: ItemHash,
 ) -> u32 {
-    set_clear_loop::<A, K>(words, hashes, h)
+    set_clear_loop::<A, K, C>(words, hashes, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32>(words: &A, hashes: u32, h: ItemHash) {
-    prefetch_loop::<A, K>(words, hashes, h)
+unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) {
+    prefetch_loop::<A, K, C>(words, hashes, h)
 }
 
 #[cfg(test)]
@@ -312,7 +335,8 @@ mod tests {
     use super::*;
     use crate::filter::hash::HashScheme;
 
-    /// For every k the kernels dispatch on (and a few past the unrolled ones), on a half-full
+    /// For every k the kernels dispatch on (and a few past the unrolled ones), in both probe
+    /// sequences (schemes 1 and 5), on a half-full
     /// array, both the baseline kernels and (where the CPU has BMI2) the BMI2 ones, over one
     /// slice and over segments: `all_set` answers as the iterator does, `set_clear` sets
     /// exactly the iterator's probes and reports "new" exactly when one was clear, and the
@@ -322,8 +346,9 @@ mod tests {
         let words_len = 1001usize;
         let bits = words_len as u64 * 64;
         let mut sets_checked = 0;
-        for k in 1..=UNROLLED_MAX + 3 {
-            let flat = [Some(Kernels::<[u64]>::baseline(k)), Kernels::<[u64]>::bmi2(k)];
+        for (k, curved) in (1..=UNROLLED_MAX + 3).flat_map(|k| [(k, false), (k, true)]) {
+            let flat =
+                [Some(Kernels::<[u64]>::baseline(k, curved)), Kernels::<[u64]>::bmi2(k, curved)];
             for kernels in flat.into_iter().flatten() {
                 sets_checked += 1;
                 let mut words = vec![0u64; words_len];
@@ -334,15 +359,15 @@ mod tests {
                     let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), u64::from(k));
                     let bit =
                         |words: &[u64], p: u64| words[(p / 64) as usize] & (1 << (p % 64)) != 0;
-                    let expected = h.probes(bits, k).all(|p| bit(&words, p));
+                    let expected = h.probes_in(curved, bits, k).all(|p| bit(&words, p));
                     assert_eq!(kernels.all_set(&words[..], k, h), expected, "k={k} n={n}");
-                    let first = h.probes(bits, k).next().unwrap();
+                    let first = h.probes_in(curved, bits, k).next().unwrap();
                     assert_eq!(first_probe_set(&words[..], h), bit(&words, first), "k={k} n={n}");
                     kernels.prefetch(&words[..], k, h);
 
                     let mut by_iterator = words.clone();
                     let mut flips = 0;
-                    for p in h.probes(bits, k) {
+                    for p in h.probes_in(curved, bits, k) {
                         flips += u32::from(!bit(&by_iterator, p));
                         by_iterator[(p / 64) as usize] |= 1 << (p % 64);
                     }
@@ -353,8 +378,8 @@ mod tests {
                 }
             }
         }
-        let with_bmi2 = cfg!(target_arch = "x86_64") && Kernels::<[u64]>::bmi2(1).is_some();
-        assert_eq!(sets_checked, (UNROLLED_MAX + 3) * if with_bmi2 { 2 } else { 1 });
+        let with_bmi2 = cfg!(target_arch = "x86_64") && Kernels::<[u64]>::bmi2(1, false).is_some();
+        assert_eq!(sets_checked, 2 * (UNROLLED_MAX + 3) * if with_bmi2 { 2 } else { 1 });
     }
 
     /// The same over an array of several segments (three: two full 64 MiB ones and a short
@@ -372,8 +397,10 @@ mod tests {
         }
         use crate::filter::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
         let bits = (2 * SEGMENT_WORDS + 1000) * 64;
-        for k in [1, 7, 8, 11, UNROLLED_MAX + 2] {
-            let kernels = [Some(Kernels::<SegmentTable>::baseline(k)), Kernels::bmi2(k)];
+        let cases = [1, 7, 8, 11, UNROLLED_MAX + 2].into_iter().flat_map(|k| [(k, false), (k, true)]);
+        for (k, curved) in cases {
+            let kernels =
+                [Some(Kernels::<SegmentTable>::baseline(k, curved)), Kernels::bmi2(k, curved)];
             for kernels in kernels.into_iter().flatten() {
                 let mut array = BitArray::new(bits).unwrap();
                 let mut by_iterator = BitArray::new(bits).unwrap();
@@ -381,14 +408,14 @@ mod tests {
                 // Items 0..2000, then 0..500 again: the second time every probe is set.
                 for n in (0..2000u32).chain(0..500) {
                     let h = HashScheme::Xxh3Enhanced.hash(&n.to_le_bytes(), 99);
-                    let expected = h.probes(bits, k).all(|p| by_iterator.get(p));
+                    let expected = h.probes_in(curved, bits, k).all(|p| by_iterator.get(p));
                     assert_eq!(kernels.all_set(table(&mut array), k, h), expected, "k={k} n={n}");
-                    let first = h.probes(bits, k).next().unwrap();
+                    let first = h.probes_in(curved, bits, k).next().unwrap();
                     assert_eq!(first_probe_set(table(&mut array), h), by_iterator.get(first));
                     kernels.prefetch(table(&mut array), k, h);
                     assert_eq!(table(&mut array).bits(), bits);
                     let mut flips = 0;
-                    for p in h.probes(bits, k) {
+                    for p in h.probes_in(curved, bits, k) {
                         flips += u32::from(!by_iterator.set(p));
                     }
                     let new = kernels.set_clear(table(&mut array), k, h);

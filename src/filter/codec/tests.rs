@@ -73,6 +73,11 @@ fn altered_metadata_is_refused() {
             continue; // the seed: any value is valid
         }
         for bit in 0..8 {
+            if (byte, bit) == (0, 2) {
+                // Scheme 1 <-> 5: both are xxh3-128 schemes of standard chains, so any
+                // standard chain is valid data in either (as any seed is).
+                continue;
+            }
             let mut bad = buf.clone();
             bad[byte] ^= 1 << bit;
             let r = read_chain(&mut SliceReader::new(&bad), &Unlimited);

@@ -11,15 +11,17 @@ fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
 /// last layer (after growing if it is full).
 fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
     let h = c.hash(item);
-    let present = |l: &Layer| h.probes(l.len_bits(), l.hashes()).all(|p| l.bits().get(p));
+    let curved = c.scheme().is_curved();
+    let present =
+        |l: &Layer| h.probes_in(curved, l.len_bits(), l.hashes()).all(|p| l.bits().get(p));
     if c.layers.iter().any(present) {
         return Ok(false);
     }
     if c.layers.last().is_full() {
         c.grow(guard)?;
     }
-    let last = c.layers.len() - 1;
-    c.layers[last].insert(h);
+    let (last, scheme) = (c.layers.len() - 1, c.scheme());
+    c.layers[last].insert(scheme, h);
     Ok(true)
 }
 
@@ -70,9 +72,28 @@ fn assert_batch_equals_one_by_one(
     many
 }
 
+/// A plain chain of what BF.RESERVE makes (scheme 5).
 fn chain(error: f64, capacity: u64, expansion: u64) -> Chain {
+    chain_in(HashScheme::Xxh3Curved, error, capacity, expansion)
+}
+
+fn chain_in(scheme: HashScheme, error: f64, capacity: u64, expansion: u64) -> Chain {
     let p = ChainParams::new(error, capacity, expansion).unwrap();
-    Chain::new(p, HashScheme::Xxh3Enhanced, 0xba7c4, &Unlimited).unwrap()
+    let c = Chain::new(p, scheme, 0xba7c4, &Unlimited).unwrap();
+    assert_eq!(c.scheme(), scheme);
+    c
+}
+
+/// Chains made before scheme 5 (scheme 1's probe sequence) keep batches equal to their
+/// one-by-one paths, one layer and many.
+#[test]
+fn batches_equal_one_by_one_in_scheme_1() {
+    let c = chain_in(HashScheme::Xxh3Enhanced, 0.01, 100_000, 2);
+    assert_batch_equals_one_by_one(c, &items("a", 5000), &Unlimited);
+    let c = chain_in(HashScheme::Xxh3Enhanced, 0.01, 7, 2);
+    let c = assert_batch_equals_one_by_one(c, &items("g", 3000), &Unlimited);
+    assert!(c.layers().len() > 5);
+    assert_batch_equals_one_by_one(c, &items("g", 3000), &Unlimited);
 }
 
 #[test]
@@ -226,8 +247,8 @@ fn stats_report_saturation_past_the_target() {
     // Force more bits in, as a full filter that kept taking items would have.
     let last = c.layers.len() - 1;
     for i in 0..2000 {
-        let h = c.hash(&item(10_000 + i));
-        c.layers[last].insert(h);
+        let (h, scheme) = (c.hash(&item(10_000 + i)), c.scheme());
+        c.layers[last].insert(scheme, h);
     }
     let s = c.stats();
     assert!(s.saturated && s.estimated_error > 0.01, "{s:?}");
