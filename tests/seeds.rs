@@ -281,3 +281,68 @@ fn a_corrupt_replconf_in_the_aof_is_refused_and_the_replay_goes_on() {
     assert_eq!(c.cmd(&["BF.EXISTS", "after", "x"]), Value::Int(1));
     s.assert_alive();
 }
+
+/// The hash scheme id in a native dump header (magic, `u32::MAX`, version, then the scheme).
+fn header_scheme(c: &mut Conn, key: &str) -> u64 {
+    let chunks = c.scandump_all(key);
+    let header = &chunks.first().expect("a header chunk").1;
+    u64::from_le_bytes(header[16..24].try_into().unwrap())
+}
+
+/// Standard filters are made in hash scheme 5 since 2026-11-27; an AOF (or a primary) of an
+/// older build sends settings without the flag that says so, and its creations replay in
+/// scheme 1, as that build made them: the same bits as on the server that wrote them.
+#[test]
+fn creations_after_an_older_builds_settings_replay_in_scheme_1() {
+    let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no");
+    let s = Server::start_with(opts.clone());
+    let dir = s.dir();
+    let mut c = s.conn();
+    c.ok(&["BF.RESERVE", "new", "0.01", "100"]);
+    assert_eq!(header_scheme(&mut c, "new"), 5);
+    drop(c);
+    s.shutdown(&[]);
+    // Settings version 2 as a build before scheme 5 sent them: random seeds, no other flag.
+    let mut blob = vec![2u8];
+    blob.extend_from_slice(&[7u8; 16]);
+    blob.push(1);
+    blob.extend_from_slice(&0.01f64.to_bits().to_le_bytes());
+    blob.extend_from_slice(&100u64.to_le_bytes());
+    blob.extend_from_slice(&2u64.to_le_bytes());
+    for v in [2u16, 20, 1] {
+        blob.extend_from_slice(&v.to_le_bytes());
+    }
+    blob.extend_from_slice(&1024u64.to_le_bytes());
+    assert_eq!(blob.len(), 56);
+    let aofdir = dir.path().join("appendonlydir");
+    let incr = std::fs::read_dir(&aofdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".incr.aof"))
+        .expect("an incremental AOF file");
+    let mut tail = std::fs::read(&incr).unwrap();
+    tail.extend_from_slice(&encode(&[b"BF.REPLCONF".as_slice(), &blob]));
+    tail.extend_from_slice(&encode(&["BF.RESERVE", "old", "0.01", "100"]));
+    tail.extend_from_slice(&encode(&["BF.RESERVE", "oldcounting", "0.01", "100", "COUNTING", "4"]));
+    tail.extend_from_slice(&encode(&["BF.MADD", "old", "a", "b", "c"]));
+    std::fs::write(&incr, tail).unwrap();
+    let s = Server::start_in(dir, opts);
+    let mut c = s.conn();
+    assert_eq!(header_scheme(&mut c, "new"), 5);
+    assert_eq!(header_scheme(&mut c, "old"), 1);
+    assert_eq!(header_scheme(&mut c, "oldcounting"), 1);
+    assert_eq!(
+        c.cmd(&["BF.MEXISTS", "old", "a", "b", "c"]),
+        Value::Array(Some(vec![Value::Int(1); 3]))
+    );
+    // The server's own creations are scheme 5 again, plain and counting.
+    c.ok(&["BF.RESERVE", "after", "0.01", "100"]);
+    c.ok(&["BF.RESERVE", "aftercounting", "0.01", "100", "COUNTING", "8"]);
+    assert_eq!(header_scheme(&mut c, "after"), 5);
+    assert_eq!(header_scheme(&mut c, "aftercounting"), 5);
+    // Both schemes survive a reload with their bits.
+    let before: Vec<_> = ["old", "new"].iter().map(|k| c.scandump_all(k)).collect();
+    c.ok(&["DEBUG", "RELOAD"]);
+    let after: Vec<_> = ["old", "new"].iter().map(|k| c.scandump_all(k)).collect();
+    assert!(before == after, "a reload changed a filter");
+}

@@ -89,6 +89,10 @@ pub struct Settings {
     /// `bf.layout blocked`: new plain filters made without `LAYOUT` are blocked (unless
     /// `redisbloom_scheme`, whose filters keep RedisBloom's layout).
     pub blocked_layout: bool,
+    /// New standard filters (plain and counting) in hash scheme 5 (the probes stepped by a
+    /// full-width curvature); `false` from a stream of a build before it, whose standard
+    /// filters were scheme 1: a replica or AOF replay then builds them as that build did.
+    pub curved: bool,
     /// `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`: an auto-created filter's.
     pub error_rate: f64,
     pub initial_size: u64,
@@ -132,6 +136,12 @@ const FLAG_REDISBLOOM_SCHEME: u8 = 2;
 /// `bf.layout blocked`. A build before blocked filters refuses settings with it ("unknown
 /// flags"), as a replica must refuse what it cannot reproduce.
 const FLAG_BLOCKED_LAYOUT: u8 = 4;
+/// New standard filters in hash scheme 5. Every build since 2026-11-27 sets it; a build before
+/// refuses it ("unknown flags"), and without it a newer build makes scheme 1 filters, as the
+/// stream's older primary (or the AOF's older writer) did.
+const FLAG_CURVED: u8 = 8;
+const ALL_FLAGS: u8 =
+    FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME | FLAG_BLOCKED_LAYOUT | FLAG_CURVED;
 
 impl Settings {
     /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some
@@ -146,9 +156,14 @@ impl Settings {
         self.cf.unwrap_or_else(CfDefaults::local)
     }
 
-    /// The hash scheme of a new non-counting filter.
+    /// The hash scheme of a new standard non-counting filter.
     pub fn scheme(&self) -> HashScheme {
-        if self.redisbloom_scheme { HashScheme::Murmur64 } else { HashScheme::Xxh3Curved }
+        if self.redisbloom_scheme { HashScheme::Murmur64 } else { self.standard_scheme() }
+    }
+
+    /// The hash scheme of a new standard filter in scalebloom's hashing (plain or counting).
+    pub fn standard_scheme(&self) -> HashScheme {
+        if self.curved { HashScheme::Xxh3Curved } else { HashScheme::Xxh3Enhanced }
     }
 
     /// The seed of a new filter at `key`.
@@ -169,7 +184,8 @@ impl Settings {
         out[9..17].copy_from_slice(&self.secret[1].to_le_bytes());
         out[17] = if self.random_seeds { FLAG_RANDOM_SEEDS } else { 0 }
             | if self.redisbloom_scheme { FLAG_REDISBLOOM_SCHEME } else { 0 }
-            | if self.blocked_layout { FLAG_BLOCKED_LAYOUT } else { 0 };
+            | if self.blocked_layout { FLAG_BLOCKED_LAYOUT } else { 0 }
+            | if self.curved { FLAG_CURVED } else { 0 };
         out[18..26].copy_from_slice(&self.error_rate.to_bits().to_le_bytes());
         out[26..34].copy_from_slice(&self.initial_size.to_le_bytes());
         out[34..42].copy_from_slice(&self.expansion.to_le_bytes());
@@ -202,7 +218,7 @@ impl Settings {
             u64::from_le_bytes(b)
         };
         let flags = bytes[17];
-        if flags & !(FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME | FLAG_BLOCKED_LAYOUT) != 0 {
+        if flags & !ALL_FLAGS != 0 {
             return Err("unknown flags");
         }
         let error_rate = f64::from_bits(u64_at(18));
@@ -223,6 +239,7 @@ impl Settings {
             random_seeds: flags & FLAG_RANDOM_SEEDS != 0,
             redisbloom_scheme: flags & FLAG_REDISBLOOM_SCHEME != 0,
             blocked_layout: flags & FLAG_BLOCKED_LAYOUT != 0,
+            curved: flags & FLAG_CURVED != 0,
             error_rate,
             initial_size,
             expansion,
@@ -288,6 +305,7 @@ pub fn local() -> Settings {
         random_seeds: config::RANDOM_SEEDS.load(relaxed),
         redisbloom_scheme: config::REDISBLOOM_SCHEME.load(relaxed),
         blocked_layout: config::BLOCKED_LAYOUT.load(relaxed),
+        curved: true,
         error_rate: config::ERROR_RATE.get(),
         initial_size: config::INITIAL_SIZE.get() as u64,
         expansion: config::EXPANSION.get() as u64,
@@ -387,6 +405,7 @@ mod tests {
             random_seeds: true,
             redisbloom_scheme: false,
             blocked_layout: false,
+            curved: true,
             error_rate: 0.01,
             initial_size: 100,
             expansion: 2,
@@ -406,8 +425,23 @@ mod tests {
             assert_eq!(Settings::decode(&s.encode()), Ok(s));
         }
         let blocked = Settings { blocked_layout: true, ..sample() };
-        assert_eq!(blocked.encode()[17], FLAG_RANDOM_SEEDS | FLAG_BLOCKED_LAYOUT);
+        assert_eq!(blocked.encode()[17], FLAG_RANDOM_SEEDS | FLAG_BLOCKED_LAYOUT | FLAG_CURVED);
         assert_eq!(Settings::decode(&blocked.encode()), Ok(blocked));
+    }
+
+    /// A stream of a build before scheme 5 (no curved flag) makes scheme 1 standard filters,
+    /// plain and counting, as that build did; this build's own settings make scheme 5.
+    #[test]
+    fn the_standard_scheme_follows_the_curved_flag() {
+        let older = Settings { curved: false, ..sample() };
+        assert_eq!(older.encode()[17], FLAG_RANDOM_SEEDS);
+        assert_eq!(Settings::decode(&older.encode()), Ok(older));
+        assert_eq!(older.scheme(), HashScheme::Xxh3Enhanced);
+        assert_eq!(older.standard_scheme(), HashScheme::Xxh3Enhanced);
+        assert_eq!(sample().scheme(), HashScheme::Xxh3Curved);
+        assert!(local().curved);
+        let rb = Settings { redisbloom_scheme: true, ..sample() };
+        assert_eq!(rb.scheme(), HashScheme::Murmur64);
     }
 
     #[test]
@@ -417,7 +451,7 @@ mod tests {
         assert_eq!(b.len(), 56);
         assert_eq!(b[0], 2);
         assert_eq!(&b[1..9], &0x0123_4567_89ab_cdef_u64.to_le_bytes());
-        assert_eq!(b[17], FLAG_RANDOM_SEEDS);
+        assert_eq!(b[17], FLAG_RANDOM_SEEDS | FLAG_CURVED);
         assert_eq!(&b[18..26], &0.01f64.to_bits().to_le_bytes());
         assert_eq!(&b[26..34], &100u64.to_le_bytes());
         assert_eq!(&b[34..42], &2u64.to_le_bytes());
@@ -452,7 +486,7 @@ mod tests {
         assert_eq!(Settings::decode(&[good.as_slice(), &[0]].concat()), Err("bad length"));
         assert_eq!(Settings::decode(&[]), Err("bad length"));
         assert_eq!(with(0, &[3]), Err("unknown version"));
-        assert_eq!(with(17, &[8]), Err("unknown flags"));
+        assert_eq!(with(17, &[16]), Err("unknown flags"));
         for bad in [0.0, -0.01, 1.0, 0.5, f64::NAN, f64::INFINITY] {
             assert_eq!(with(18, &f64::to_bits(bad).to_le_bytes()), Err("bad error rate"), "{bad}");
         }

@@ -103,12 +103,7 @@ impl Chain {
         }
         match scheme {
             HashScheme::Xxh3Blocked => Self::new_blocked(params, seed, guard),
-            _ => Self::new_counting(params, seed, 0, guard).map(|mut c| {
-                // Scheme 1 or 5: the same layers, the kind follows the scheme's probes.
-                c.scheme = scheme;
-                c.kind = Kind::of(c.layers.first().rule(), scheme.is_curved());
-                c
-            }),
+            _ => Self::new_standard(params, scheme, seed, 0, guard),
         }
     }
 
@@ -121,14 +116,29 @@ impl Chain {
         width: Width,
         guard: &dyn AllocGuard,
     ) -> Result<Self, BloomError> {
+        Self::new_standard(params, HashScheme::Xxh3Curved, seed, width, guard)
+    }
+
+    /// [`Chain::new_counting`] in `scheme`, which must be one of standard chains (1 or 5:
+    /// [`BloomError::BadParameter`] otherwise).
+    pub fn new_standard(
+        params: ChainParams,
+        scheme: HashScheme,
+        seed: u64,
+        width: Width,
+        guard: &dyn AllocGuard,
+    ) -> Result<Self, BloomError> {
         if width != 0 && !counting::valid_width(u64::from(width)) {
+            return Err(BloomError::BadParameter);
+        }
+        if !matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved) {
             return Err(BloomError::BadParameter);
         }
         let first = layer_size(params.capacity, params.first_layer_error())?;
         let bytes = array_bytes(&first, width)?;
         guard.admit(info_size(1, bytes), bytes)?;
         let layers = Layers::one(Layer::new_counting(&first, width)?);
-        Ok(Self::assemble(params, HashScheme::Xxh3Curved, seed, layers))
+        Ok(Self::assemble(params, scheme, seed, layers))
     }
 
     /// An empty native chain (xxh3-64, [`HashScheme::Xxh3Blocked`]) with one blocked layer ([`Layout::Blocked`]), after asking

@@ -455,7 +455,9 @@ mod tests {
         assert_eq!(h, HashScheme::Xxh3Enhanced.hash(b"hello", 0));
         let p: Vec<u64> = h.probes_in(true, 1 << 20, 4).collect();
         assert_eq!(p[..2], PINNED_HELLO_PROBES[..2]);
-        let x = |i: u64| h.h1.wrapping_mul(1 + i * (i.saturating_sub(1)) / 2).wrapping_add(i.wrapping_mul(h.h2));
+        let x = |i: u64| {
+            h.h1.wrapping_mul(1 + i * (i.saturating_sub(1)) / 2).wrapping_add(i.wrapping_mul(h.h2))
+        };
         assert_eq!(p, (0..4).map(|i| reduce(x(i), 1 << 20)).collect::<Vec<_>>());
         assert_eq!(PINNED_HELLO_PROBES_5, p.as_slice());
     }
@@ -478,7 +480,9 @@ mod tests {
         let mut tried = 0;
         for q in 1..=4u64 {
             for near in [0u64, 1 << 20, 1 << 40] {
-                for start in [0x1234_5678_9abc_def1u64, 0xfedc_ba98_7654_3211, 0x9e37_79b9_7f4a_7c15] {
+                for start in
+                    [0x1234_5678_9abc_def1u64, 0xfedc_ba98_7654_3211, 0x9e37_79b9_7f4a_7c15]
+                {
                     // h2 = 2^64 / q (+ a little), odd.
                     let h2 = (u64::MAX / q).wrapping_add(near) | 1;
                     let h = ItemHash { h1: start, h2 };

@@ -296,7 +296,9 @@ impl<const C: bool> LayerKind for Plain<C> {
 
     fn prefetch(layer: &Layer, hashes: &[ItemHash], candidates_only: bool) {
         match layer.bits.view() {
-            View::One(words) => prefetch_plain::<_, C>(words, layer.hashes, hashes, candidates_only),
+            View::One(words) => {
+                prefetch_plain::<_, C>(words, layer.hashes, hashes, candidates_only)
+            }
             View::Many(table) => {
                 prefetch_plain::<_, C>(table, layer.hashes, hashes, candidates_only)
             }

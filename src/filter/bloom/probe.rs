@@ -143,7 +143,13 @@ impl<A: WordArray + ?Sized> Kernels<A> {
     fn bmi2(hashes: u32, curved: bool) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("bmi2") {
-            return Some(kernel_table!(hashes, curved, all_set_bmi2, set_clear_bmi2, prefetch_bmi2));
+            return Some(kernel_table!(
+                hashes,
+                curved,
+                all_set_bmi2,
+                set_clear_bmi2,
+                prefetch_bmi2
+            ));
         }
         let _ = (hashes, curved);
         None
@@ -240,7 +246,11 @@ fn probes<const K: u32, const C: bool>(
 }
 
 #[inline(always)]
-fn all_set_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) -> bool {
+fn all_set_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(
+    words: &A,
+    hashes: u32,
+    h: ItemHash,
+) -> bool {
     let mut all = true;
     probes::<K, C>(words.bits(), hashes, h, |w, bit| {
         // SAFETY: `probes` gives `w < bits / 64`.
@@ -273,7 +283,11 @@ fn set_clear_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(
 }
 
 #[inline(always)]
-fn prefetch_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) {
+fn prefetch_loop<A: WordArray + ?Sized, const K: u32, const C: bool>(
+    words: &A,
+    hashes: u32,
+    h: ItemHash,
+) {
     probes::<K, C>(words.bits(), hashes, h, |w, _| {
         // SAFETY: `probes` gives `w < bits / 64`.
         crate::filter::mem::prefetch(unsafe { words.word(w) });
@@ -299,7 +313,11 @@ unsafe fn set_clear_base<A: WordArray + ?Sized, const K: u32, const C: bool>(
     set_clear_loop::<A, K, C>(words, hashes, h)
 }
 
-unsafe fn prefetch_base<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) {
+unsafe fn prefetch_base<A: WordArray + ?Sized, const K: u32, const C: bool>(
+    words: &A,
+    hashes: u32,
+    h: ItemHash,
+) {
     prefetch_loop::<A, K, C>(words, hashes, h)
 }
 
@@ -326,7 +344,11 @@ unsafe fn set_clear_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(words: &A, hashes: u32, h: ItemHash) {
+unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(
+    words: &A,
+    hashes: u32,
+    h: ItemHash,
+) {
     prefetch_loop::<A, K, C>(words, hashes, h)
 }
 
@@ -397,7 +419,8 @@ mod tests {
         }
         use crate::filter::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
         let bits = (2 * SEGMENT_WORDS + 1000) * 64;
-        let cases = [1, 7, 8, 11, UNROLLED_MAX + 2].into_iter().flat_map(|k| [(k, false), (k, true)]);
+        let cases =
+            [1, 7, 8, 11, UNROLLED_MAX + 2].into_iter().flat_map(|k| [(k, false), (k, true)]);
         for (k, curved) in cases {
             let kernels =
                 [Some(Kernels::<SegmentTable>::baseline(k, curved)), Kernels::bmi2(k, curved)];

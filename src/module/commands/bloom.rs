@@ -46,7 +46,7 @@ fn new_chain(
         Some(_) if settings.redisbloom_scheme => {
             return Err(Reply::err(errors::COUNTING_REDISBLOOM_SCHEME));
         }
-        Some(width) => Chain::new_counting(params, seed, width, guard),
+        Some(width) => Chain::new_standard(params, settings.standard_scheme(), seed, width, guard),
         None if blocked && settings.redisbloom_scheme => {
             return Err(Reply::err(errors::BLOCKED_REDISBLOOM_SCHEME));
         }
