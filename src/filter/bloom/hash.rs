@@ -24,10 +24,11 @@
 //! 2026-11-27: the same xxh3-128 and `h1`, `h2`, and a full-width curvature in place of `i`:
 //! `x_0 = h1`, `x_{i+1} = x_i + step_i`, `step_0 = h2`, `step_{i+1} = step_i + h1`, so
 //! `x_i = h1·(1 + i(i−1)/2) + i·h2` (wrapping). Few distinct positions now need both `h1` and
-//! `h2` near fractions with small denominators, at resolutions `1/(k²·bits)` and
-//! `1/(k·bits)`: the floor is below `1/(k³·bits²)`, far under any rate a layer is sized for. The
-//! kernels spend one `add` more per probe. Chains made before keep scheme 1 and answer as
-//! they did.
+//! `h2` near fractions with small denominators at once (at resolutions about `1/(k²·bits)` and
+//! `1/(k·bits)`). Measured on the same 1,000-item layers: 1.05e-6 asked for 1e-6 (21 in
+//! 20,000,000), none in 4,000,000 asked for 1e-9. The kernels run the same number of
+//! instructions (`step += h1` where scheme 1 adds a constant). Chains made before keep scheme 1
+//! and answer as they did.
 //!
 //! Scheme 4, [`HashScheme::Xxh3Blocked`], for blocked chains only (`LAYOUT BLOCKED`, made since
 //! 2026-11-23; blocked chains made before keep scheme 1): one `xxh3_64(item, seed)` per item,
