@@ -221,7 +221,7 @@ pub fn prefetch_first<A: WordArray + ?Sized>(words: &A, h: ItemHash) {
 /// Calls `f(word index, bit)` for each of the `hashes` probes of `h` in an array of `bits`
 /// bits, in order, until `f` returns `false`; the probe sequence of
 /// [`hash::Probes`](super::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
-/// `K` = 0 reads `hashes`. `C`: the sequence of scheme 5 (`step += h1`), else scheme 1's
+/// `K` = 0 reads `hashes`. `C`: the sequence of scheme 5 (`step += h3`), else scheme 1's
 /// (`step += i`).
 ///
 /// `reduce(x, bits) = (x · bits) >> 64 < bits` for every 64-bit `x`, so every word index is
@@ -234,14 +234,14 @@ fn probes<const K: u32, const C: bool>(
     mut f: impl FnMut(u64, u32) -> bool,
 ) {
     let count = if K > 0 { K } else { hashes };
-    let (mut x, mut step) = (h.h1, h.h2);
+    let (mut x, mut step, curve) = (h.h1, h.h2, h.curve());
     for i in 0..count {
         let pos = reduce(x, bits);
         if !f(pos >> 6, (pos & 63) as u32) {
             return;
         }
         x = x.wrapping_add(step);
-        step = step.wrapping_add(if C { h.h1 } else { u64::from(i) });
+        step = step.wrapping_add(if C { curve } else { u64::from(i) });
     }
 }
 
