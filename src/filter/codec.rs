@@ -6,7 +6,8 @@
 //! and, for the dump header of `BF.SCANDUMP`, as explicit little-endian bytes. Version 2:
 //! ```text
 //! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing; 4 = xxh3-64, for
-//!                   blocked filters only)
+//!                   blocked filters only; 5 = xxh3-128, probes with a full-width curvature,
+//!                   for standard filters only, made since 2026-11-27)
 //! u64 seed          hash seed
 //! f64 error         requested false-positive rate
 //! u64 capacity      first layer's capacity
