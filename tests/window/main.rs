@@ -119,8 +119,12 @@ fn count_window_keeps_the_last_capacity_items() {
     let items = names("c", 5000);
     madd(&mut c, "last", &items);
     assert_eq!(present(&mut c, "last", &items[4000..]), 1000);
-    let old = present(&mut c, "last", &items[..4000 - slack]);
-    assert!(old < 40, "{old} of the old items still answer");
+    // Forgotten items answer at the false-positive rate (the default 1%; the seed is random):
+    // about 30 of 3,000. Twice the rate keeps a chance failure below one in a million, and a
+    // window that forgot nothing would answer them all.
+    let forgotten = &items[..4000 - slack];
+    let old = present(&mut c, "last", forgotten);
+    assert!((old as f64) <= 0.02 * forgotten.len() as f64, "{old} of the old items still answer");
     // Time does not move a count window.
     advance(&mut c, 365 * 86_400_000);
     assert_eq!(present(&mut c, "last", &items[4000..]), 1000);
