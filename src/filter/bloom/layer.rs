@@ -198,7 +198,10 @@ impl Layer {
     /// A layer rebuilt from stored parts, with counters of `width` bits (0: plain bits). `bits`
     /// must have the length the sizing gives (× `width` for counters), `items` must not exceed
     /// the capacity (plain layers), and `width` must be 0, 4 or 8. Its set bits (non-zero
-    /// counters) are counted here for loaded bits, 0 for fresh ones ([`Contents`]).
+    /// counters) are counted here for loaded bits, 0 for fresh ones ([`Contents`]). Inlined:
+    /// a new layer ([`Layer::new_counting`]) then skips the checks its own sizing makes true
+    /// (about 100 instructions of every filter creation, callgrind).
+    #[inline]
     pub fn from_parts(
         size: LayerSize,
         items: u64,

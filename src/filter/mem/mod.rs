@@ -73,6 +73,7 @@ pub struct Words {
 
 impl Words {
     /// `n` zeroed words, or an error if the allocator refuses (nothing is aborted).
+    #[inline]
     pub fn zeroed(n: u64) -> Result<Self, BloomError> {
         let n = usize::try_from(n).map_err(|_| BloomError::TooLarge)?;
         if n == 0 {
