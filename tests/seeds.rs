@@ -247,6 +247,19 @@ fn a_primarys_rdb_without_filters_needs_the_module_only_on_redis_7_0() {
     }
 }
 
+/// Appends `commands` (each RESP-encoded) to the incremental AOF file of the server whose
+/// directory is `dir`, as if that server had run them.
+fn append_to_incremental_aof(dir: &std::path::Path, commands: &[Vec<u8>]) {
+    let incr = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".incr.aof"))
+        .expect("an incremental AOF file");
+    let mut tail = std::fs::read(&incr).unwrap();
+    commands.iter().for_each(|c| tail.extend_from_slice(c));
+    std::fs::write(&incr, tail).unwrap();
+}
+
 #[test]
 fn a_corrupt_replconf_in_the_aof_is_refused_and_the_replay_goes_on() {
     let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no");
@@ -260,20 +273,14 @@ fn a_corrupt_replconf_in_the_aof_is_refused_and_the_replay_goes_on() {
     s.shutdown(&[]);
     // Append settings of the wrong length and of an unknown version, then a creation, to the
     // AOF tail.
-    let aofdir = dir.path().join("appendonlydir");
-    let incr = std::fs::read_dir(&aofdir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".incr.aof"))
-        .expect("an incremental AOF file");
-    let mut tail = std::fs::read(&incr).unwrap();
     let mut unknown_version = vec![9u8];
     unknown_version.extend_from_slice(&[0u8; 41]);
-    for bad in [b"short".to_vec(), unknown_version] {
-        tail.extend_from_slice(&encode(&[b"BF.REPLCONF".as_slice(), &bad]));
-    }
-    tail.extend_from_slice(&encode(&["BF.RESERVE", "after", "0.01", "100"]));
-    std::fs::write(&incr, tail).unwrap();
+    let mut tail: Vec<Vec<u8>> = [b"short".to_vec(), unknown_version]
+        .iter()
+        .map(|bad| encode(&[b"BF.REPLCONF".as_slice(), bad]))
+        .collect();
+    tail.push(encode(&["BF.RESERVE", "after", "0.01", "100"]));
+    append_to_incremental_aof(dir.path(), &tail);
     let mut s = Server::start_in(dir, opts);
     let mut c = s.conn();
     assert!(c.scandump_all("before") == before, "the filter from before the bad lines changed");
@@ -314,18 +321,15 @@ fn creations_after_an_older_builds_settings_replay_in_scheme_1() {
     }
     blob.extend_from_slice(&1024u64.to_le_bytes());
     assert_eq!(blob.len(), 56);
-    let aofdir = dir.path().join("appendonlydir");
-    let incr = std::fs::read_dir(&aofdir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".incr.aof"))
-        .expect("an incremental AOF file");
-    let mut tail = std::fs::read(&incr).unwrap();
-    tail.extend_from_slice(&encode(&[b"BF.REPLCONF".as_slice(), &blob]));
-    tail.extend_from_slice(&encode(&["BF.RESERVE", "old", "0.01", "100"]));
-    tail.extend_from_slice(&encode(&["BF.RESERVE", "oldcounting", "0.01", "100", "COUNTING", "4"]));
-    tail.extend_from_slice(&encode(&["BF.MADD", "old", "a", "b", "c"]));
-    std::fs::write(&incr, tail).unwrap();
+    append_to_incremental_aof(
+        dir.path(),
+        &[
+            encode(&[b"BF.REPLCONF".as_slice(), &blob]),
+            encode(&["BF.RESERVE", "old", "0.01", "100"]),
+            encode(&["BF.RESERVE", "oldcounting", "0.01", "100", "COUNTING", "4"]),
+            encode(&["BF.MADD", "old", "a", "b", "c"]),
+        ],
+    );
     let s = Server::start_in(dir, opts);
     let mut c = s.conn();
     assert_eq!(header_scheme(&mut c, "new"), 5);
