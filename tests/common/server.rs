@@ -96,6 +96,8 @@ pub struct ServerOpts {
     pub no_module: bool,
     /// Start in cluster mode (see [`ServerOpts::cluster`]).
     pub cluster: bool,
+    /// A configuration file, given first (the other arguments override its lines).
+    pub config_file: Option<PathBuf>,
 }
 
 impl ServerOpts {
@@ -110,6 +112,12 @@ impl ServerOpts {
     pub fn arg(mut self, name: &str, value: &str) -> ServerOpts {
         self.extra_args.push(format!("--{}", name));
         self.extra_args.push(value.to_string());
+        self
+    }
+    /// Starts the server with the configuration file `path` (the defaults and `extra_args`
+    /// override its lines, as command-line options do).
+    pub fn config_file(mut self, path: &Path) -> ServerOpts {
+        self.config_file = Some(path.to_path_buf());
         self
     }
     pub fn without_module(mut self) -> ServerOpts {
@@ -199,6 +207,9 @@ impl Server {
             let (port, bus_port) = (ports[0], ports.get(1).copied());
             let log = dir.path().join(format!("server-{}-{}.log", port, attempt));
             let mut cmd = Command::new(server_binary());
+            if let Some(conf) = &opts.config_file {
+                cmd.arg(conf);
+            }
             cmd.arg("--port")
                 .arg(port.to_string())
                 .arg("--bind")
