@@ -6,7 +6,26 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::{HUGE_PAGE_BYTES, HUGE_PAGES, HUGE_PAGES_AT_FAULT, HUGE_PAGES_MIN_BYTES};
+/// Whether new large segments are moved into huge pages (`bf.huge-pages`). Existing segments
+/// keep what they were allocated with.
+pub static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
+
+/// Whether a new large segment is advised for huge pages when allocated, so that its first
+/// touch takes 2 MiB faults (`bf.huge-pages-at-fault`, off by default). Cheap on some hosts
+/// (bare metal: the first pass over a fresh 1 GiB filter at 0.26× RedisBloom's time, against
+/// 0.75× in base pages) and milliseconds per fault on others (a VM whose host backs fresh
+/// memory lazily: a 2.2 s first BF.MADD on a fresh 1 GiB filter, measured); which one a host
+/// is cannot be told reliably in advance (a load-time probe of a few huge pages measured
+/// 0.25 ms and 5 ms per fault minutes apart on the same VM), so it is the operator's choice.
+pub static HUGE_PAGES_AT_FAULT: AtomicBool = AtomicBool::new(false);
+
+/// Segments at least this large are moved. Smaller filters fit the TLB's reach with 4 KiB
+/// pages (about 6 MiB on current x86 cores), and a range shorter than a few huge pages would
+/// mostly be the unaligned ends that cannot use one.
+pub const HUGE_PAGES_MIN_BYTES: usize = 4 << 20;
+
+/// The huge page size of x86_64 and of 4 KiB-page arm64 kernels.
+pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// Whether huge pages are for the module to ask for: the kernel's THP mode is `madvise`. Under
 /// `always` every large region gets huge pages at fault time without asking (or none: Redis'

@@ -11,7 +11,7 @@
     reason = "compiled only with Rust 1.89 or newer (cfg scalebloom_avx512, set by build.rs)"
 )]
 
-use super::{GEN_BLOCKS, GenBlocks};
+use super::params::{GEN_BLOCKS, GenBlocks};
 use crate::filter::bloom::blocked::{is_short, probe_tops};
 
 /// Bit `p` of the result: whether physical block `p` of `blocks` holds every one of the `K`

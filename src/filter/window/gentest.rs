@@ -3,7 +3,7 @@
 
 #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
 use super::gen512;
-use super::{GEN_BLOCKS, GenBlocks};
+use super::params::{GEN_BLOCKS, GenBlocks};
 use crate::filter::bloom::blocked::probe_mask;
 #[cfg(target_arch = "x86_64")]
 use crate::filter::bloom::blocked::probe_mask_avx2;

@@ -71,6 +71,7 @@ use apbf::{age_mask, found, has_run, row_bit};
 use gentest::gen_test;
 #[cfg(target_arch = "x86_64")]
 use gentest::{holding_avx2, wide_holding};
+use params::{GEN_BLOCKS, GenBlocks};
 pub use params::{WindowKind, WindowLayout, WindowParams};
 
 /// Where the slices' bits are.
@@ -171,12 +172,6 @@ fn sliced_bit(slice_bits: u64, h: ItemHash, p: usize) -> (usize, u64) {
     let pos = reduce(x, slice_bits);
     ((pos / 64) as usize, 1u64 << (pos % 64))
 }
-
-/// Blocks in a row of the generations layout (one per generation).
-const GEN_BLOCKS: usize = params::GENERATIONS as usize;
-
-/// The blocks of a row of the generations layout, by physical index (the tag left out).
-type GenBlocks = [u64; 8 * GEN_BLOCKS];
 
 /// Words in a row of the generations layout: the tag, then the blocks.
 const GEN_ROW: usize = 1 + 8 * GEN_BLOCKS;

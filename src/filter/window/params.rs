@@ -75,6 +75,12 @@ pub enum WindowLayout {
 /// the current one, so the slack (one generation) is a quarter of the window.
 pub const GENERATIONS: u32 = 5;
 
+/// Blocks in a row of the generations layout (one per generation).
+pub(super) const GEN_BLOCKS: usize = GENERATIONS as usize;
+
+/// The blocks of a row of the generations layout, by physical index (the tag left out).
+pub(super) type GenBlocks = [u64; 8 * GEN_BLOCKS];
+
 /// The generations layout sizes each generation for this fraction of its share
 /// (`error / GENERATIONS`) of the target, on top of the blocked layer's own margin: without it
 /// the rate measured at the worst moment (every generation full, `bench/compare` part `window`)
