@@ -4,10 +4,10 @@
 
 use std::borrow::Cow;
 
-use super::super::fields::FieldWriter;
+use super::super::fields::{FieldReader, FieldWriter};
 use super::super::guard::AllocGuard;
 use super::CuckooError;
-use super::codec::{Header, ScanStep};
+use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::filter::{Cuckoo, Info, Insert, InsertSink};
 use super::fingerprint::FingerprintWidth;
 use super::params::CuckooParams;
@@ -164,7 +164,7 @@ impl CuckooFilter {
     }
 
     /// Writes this module's RDB fields (encoding version
-    /// [`RDB_ENCODING_VERSION`](super::codec::RDB_ENCODING_VERSION)).
+    /// [`RDB_ENCODING_VERSION`]).
     pub fn write_rdb(&self, w: &mut impl FieldWriter) {
         each!(self, c => c.write_rdb(w))
     }
@@ -182,5 +182,59 @@ impl CuckooFilter {
     /// Writes RedisBloom's RDB fields (encoding version 4); 8-bit fingerprints only.
     pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), CuckooError> {
         each!(self, c => c.write_rdb_redisbloom(w))
+    }
+}
+
+impl CuckooFilter {
+    /// Reads an RDB value of `MBbloomCF` written with encoding version `encver`: RedisBloom's
+    /// 4 or this module's [`RDB_ENCODING_VERSION`]. Nothing is allocated before the fields
+    /// that size it are validated and `guard` admitted the size.
+    pub fn read_rdb(
+        r: &mut impl FieldReader,
+        encver: i32,
+        guard: &dyn AllocGuard,
+    ) -> Result<Self, CuckooError> {
+        Self::read_rdb_capped(r, encver, guard, super::params::MAX_FILTERS)
+    }
+
+    /// [`read_rdb`](Self::read_rdb), refusing a value of more than `max_filters` sub-filters
+    /// with `MaxExpansions` before anything is allocated (a client's `RESTORE` is capped by
+    /// `cf-max-expansions`, as a `CF.LOADCHUNK` header is: 65,535 tiny sub-filters would make
+    /// every later compaction quadratic in their number).
+    pub fn read_rdb_capped(
+        r: &mut impl FieldReader,
+        encver: i32,
+        guard: &dyn AllocGuard,
+        max_filters: u16,
+    ) -> Result<Self, CuckooError> {
+        let m = max_filters;
+        match encver {
+            REDISBLOOM_ENCODING_VERSION => Ok(Self::W8(Cuckoo::read_fields(r, guard, false, m)?)),
+            RDB_ENCODING_VERSION => {
+                let width = FingerprintWidth::from_bits(r.u64()?).ok_or(CuckooError::BadData)?;
+                Ok(match width {
+                    FingerprintWidth::W8 => Self::W8(Cuckoo::read_fields(r, guard, true, m)?),
+                    FingerprintWidth::W16 => Self::W16(Cuckoo::read_fields(r, guard, true, m)?),
+                    FingerprintWidth::W32 => Self::W32(Cuckoo::read_fields(r, guard, true, m)?),
+                })
+            }
+            _ => Err(CuckooError::UnsupportedEncoding(encver)),
+        }
+    }
+
+    /// Parses a `CF.LOADCHUNK key 1` header (either format).
+    pub fn parse_header(data: &[u8]) -> Result<Header, CuckooError> {
+        Header::parse(data)
+    }
+}
+
+impl Header {
+    /// The empty filter the header describes, after `guard` admitted its size.
+    pub fn allocate(&self, guard: &dyn AllocGuard) -> Result<CuckooFilter, CuckooError> {
+        Ok(match self.width {
+            FingerprintWidth::W8 => CuckooFilter::W8(Cuckoo::allocate(&self.shape, guard)?),
+            FingerprintWidth::W16 => CuckooFilter::W16(Cuckoo::allocate(&self.shape, guard)?),
+            FingerprintWidth::W32 => CuckooFilter::W32(Cuckoo::allocate(&self.shape, guard)?),
+        })
     }
 }

@@ -47,7 +47,6 @@ use std::borrow::Cow;
 use super::super::fields::{FieldReader, FieldWriter};
 use super::super::guard::AllocGuard;
 use super::CuckooError;
-use super::any::CuckooFilter;
 use super::filter::{Cuckoo, Shape};
 use super::fingerprint::{Fingerprint, FingerprintWidth};
 
@@ -130,15 +129,6 @@ impl Header {
             width.bytes(),
         )?;
         Ok(Self { width, shape })
-    }
-
-    /// The empty filter the header describes, after `guard` admitted its size.
-    pub fn allocate(&self, guard: &dyn AllocGuard) -> Result<CuckooFilter, CuckooError> {
-        Ok(match self.width {
-            FingerprintWidth::W8 => CuckooFilter::W8(Cuckoo::allocate(&self.shape, guard)?),
-            FingerprintWidth::W16 => CuckooFilter::W16(Cuckoo::allocate(&self.shape, guard)?),
-            FingerprintWidth::W32 => CuckooFilter::W32(Cuckoo::allocate(&self.shape, guard)?),
-        })
     }
 }
 
@@ -279,7 +269,7 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// Reads the fields after the width (either encoding), validating each before use.
     /// More than `max_filters` sub-filters: `MaxExpansions`, before anything is allocated.
-    fn read_fields(
+    pub(super) fn read_fields(
         r: &mut impl FieldReader,
         guard: &dyn AllocGuard,
         segmented: bool,
@@ -316,48 +306,5 @@ impl<F: Fingerprint> Cuckoo<F> {
             }
         }
         Ok(c)
-    }
-}
-
-impl CuckooFilter {
-    /// Reads an RDB value of `MBbloomCF` written with encoding version `encver`: RedisBloom's
-    /// 4 or this module's [`RDB_ENCODING_VERSION`]. Nothing is allocated before the fields
-    /// that size it are validated and `guard` admitted the size.
-    pub fn read_rdb(
-        r: &mut impl FieldReader,
-        encver: i32,
-        guard: &dyn AllocGuard,
-    ) -> Result<Self, CuckooError> {
-        Self::read_rdb_capped(r, encver, guard, super::params::MAX_FILTERS)
-    }
-
-    /// [`read_rdb`](Self::read_rdb), refusing a value of more than `max_filters` sub-filters
-    /// with `MaxExpansions` before anything is allocated (a client's `RESTORE` is capped by
-    /// `cf-max-expansions`, as a `CF.LOADCHUNK` header is: 65,535 tiny sub-filters would make
-    /// every later compaction quadratic in their number).
-    pub fn read_rdb_capped(
-        r: &mut impl FieldReader,
-        encver: i32,
-        guard: &dyn AllocGuard,
-        max_filters: u16,
-    ) -> Result<Self, CuckooError> {
-        let m = max_filters;
-        match encver {
-            REDISBLOOM_ENCODING_VERSION => Ok(Self::W8(Cuckoo::read_fields(r, guard, false, m)?)),
-            RDB_ENCODING_VERSION => {
-                let width = FingerprintWidth::from_bits(r.u64()?).ok_or(CuckooError::BadData)?;
-                Ok(match width {
-                    FingerprintWidth::W8 => Self::W8(Cuckoo::read_fields(r, guard, true, m)?),
-                    FingerprintWidth::W16 => Self::W16(Cuckoo::read_fields(r, guard, true, m)?),
-                    FingerprintWidth::W32 => Self::W32(Cuckoo::read_fields(r, guard, true, m)?),
-                })
-            }
-            _ => Err(CuckooError::UnsupportedEncoding(encver)),
-        }
-    }
-
-    /// Parses a `CF.LOADCHUNK key 1` header (either format).
-    pub fn parse_header(data: &[u8]) -> Result<Header, CuckooError> {
-        Header::parse(data)
     }
 }
