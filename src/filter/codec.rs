@@ -82,10 +82,10 @@
 
 use super::BloomError;
 use super::bits::BitArray;
+use super::bloom::counters;
 use super::chain::Chain;
 use super::chunks;
 use super::claims::{LayerClaim, check_layers};
-use super::counting;
 use super::fields::{FieldReader, FieldWriter, SliceReader};
 use super::guard::AllocGuard;
 use super::hash::HashScheme;
@@ -205,11 +205,11 @@ impl ChainMeta {
         let counters = if version >= 2 { r.u64()? } else { 0 };
         let allowed = match scheme {
             HashScheme::Xxh3Enhanced => {
-                counters == 0 || counting::valid_width(counters) || counters == BLOCK_BITS
+                counters == 0 || counters::valid_width(counters) || counters == BLOCK_BITS
             }
             // Scheme 4 is for blocked chains only, scheme 5 for standard ones only.
             HashScheme::Xxh3Blocked => counters == BLOCK_BITS,
-            HashScheme::Xxh3Curved => counters == 0 || counting::valid_width(counters),
+            HashScheme::Xxh3Curved => counters == 0 || counters::valid_width(counters),
             HashScheme::Murmur64 | HashScheme::Murmur32 => false,
         };
         if !allowed {
@@ -245,7 +245,7 @@ impl ChainMeta {
         let array_bits = self
             .layers
             .iter()
-            .map(|(size, _)| counting::array_bits(size.bits, self.width))
+            .map(|(size, _)| counters::array_bits(size.bits, self.width))
             .collect::<Result<Vec<_>, _>>()?;
         chunks::allocate_for_chunks(guard, self.bit_bytes(), &array_bits, |arrays| {
             self.into_chain(arrays, Contents::Fresh)
@@ -327,7 +327,7 @@ pub fn read_chain_version(
         guard.admit(info_size(meta.layers.len() as u64, bytes), bytes)?;
         let mut arrays = Vec::with_capacity(meta.layers.len());
         for (size, _) in &meta.layers {
-            let bits = counting::array_bits(size.bits, meta.width)?;
+            let bits = counters::array_bits(size.bits, meta.width)?;
             arrays.push(BitArray::from_segments(bits, |n| r.words(n))?);
         }
         meta.into_chain(arrays, contents)?

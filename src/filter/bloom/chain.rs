@@ -6,7 +6,7 @@
 //! gets half the requested error, so the errors of all layers sum to less than the request.
 
 use super::claims::{LayerClaim, check_layers, expected_layer_in, layer_error};
-use super::counting::{self, Width};
+use super::counters::{self, Width};
 use super::hash::{HashScheme, ItemHash};
 use super::kind::Kind;
 use super::layer::{Layer, Rule};
@@ -128,7 +128,7 @@ impl Chain {
         width: Width,
         guard: &dyn AllocGuard,
     ) -> Result<Self, BloomError> {
-        if width != 0 && !counting::valid_width(u64::from(width)) {
+        if width != 0 && !counters::valid_width(u64::from(width)) {
             return Err(BloomError::BadParameter);
         }
         if !matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved) {
@@ -257,7 +257,7 @@ impl Chain {
         let mut chain = Self::assemble(params, scheme, seed, layers);
         if let (Rule::Counting(width), false) = (rule, counts_follow) {
             let saturated =
-                chain.layers.iter().map(|l| counting::array_counts(l.bits(), width).1).sum();
+                chain.layers.iter().map(|l| counters::array_counts(l.bits(), width).1).sum();
             chain.layers.set_saturated(saturated);
         }
         Ok(chain)
@@ -491,7 +491,7 @@ impl Chain {
 
 /// Bytes of the array of a layer of `size` with counters of `width` bits (0: plain bits).
 pub fn array_bytes(size: &LayerSize, width: Width) -> Result<u64, BloomError> {
-    Ok(counting::array_bits(size.bits, width)? / 8)
+    Ok(counters::array_bits(size.bits, width)? / 8)
 }
 
 impl Chain {

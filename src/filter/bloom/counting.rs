@@ -1,4 +1,4 @@
-//! Counters of a counting Bloom filter (Fan et al., 2000), packed in a [`BitArray`].
+//! Counters of a counting Bloom filter (Fan et al., 2000), packed in a [`BitArray`](super::bits::BitArray).
 //!
 //! A counting layer has one counter where a plain layer has one bit: the same number of
 //! positions, the same probes, so the same sizing and error. Adding an item increments its `k`
@@ -14,79 +14,24 @@
 //! maximum it stays non-zero for good: it costs false positives, never a false negative. Layers
 //! count their saturated counters, so `BF.STATS` shows when that starts to matter.
 //!
-//! Everything counting lives here: the arithmetic on counters (pure), the counting kind
-//! [`Counting`] — a layer's increments, lookups and decrements (which keep the counts of
-//! non-zero and saturated counters as they change them; [`byte_counts`] and [`array_counts`]
+//! Here: the counting kind [`Counting`] — a layer's increments, lookups and decrements (which
+//! keep the counts of non-zero and saturated counters as they change them;
+//! [`byte_counts`](super::counters::byte_counts) and [`array_counts`](super::counters::array_counts)
 //! recount them when counters arrive from outside) and the chain's counting add (which layer
-//! an item's counts go to, and why) — and the chain's deletes.
+//! an item's counts go to, and why) — and the chain's deletes. The counters' arithmetic is
+//! [`super::counters`].
 
-use super::batch::{BATCH, Block, Purpose};
-use super::bits::BitArray;
+use super::block::{Block, Purpose};
 use super::chain::Chain;
+use super::counters::{Width, max};
 use super::hash::ItemHash;
-use super::kind::{Kind, LayerKind};
+use super::kernel::{BATCH, LayerKind};
+use super::kind::Kind;
 use super::layer::Layer;
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
 
-/// Bits per counter: 4 (at most 15, 4× a plain filter's memory) or 8 (at most 255, 8×).
-pub type Width = u8;
-
-/// Whether `w` is a counter width this module builds.
-pub fn valid_width(w: u64) -> bool {
-    w == 4 || w == 8
-}
-
-/// A counter's largest value: where it saturates.
-#[inline]
-pub fn max(width: Width) -> u64 {
-    (1u64 << width) - 1
-}
-
-/// `(non-zero, saturated)` counters among the counters of `width` bits packed in `bytes` (whole
-/// bytes: a chunk of a counter array). Width 0 means a plain bit array: set bits, and none
-/// saturated.
-pub fn byte_counts(bytes: &[u8], width: Width) -> (u64, u64) {
-    let (mut nonzero, mut saturated) = (0u64, 0u64);
-    match width {
-        4 => {
-            for &b in bytes {
-                nonzero += u64::from(b & 0x0f != 0) + u64::from(b & 0xf0 != 0);
-                saturated += u64::from(b & 0x0f == 0x0f) + u64::from(b & 0xf0 == 0xf0);
-            }
-        }
-        8 => {
-            for &b in bytes {
-                nonzero += u64::from(b != 0);
-                saturated += u64::from(b == 0xff);
-            }
-        }
-        _ => nonzero = crate::filter::mem::count_ones_bytes(bytes),
-    }
-    (nonzero, saturated)
-}
-
-/// [`byte_counts`] over a whole array, one segment at a time.
-pub fn array_counts(bits: &BitArray, width: Width) -> (u64, u64) {
-    if width == 0 {
-        return (bits.count_ones(), 0);
-    }
-    let (mut nonzero, mut saturated) = (0, 0);
-    bits.for_each_segment_bytes(|seg| {
-        let (n, s) = byte_counts(seg, width);
-        nonzero += n;
-        saturated += s;
-    });
-    (nonzero, saturated)
-}
-
-/// Counters stored in an array of `positions` counters of `width` bits: its length in bits,
-/// checked.
-pub fn array_bits(positions: u64, width: Width) -> Result<u64, BloomError> {
-    positions.checked_mul(u64::from(width.max(1))).ok_or(BloomError::TooLarge)
-}
-
-/// Counting layers, counters of `W` bits (4 or 8): the positions of [`Plain`](super::kind::Plain)
+/// Counting layers, counters of `W` bits (4 or 8): the positions of [`Plain`](super::kernel::Plain)
 /// layers, each a counter in an array `W` times larger. The kind of counting chains
 /// ([`super::kind`]); `W` is a constant in its code.
 /// `C`: scheme 5's probe sequence, else scheme 1's ([`ItemHash::probes_in`]).
@@ -277,20 +222,5 @@ impl Chain {
                 out.push(Counting::<W, C>::delete(self, h));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_of_nibbles_and_bytes() {
-        assert_eq!(byte_counts(&[0x00, 0x01, 0x10, 0xff, 0xf1], 4), (6, 3));
-        assert_eq!(byte_counts(&[0x00, 0x01, 0x10, 0xff, 0xf1], 8), (4, 1));
-        assert_eq!(byte_counts(&[0x00, 0x01, 0x10, 0xff, 0xf1], 0), (15, 0));
-        assert_eq!(max(4), 15);
-        assert_eq!(max(8), 255);
-        assert!(valid_width(4) && valid_width(8) && !valid_width(0) && !valid_width(16));
     }
 }

@@ -3,7 +3,7 @@
 //! bit ([`Rule::Counting`], [`super::counting`]).
 
 use super::bits::BitArray;
-use super::counting::{self, Width};
+use super::counters::{self, Width};
 use super::params::{BLOCK_BITS, LayerSize, RbLayerSize, layer_size};
 use crate::filter::BloomError;
 
@@ -26,7 +26,7 @@ pub enum Rule {
     Counting(Width),
     /// Native blocked layers ([`Layout::Blocked`](super::params::Layout::Blocked)): an item's
     /// hash picks one block of 512 bits (64 bytes, 8 words, never across a segment), and every
-    /// one of its probes is a bit of that block ([`super::kind::Blocked`]).
+    /// one of its probes is a bit of that block ([`super::kernel::Blocked`]).
     Blocked,
 }
 
@@ -115,7 +115,7 @@ impl Layer {
     /// `width` is 0.
     #[inline]
     pub fn new_counting(size: &LayerSize, width: Width) -> Result<Self, BloomError> {
-        let bits = BitArray::new(counting::array_bits(size.bits, width)?)?;
+        let bits = BitArray::new(counters::array_bits(size.bits, width)?)?;
         Self::from_parts(*size, 0, bits, width, Contents::Fresh)
     }
 
@@ -211,16 +211,16 @@ impl Layer {
     ) -> Result<Self, BloomError> {
         let rule = match width {
             0 => Rule::Reduce,
-            w if counting::valid_width(u64::from(w)) => Rule::Counting(w),
+            w if counters::valid_width(u64::from(w)) => Rule::Counting(w),
             _ => return Err(BloomError::BadData),
         };
         // A counting layer counts every add of the items it holds, past its capacity too.
         let items_fit = width != 0 || items <= size.capacity;
-        if bits.len_bits() != counting::array_bits(size.bits, width)? || !items_fit {
+        if bits.len_bits() != counters::array_bits(size.bits, width)? || !items_fit {
             return Err(BloomError::BadData);
         }
         let ones = match contents {
-            Contents::Loaded => counting::array_counts(&bits, width).0,
+            Contents::Loaded => counters::array_counts(&bits, width).0,
             Contents::Fresh | Contents::Counted => 0,
         };
         Ok(Self {
@@ -321,12 +321,12 @@ impl Layer {
             return Ok((0, 0));
         }
         self.bits.read_bytes(offset, data.len() as u64, |b| {
-            let (n, s) = counting::byte_counts(b, width);
+            let (n, s) = counters::byte_counts(b, width);
             ones += n;
             saturated += s;
         })?;
         self.bits.write_bytes(offset, data)?;
-        let (n, s) = counting::byte_counts(data, width);
+        let (n, s) = counters::byte_counts(data, width);
         self.ones = self.ones.saturating_sub(ones) + n;
         Ok((saturated, s))
     }

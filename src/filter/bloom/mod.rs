@@ -47,11 +47,15 @@
 
 pub mod batch;
 pub mod bits;
+pub mod block;
 pub mod blocked;
 pub mod chain;
 pub mod claims;
+pub mod counters;
 pub mod counting;
+pub mod dispatch;
 pub mod hash;
+pub mod kernel;
 pub mod kind;
 pub mod layer;
 pub mod layers;

@@ -17,10 +17,9 @@
 use std::mem::MaybeUninit;
 use std::num::NonZeroU64;
 
-use super::batch::BATCH;
 use super::bits::{View, ViewMut};
 use super::hash::{HashScheme, ItemHash};
-use super::kind::LayerKind;
+use super::kernel::{BATCH, LayerKind};
 use super::layer::Layer;
 use super::probe::WordArray;
 

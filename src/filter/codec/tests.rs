@@ -1,6 +1,6 @@
 use super::*;
 use crate::filter::Unlimited;
-use crate::filter::bloom::counting::array_counts;
+use crate::filter::bloom::counters::array_counts;
 use crate::filter::chunks::{read_chunk, write_chunk};
 
 fn sample(items: u32, nonscaling: bool) -> Chain {

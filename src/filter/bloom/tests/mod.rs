@@ -2,10 +2,10 @@
 //! memory (`chain.rs`), the batched paths against the one-by-one ones (`batch.rs`), and
 //! counting chains (`counting_chains.rs`).
 
-use super::batch::*;
+use super::block::PREFETCH_MIN_BYTES;
 use super::chain::*;
 use super::claims::*;
-use super::counting::{Width, array_counts};
+use super::counters::{Width, array_counts};
 use super::hash::HashScheme;
 use super::layer::Layer;
 use super::params::*;
