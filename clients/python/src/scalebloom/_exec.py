@@ -6,15 +6,17 @@ returns a :class:`~scalebloom._protocol.Call` (arguments and reply parser), a
 or, for work of several round trips (the partitioned filter's), a generator that yields the
 steps to send and receives their raw replies. The decorators below turn such a method into a
 descriptor; the class that uses it decides *how* it runs by deriving from :class:`SyncRunner`
-or :class:`AsyncRunner`, which supply ``_send(step) -> reply`` (sync) or ``async _send(step)``:
+or :class:`AsyncRunner` and defining ``_send(step) -> reply`` (sync) or ``async _send(step)``
+(:class:`SyncClient` / :class:`AsyncClient` send a call through a redis-py client; the
+partitioned filter sends a batch through its router):
 
     class BloomCommands:
         @command
         def card(self, key: Arg) -> Call[int]:
             return Call(("BF.CARD", key), to_int)
 
-    class Bloom(SyncRunner, BloomCommands): ...       # bf.card("k") -> int
-    class AsyncBloom(AsyncRunner, BloomCommands): ... # await abf.card("k") -> int
+    class Bloom(SyncClient, BloomCommands): ...        # bf.card("k") -> int
+    class AsyncBloom(AsyncClient, BloomCommands): ...  # await abf.card("k") -> int
 
 The descriptors' ``__get__`` overloads give a type checker the right signature for each
 side: the method's own parameters, returning ``T`` on a :class:`SyncRunner` and
