@@ -423,3 +423,18 @@ def flatten(mapping: Dict[str, str]) -> List[Arg]:
     for k, v in mapping.items():
         out += [k, v]
     return out
+
+
+def scandump_cursor(verb: str, key: Arg) -> Cursor[Chunk]:
+    """``BF.SCANDUMP`` / ``CF.SCANDUMP key iterator`` from iterator 0 until the server
+    answers iterator 0 again; each reply's data read as bytes."""
+
+    def at(it: int) -> Call[Optional[Chunk]]:
+        return Call((verb, key, it), to_chunk, {NEVER_DECODE: []})
+
+    return Cursor(at(0), lambda chunk: at(chunk[0]))
+
+
+def loadchunk_call(verb: str, key: Arg) -> Callable[[Chunk], Call[bool]]:
+    """``BF.LOADCHUNK`` / ``CF.LOADCHUNK key iterator data`` for one chunk."""
+    return lambda chunk: Call((verb, key, chunk[0], chunk[1]), to_ok)

@@ -17,7 +17,6 @@ from typing import Any, Callable, List, Optional
 from . import _protocol as p
 from ._exec import AsyncClient, SyncClient, command, cursor, loader
 from ._protocol import (
-    NEVER_DECODE,
     Arg,
     BloomInfo,
     BloomStats,
@@ -30,22 +29,9 @@ from ._protocol import (
     Layout,
     WindowLength,
     items_of,
+    loadchunk_call,
+    scandump_cursor,
 )
-
-
-def scandump_cursor(verb: str, key: Arg) -> Cursor[Chunk]:
-    """``BF.SCANDUMP`` / ``CF.SCANDUMP key iterator`` from iterator 0 until the server
-    answers iterator 0 again; each reply's data read as bytes."""
-
-    def at(it: int) -> Call[Optional[Chunk]]:
-        return Call((verb, key, it), p.to_chunk, {NEVER_DECODE: []})
-
-    return Cursor(at(0), lambda chunk: at(chunk[0]))
-
-
-def loadchunk_call(verb: str, key: Arg) -> Callable[[Chunk], Call[bool]]:
-    """``BF.LOADCHUNK`` / ``CF.LOADCHUNK key iterator data`` for one chunk."""
-    return lambda chunk: Call((verb, key, chunk[0], chunk[1]), p.to_ok)
 
 
 class BloomCommands:

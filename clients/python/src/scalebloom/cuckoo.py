@@ -20,8 +20,17 @@ from redis.exceptions import ResponseError
 
 from . import _protocol as p
 from ._exec import AsyncClient, SyncClient, command, cursor, loader
-from ._protocol import Arg, Call, Chunk, Cursor, Item, Items, items_of
-from .client import loadchunk_call, scandump_cursor
+from ._protocol import (
+    Arg,
+    Call,
+    Chunk,
+    Cursor,
+    Item,
+    Items,
+    items_of,
+    loadchunk_call,
+    scandump_cursor,
+)
 
 
 class CuckooInsert(enum.IntEnum):
