@@ -10,7 +10,7 @@ import redis.asyncio
 from redis.exceptions import ResponseError
 
 import scalebloom
-from scalebloom import CuckooInfo, CuckooInsert
+from scalebloom import CuckooInfo, CuckooInsert, CuckooStats
 from servers import Cluster, Server
 
 
@@ -56,6 +56,15 @@ def test_every_command_same_answers_resp2_resp3(
         fingerprint_bits=8,
     )
     assert cf.debug("c").startswith("bktsize:2 buckets:512 items:6 deletes:1 filters:1")
+    assert cf.stats("c") == CuckooStats(
+        capacity=1024,  # 512 buckets of 2
+        items=6,
+        load_factor=6 / 1024,
+        load_factor_newest=6 / 1024,
+        filters=1,
+        max_filters=32,  # cf-max-expansions
+        saturated=False,
+    )
     assert cf.compact("c") is True
 
     assert cf.reserve("opts", 100, bucket_size=4, max_iterations=50, expansion=2) is True
@@ -75,6 +84,10 @@ def test_every_command_same_answers_resp2_resp3(
     assert cf.insertnx("full", ["x0", "fresh-item"]) == [CuckooInsert.PRESENT, CuckooInsert.FULL]
     with pytest.raises(ResponseError, match="Filter is full"):
         cf.add("full", "fresh-item")
+    st = cf.stats("full")
+    assert (st.items, st.capacity, st.filters, st.max_filters) == (sum(added), 2, 1, 1)
+    assert st.load_factor == st.load_factor_newest == sum(added) / 2
+    assert st.saturated is True  # it cannot grow, and its buckets are full
 
 
 def test_errors(server: Server) -> None:
@@ -90,6 +103,8 @@ def test_errors(server: Server) -> None:
         cf.delete("missing", "a")
     with pytest.raises(ResponseError, match="not found"):
         cf.info("missing")
+    with pytest.raises(ResponseError, match="not found"):
+        cf.stats("missing")
     with pytest.raises(ResponseError, match="FINGERPRINT"):
         cf.reserve("f", 100, fingerprint=12)
     with pytest.raises(TypeError, match="sequence of items"):
@@ -136,6 +151,7 @@ def test_asyncio_and_cluster(cluster: Cluster) -> None:
             assert await acf.mexists(k, [k, "x"]) == [True, False]
             assert await acf.insertnx(k, [k, "y"]) == [CuckooInsert.PRESENT, CuckooInsert.ADDED]
             assert (await acf.info(k)).items_inserted == 2
+            assert (await acf.stats(k)).items == 2
             copy = "{" + k + "}:copy"  # the same slot
             assert await acf.loadchunks(copy, acf.scandump(k)) >= 2
             assert await acf.mexists(copy, [k, "y", "x"]) == [True, True, False]

@@ -13,7 +13,14 @@ True
 from ._protocol import BloomInfo, BloomStats, Chunk, CreateOptions, Item, Items, SequenceNotStr
 from ._router import ReplicationError
 from .client import AsyncBloom, Bloom, BloomCommands
-from .cuckoo import AsyncCuckoo, Cuckoo, CuckooCommands, CuckooInfo, CuckooInsert
+from .cuckoo import (
+    AsyncCuckoo,
+    Cuckoo,
+    CuckooCommands,
+    CuckooInfo,
+    CuckooInsert,
+    CuckooStats,
+)
 from .partitioned import AsyncPartitionedFilter, PartitionedFilter, PartitionedStats
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "CuckooCommands",
     "CuckooInfo",
     "CuckooInsert",
+    "CuckooStats",
     "Item",
     "Items",
     "PartitionedFilter",

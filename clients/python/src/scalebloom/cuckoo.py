@@ -2,7 +2,8 @@
 
 ``Cuckoo(r)`` wraps ``redis.Redis`` or ``redis.RedisCluster``; ``AsyncCuckoo(r)`` their
 ``redis.asyncio`` twins. The commands are RedisBloom's (scalebloom adds ``FINGERPRINT
-8|16|32``), so these methods work on RedisBloom too, except where a docstring says otherwise.
+8|16|32`` and ``CF.STATS``), so these methods work on RedisBloom too, except where a docstring
+says otherwise.
 Each command is written once, in :class:`CuckooCommands`, as a method that builds a
 :class:`~scalebloom._protocol.Call` (see :mod:`scalebloom._exec`).
 
@@ -81,6 +82,42 @@ def parse_cuckoo_info(v: Any) -> CuckooInfo:
         expansion=int(d["Expansion rate"]),
         max_iterations=int(d["Max iterations"]),
         fingerprint_bits=int(d.get("Fingerprint bits", 8)),
+    )
+
+
+@dataclass(frozen=True)
+class CuckooStats:
+    """``CF.STATS key`` (scalebloom's own): how full the filter is, and whether it takes more
+    items."""
+
+    capacity: int
+    """``Capacity``: fingerprint slots over all sub-filters."""
+    items: int
+    """``Items``: fingerprints stored (added minus deleted)."""
+    load_factor: float
+    """``Load factor``: ``items`` ÷ ``capacity``."""
+    load_factor_newest: float
+    """``Load factor of newest filter``."""
+    filters: int
+    """``Number of filters``: sub-filters."""
+    max_filters: int
+    """``Max filters``: 1 with ``EXPANSION 0``, else the server's ``cf-max-expansions``."""
+    saturated: bool
+    """``Saturated``: the filter has ``max_filters`` sub-filters, or cannot grow and its
+    newest sub-filter is loaded to where inserts start to fail (the main README's ``CF.STATS``
+    row gives the thresholds)."""
+
+
+def parse_cuckoo_stats(v: Any) -> CuckooStats:
+    d = p.pairs(v)
+    return CuckooStats(
+        capacity=int(d["Capacity"]),
+        items=int(d["Items"]),
+        load_factor=p.to_float(d["Load factor"]),
+        load_factor_newest=p.to_float(d["Load factor of newest filter"]),
+        filters=int(d["Number of filters"]),
+        max_filters=int(d["Max filters"]),
+        saturated=p.to_bool(d["Saturated"]),
     )
 
 
@@ -234,6 +271,13 @@ class CuckooCommands:
         """``CF.INFO``: a :class:`CuckooInfo`. Raises ``ResponseError("not found")`` for a
         missing key."""
         return Call(("CF.INFO", key), parse_cuckoo_info)
+
+    @command
+    def stats(self, key: Arg) -> Call[CuckooStats]:
+        """``CF.STATS`` (scalebloom's own; RedisBloom has no such command): a
+        :class:`CuckooStats`, numbers under RESP2 and RESP3 alike. Raises
+        ``ResponseError("not found")`` for a missing key."""
+        return Call(("CF.STATS", key), parse_cuckoo_stats)
 
     @command
     def debug(self, key: Arg) -> Call[str]:
