@@ -81,6 +81,7 @@ class Server:
         args: Optional[List[str]] = None,
         module: Optional[str] = "scalebloom",
         cluster: bool = False,
+        module_args: Optional[List[str]] = None,
     ) -> None:
         self.dir = tempfile.mkdtemp(prefix="sbpy-")
         for _ in range(20):
@@ -120,7 +121,7 @@ class Server:
                 ]
             cmd += args or []
             if module == "scalebloom":
-                cmd += ["--loadmodule", module_path()]
+                cmd += ["--loadmodule", module_path(), *(module_args or [])]
             elif module == "redisbloom":
                 cmd += ["--loadmodule", redisbloom_path()]
             self.proc = subprocess.Popen(

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -131,3 +136,128 @@ def test_cluster_clients(cluster: Cluster) -> None:
         await ar.aclose()
 
     asyncio.run(go())
+
+
+def test_text_or_bytes_as_items_is_a_type_error(server: Server) -> None:
+    bf = scalebloom.Bloom(server.client())
+    for call in (
+        lambda: bf.madd("k", "abc"),  # type: ignore[arg-type]
+        lambda: bf.mexists("k", b"abc"),  # type: ignore[arg-type]
+        lambda: bf.mdelete("k", bytearray(b"ab")),  # type: ignore[arg-type]
+        lambda: bf.insert("k", "abc"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(TypeError, match="sequence of items"):
+            call()
+    assert server.client().exists("k") == 0  # nothing was sent
+    assert bf.madd("k", ("a", "b")) == [True, True]
+    assert bf.mexists("k", ["a", "c"]) == [True, False]
+
+
+def test_sync_and_asyncio_have_the_same_methods() -> None:
+    def methods(cls: Any) -> set[str]:
+        return {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n))}
+
+    for sync, aio in (
+        (scalebloom.Bloom, scalebloom.AsyncBloom),
+        (scalebloom.Cuckoo, scalebloom.AsyncCuckoo),
+        (scalebloom.PartitionedFilter, scalebloom.AsyncPartitionedFilter),
+    ):
+        s, a = sync.__new__(sync), aio.__new__(aio)
+        s.client = a.client = None
+        # The sync filter's close() is the asyncio one's aclose(); open() is its constructor.
+        assert methods(sync) - {"close"} == methods(aio) - {"aclose", "open"}
+        for n in methods(sync) - {"close", "create"}:
+            ss, sa = inspect.signature(getattr(s, n)), inspect.signature(getattr(a, n))
+            assert ss.parameters.keys() == sa.parameters.keys(), n
+            if n in ("partition_of", "key_of"):  # local computations, no I/O
+                assert ss == sa, n
+            elif n not in ("scandump", "loadchunks"):
+                assert inspect.iscoroutinefunction(getattr(a, n)), n
+                assert sa.return_annotation == f"Awaitable[{ss.return_annotation}]", n
+
+
+def test_mypy_refuses_text_where_items_go(tmp_path: Path) -> None:
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(
+        "import redis\n"
+        "import scalebloom\n"
+        "bf = scalebloom.Bloom(redis.Redis())\n"
+        "ok: list[bool] = bf.madd('k', ['a', b'b', 1, 2.5]) + bf.mexists('k', ('a',))\n"
+        "bf.madd('k', 'abc')\n"
+        "bf.mexists('k', b'abc')\n"
+        "cf = scalebloom.AsyncCuckoo(None)\n"
+        "async def f() -> None:\n"
+        "    added: list[bool] = await cf.insert('k', ['a'])\n"
+        "    await cf.insertnx('k', 'abc')\n"
+        "    n: str = await cf.count('k', 'a')\n"
+    )
+    # The package as the tests import it: installed (mypy finds it in site-packages, or through
+    # an editable install's path file) or a source tree on PYTHONPATH (given to mypy).
+    src = Path(scalebloom.__file__).resolve().parent.parent
+    env = dict(os.environ)
+    if src.name != "site-packages":
+        env["MYPYPATH"] = str(src)
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(pyproject),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(snippet),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    errors = [ln for ln in out.stdout.splitlines() if ": error:" in ln]
+    lines = [int(ln.split(":")[1]) for ln in errors]
+    assert lines == [5, 6, 10, 11], out.stdout + out.stderr
+    assert all("[arg-type]" in ln for ln in errors[:3]) and "[assignment]" in errors[3], errors
+    assert 'incompatible type "str"' in errors[0] and 'incompatible type "bytes"' in errors[1]
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_scandump_loadchunks_move_a_filter(server: Server, protocol: int) -> None:
+    other = Server()
+    try:
+        src = scalebloom.Bloom(server.client(protocol=protocol, decode_responses=True))
+        dst = scalebloom.Bloom(other.client(protocol=protocol, decode_responses=True))
+        src.reserve("plain", 0.001, 100)
+        items = [f"item:{i}" for i in range(1000)]  # several layers
+        src.madd("plain", items)
+        chunks = list(src.scandump("plain"))
+        assert len(chunks) > 2 and all(isinstance(d, bytes) for _, d in chunks)
+        assert chunks[0][0] == 1  # the header
+        assert dst.loadchunks("plain", iter(chunks)) == len(chunks)
+        assert dst.mexists("plain", items) == [True] * len(items)
+        assert dst.info("plain") == src.info("plain")
+        digest = "DEBUG DIGEST-VALUE"
+        assert server.client().execute_command(digest, "plain") == other.client().execute_command(
+            digest, "plain"
+        )
+        with pytest.raises(ResponseError):
+            dst.loadchunks("plain", chunks)  # the key exists
+        assert dst.mexists("plain", items[:3]) == [True] * 3
+
+        async def go() -> None:
+            a: Any = redis.asyncio.Redis(port=server.port, protocol=protocol)
+            b: Any = redis.asyncio.Redis(port=other.port, protocol=protocol)
+            asrc, adst = scalebloom.AsyncBloom(a), scalebloom.AsyncBloom(b)
+            await asrc.reserve("cnt", 0.01, 100, counting=8)
+            await asrc.madd("cnt", ["x", "x", "y"])
+            assert await adst.loadchunks("cnt", asrc.scandump("cnt")) >= 2  # async to async
+            assert await adst.mdelete("cnt", ["x", "x", "y", "x"]) == [True, True, True, False]
+            with pytest.raises(ResponseError, match="not found"):
+                [c async for c in asrc.scandump("missing")]
+            await a.aclose()
+            await b.aclose()
+
+        asyncio.run(go())
+    finally:
+        other.stop()

@@ -108,6 +108,8 @@ def test_counting_delete_and_drop(server: Server) -> None:
     p.add("x")
     with pytest.raises(ResponseError, match="not a counting filter"):
         p.delete("x")
+    with pytest.raises(TypeError, match="sequence of items"):
+        p.mexists(b"xyz")  # type: ignore[arg-type]
     p.drop()
     assert r.keys("*{p*") == []
     with pytest.raises(ResponseError, match="not found"):
@@ -123,6 +125,15 @@ def test_asyncio(server: Server) -> None:
         assert await g.mexists(["x", "y", "z"]) == [True, True, False]
         assert (await g.info())["items"] == 2
         assert await g.card() == 2
+        assert (await g.stats()).items_added == 2
+        with pytest.raises(TypeError, match="sequence of items"):
+            await g.madd("xyz")  # type: ignore[arg-type]
+        with pytest.raises(ResponseError, match="item exists"):
+            await scalebloom.AsyncPartitionedFilter.create(r, "a", 0.01, 1000, partitions=3)
+        with pytest.raises(ResponseError, match="not found"):
+            await scalebloom.AsyncPartitionedFilter.open(r, "nothing")
+        await g.drop()
+        assert await r.keys("*{a*") == []
         await f.aclose()
         await g.aclose()
         await r.aclose()

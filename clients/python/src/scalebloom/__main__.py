@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import List, Optional
+from typing import List, NoReturn, Optional
 
 from . import exporter, migration
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line on stderr (exit status 2), no usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scalebloom")
+    parser = _Parser(prog="python -m scalebloom")
     sub = parser.add_subparsers(dest="tool", required=True)
     m = sub.add_parser(
         "check-migration",

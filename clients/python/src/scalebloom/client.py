@@ -1,35 +1,46 @@
-"""Typed methods for scalebloom's commands over any redis-py client.
+"""Typed methods for scalebloom's Bloom commands (``BF.*``) over any redis-py client.
 
 ``Bloom(r)`` wraps ``redis.Redis`` or ``redis.RedisCluster``; ``AsyncBloom(r)`` wraps their
 ``redis.asyncio`` twins. Both send through the client's own ``execute_command``, so routing
 (cluster slots, MOVED/ASK), retries, connection pools and RESP2/RESP3 are redis-py's, and a
 refused command raises ``redis.exceptions.ResponseError`` with the server's message.
 
-The two classes have the same methods (change them together): each builds a
-:class:`~scalebloom._protocol.Call` and parses the reply with the same function.
+Each command is written once, in :class:`BloomCommands`, as a method that builds a
+:class:`~scalebloom._protocol.Call`; :class:`Bloom` runs it sync and :class:`AsyncBloom`
+awaits it (see :mod:`scalebloom._exec`).
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Callable, List, Optional
 
 from . import _protocol as p
-from ._protocol import Arg, BloomInfo, BloomStats, CreateOptions, Item
+from ._exec import AsyncClient, SyncClient, command, cursor, loader
+from ._protocol import (
+    Arg,
+    BloomInfo,
+    BloomStats,
+    Call,
+    Chunk,
+    CreateOptions,
+    Cursor,
+    Item,
+    Items,
+    Layout,
+    WindowLength,
+    items_of,
+    loadchunk_call,
+    scandump_cursor,
+)
 
 
-class Bloom:
-    """scalebloom's commands on a sync redis-py client (``redis.Redis``,
-    ``redis.RedisCluster``).
+class BloomCommands:
+    """scalebloom's ``BF.*`` commands, written once; :class:`Bloom` and :class:`AsyncBloom`
+    run them. ``client`` is the redis-py client they send through."""
 
-    >>> import redis, scalebloom
-    >>> bf = scalebloom.Bloom(redis.Redis())
-    >>> bf.reserve("tags", 0.01, 1000, counting=4)
-    True
-    """
+    client: Any
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
+    @command
     def reserve(
         self,
         key: Arg,
@@ -39,37 +50,41 @@ class Bloom:
         expansion: Optional[int] = None,
         nonscaling: bool = False,
         counting: Optional[int] = None,
-    ) -> bool:
-        """``BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]``.
+        window: Optional[WindowLength] = None,
+        layout: Optional[Layout] = None,
+    ) -> Call[bool]:
+        """``BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]
+        [WINDOW duration|ITEMS] [LAYOUT STANDARD|BLOCKED]``.
 
         Creates an empty filter and returns ``True``. ``counting=4`` or ``8`` makes a counting
         filter (each bit becomes a counter of that many bits) whose items :meth:`delete` can
-        remove. Raises ``ResponseError("item exists")`` when the key exists."""
-        call = p.reserve(
-            key,
-            error_rate,
-            capacity,
-            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
-        )
-        return call.parse(self.client.execute_command(*call.args))
+        remove. ``window`` makes a filter whose items expire: ``"items"`` (a sliding window
+        over the last ``capacity`` items), a duration string (``"500ms"``, ``"30s"``,
+        ``"10m"``, ``"2h"``, ``"7d"``) or a ``datetime.timedelta`` (whole milliseconds); then
+        ``capacity`` is the items expected per window. ``layout="blocked"`` makes a
+        cache-line-blocked filter, ``"standard"`` a standard one (default: the server's
+        ``bf-layout``). Raises ``ResponseError("item exists")`` when the key exists."""
+        opts = CreateOptions(expansion, nonscaling, counting, window, layout)
+        return p.bloom_reserve(key, error_rate, capacity, opts)
 
-    def add(self, key: Arg, item: Item) -> bool:
+    @command
+    def add(self, key: Arg, item: Item) -> Call[bool]:
         """``BF.ADD``: ``True`` if the item was new, ``False`` if (probably) present already.
         Creates the key with the server's defaults when it is missing."""
-        call = p.add(key, item)
-        return call.parse(self.client.execute_command(*call.args))
+        return Call(("BF.ADD", key, item), p.to_bool)
 
-    def madd(self, key: Arg, items: Sequence[Item]) -> List[bool]:
+    @command
+    def madd(self, key: Arg, items: Items) -> Call[List[bool]]:
         """``BF.MADD``: one bool per item, in order. When the server stops early (a full
         nonscaling filter, a refused allocation) its error is raised; the items before it
-        went in."""
-        call = p.madd(key, items)
-        return call.parse(self.client.execute_command(*call.args))
+        went in. A ``str`` or ``bytes`` given as ``items`` raises ``TypeError``."""
+        return Call(("BF.MADD", key, *items_of(items)), p.to_bools)
 
+    @command
     def insert(
         self,
         key: Arg,
-        items: Sequence[Item],
+        items: Items,
         *,
         capacity: Optional[int] = None,
         error_rate: Optional[float] = None,
@@ -77,158 +92,111 @@ class Bloom:
         expansion: Optional[int] = None,
         nonscaling: bool = False,
         counting: Optional[int] = None,
-    ) -> List[bool]:
+        window: Optional[WindowLength] = None,
+        layout: Optional[Layout] = None,
+    ) -> Call[List[bool]]:
         """``BF.INSERT key [CAPACITY n] [ERROR r] [NOCREATE] [EXPANSION n] [NONSCALING]
-        [COUNTING 4|8] ITEMS item …``: one bool per item, in order. The creation options
-        apply only when the key is created; ``nocreate=True`` raises ``ResponseError("not
-        found")`` for a missing key."""
-        call = p.insert(
-            key,
-            items,
-            capacity,
-            error_rate,
-            nocreate,
-            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
-        )
-        return call.parse(self.client.execute_command(*call.args))
+        [COUNTING 4|8] [WINDOW duration|ITEMS] [LAYOUT STANDARD|BLOCKED] ITEMS item …``: one
+        bool per item, in order. The creation options (those of :meth:`reserve`) apply only
+        when the key is created; ``nocreate=True`` raises ``ResponseError("not found")`` for
+        a missing key."""
+        args: List[Arg] = ["BF.INSERT", key]
+        if capacity is not None:
+            args += ["CAPACITY", capacity]
+        if error_rate is not None:
+            args += ["ERROR", error_rate]
+        if nocreate:
+            args.append("NOCREATE")
+        args += CreateOptions(expansion, nonscaling, counting, window, layout).args()
+        args.append("ITEMS")
+        args += items_of(items)
+        return Call(tuple(args), p.to_bools)
 
-    def exists(self, key: Arg, item: Item) -> bool:
+    @command
+    def exists(self, key: Arg, item: Item) -> Call[bool]:
         """``BF.EXISTS``: ``True`` if the item is (probably) present, ``False`` if it is surely
         absent or the key is missing."""
-        call = p.exists(key, item)
-        return call.parse(self.client.execute_command(*call.args))
+        return Call(("BF.EXISTS", key, item), p.to_bool)
 
-    def mexists(self, key: Arg, items: Sequence[Item]) -> List[bool]:
+    @command
+    def mexists(self, key: Arg, items: Items) -> Call[List[bool]]:
         """``BF.MEXISTS``: one bool per item, in order."""
-        call = p.mexists(key, items)
-        return call.parse(self.client.execute_command(*call.args))
+        return Call(("BF.MEXISTS", key, *items_of(items)), p.to_bools)
 
-    def delete(self, key: Arg, item: Item) -> bool:
+    @command
+    def delete(self, key: Arg, item: Item) -> Call[bool]:
         """``BF.DEL`` (counting filters): ``True`` if the item was present and one occurrence of
         it was removed, ``False`` if it was absent (nothing changed). Delete only what you
         added (the README's *Counting filters* says why). Raises ``ResponseError`` for a
         missing key (``not found``) or a plain filter (``not a counting filter: …``)."""
-        call = p.delete(key, item)
-        return call.parse(self.client.execute_command(*call.args))
+        return Call(("BF.DEL", key, item), p.to_bool)
 
-    def mdelete(self, key: Arg, items: Sequence[Item]) -> List[bool]:
+    @command
+    def mdelete(self, key: Arg, items: Items) -> Call[List[bool]]:
         """``BF.MDEL``: :meth:`delete` of each item, one bool per item in order."""
-        call = p.mdelete(key, items)
-        return call.parse(self.client.execute_command(*call.args))
+        return Call(("BF.MDEL", key, *items_of(items)), p.to_bools)
 
-    def card(self, key: Arg) -> int:
-        """``BF.CARD``: items added (0 for a missing key)."""
-        call = p.card(key)
-        return call.parse(self.client.execute_command(*call.args))
+    @command
+    def card(self, key: Arg) -> Call[int]:
+        """``BF.CARD``: items added (0 for a missing key; a windowed filter: the items its
+        window holds now)."""
+        return Call(("BF.CARD", key), p.to_int)
 
-    def info(self, key: Arg) -> BloomInfo:
+    @command
+    def info(self, key: Arg) -> Call[BloomInfo]:
         """``BF.INFO``: a :class:`BloomInfo`. Raises ``ResponseError("not found")`` for a missing
         key."""
-        call = p.info(key)
-        return call.parse(self.client.execute_command(*call.args))
+        return Call(("BF.INFO", key), p.parse_info)
 
-    def stats(self, key: Arg) -> BloomStats:
+    @command
+    def stats(self, key: Arg) -> Call[BloomStats]:
         """``BF.STATS``: a :class:`BloomStats`, with numbers (rates as floats) under RESP2 and
-        RESP3 alike. Raises ``ResponseError("not found")`` for a missing key."""
-        call = p.stats(key)
-        return call.parse(self.client.execute_command(*call.args))
+        RESP3 alike, for every kind of Bloom filter (a windowed one fills the window fields
+        and leaves the fill fields ``None``). Raises ``ResponseError("not found")`` for a
+        missing key."""
+        return Call(("BF.STATS", key), p.parse_stats)
+
+    @command
+    def debug(self, key: Arg) -> Call[List[str]]:
+        """``BF.DEBUG``: ``size:<items>``, then one line per layer. Raises
+        ``ResponseError("not found")`` for a missing key and ``WRONGTYPE`` for a windowed
+        filter."""
+        return Call(("BF.DEBUG", key), p.to_texts)
+
+    @cursor
+    def scandump(self, key: Arg) -> Cursor[Chunk]:
+        """``BF.SCANDUMP``, from iterator 0 to the end: an iterator of ``(iterator, data)``
+        chunks (the header first), each fetched when asked for. Give them to another
+        server's :meth:`loadchunks` in order. The filter should take no writes meanwhile:
+        SCANDUMP is not a snapshot."""
+        return scandump_cursor("BF.SCANDUMP", key)
+
+    @loader
+    def loadchunks(self, key: Arg) -> Callable[[Chunk], Call[bool]]:
+        """``BF.LOADCHUNK key iterator data`` for each ``(iterator, data)`` of ``chunks``, in
+        order (what :meth:`scandump` yields); returns the number of chunks loaded. The key
+        must not exist; the first refused chunk raises ``ResponseError`` (the filter is then
+        partial: ``DEL`` it before trying again)."""
+        return loadchunk_call("BF.LOADCHUNK", key)
 
 
-class AsyncBloom:
-    """scalebloom's commands on an asyncio redis-py client (``redis.asyncio.Redis``,
-    ``redis.asyncio.RedisCluster``): :class:`Bloom`'s methods, awaited.
+class Bloom(SyncClient, BloomCommands):
+    """scalebloom's Bloom commands on a sync redis-py client (``redis.Redis``,
+    ``redis.RedisCluster``).
+
+    >>> import redis, scalebloom
+    >>> bf = scalebloom.Bloom(redis.Redis())
+    >>> bf.reserve("tags", 0.01, 1000, counting=4)
+    True
+    """
+
+
+class AsyncBloom(AsyncClient, BloomCommands):
+    """scalebloom's Bloom commands on an asyncio redis-py client (``redis.asyncio.Redis``,
+    ``redis.asyncio.RedisCluster``): :class:`Bloom`'s methods, awaited (``scandump`` is an
+    async iterator, and ``loadchunks`` also takes one).
 
     >>> bf = scalebloom.AsyncBloom(redis.asyncio.Redis())
     >>> await bf.add("visitors", "alice")
     True
     """
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    async def reserve(
-        self,
-        key: Arg,
-        error_rate: float,
-        capacity: int,
-        *,
-        expansion: Optional[int] = None,
-        nonscaling: bool = False,
-        counting: Optional[int] = None,
-    ) -> bool:
-        """See :meth:`Bloom.reserve`."""
-        call = p.reserve(
-            key,
-            error_rate,
-            capacity,
-            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
-        )
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def add(self, key: Arg, item: Item) -> bool:
-        """See :meth:`Bloom.add`."""
-        call = p.add(key, item)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def madd(self, key: Arg, items: Sequence[Item]) -> List[bool]:
-        """See :meth:`Bloom.madd`."""
-        call = p.madd(key, items)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def insert(
-        self,
-        key: Arg,
-        items: Sequence[Item],
-        *,
-        capacity: Optional[int] = None,
-        error_rate: Optional[float] = None,
-        nocreate: bool = False,
-        expansion: Optional[int] = None,
-        nonscaling: bool = False,
-        counting: Optional[int] = None,
-    ) -> List[bool]:
-        """See :meth:`Bloom.insert`."""
-        call = p.insert(
-            key,
-            items,
-            capacity,
-            error_rate,
-            nocreate,
-            CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting),
-        )
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def exists(self, key: Arg, item: Item) -> bool:
-        """See :meth:`Bloom.exists`."""
-        call = p.exists(key, item)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def mexists(self, key: Arg, items: Sequence[Item]) -> List[bool]:
-        """See :meth:`Bloom.mexists`."""
-        call = p.mexists(key, items)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def delete(self, key: Arg, item: Item) -> bool:
-        """See :meth:`Bloom.delete`."""
-        call = p.delete(key, item)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def mdelete(self, key: Arg, items: Sequence[Item]) -> List[bool]:
-        """See :meth:`Bloom.mdelete`."""
-        call = p.mdelete(key, items)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def card(self, key: Arg) -> int:
-        """See :meth:`Bloom.card`."""
-        call = p.card(key)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def info(self, key: Arg) -> BloomInfo:
-        """See :meth:`Bloom.info`."""
-        call = p.info(key)
-        return call.parse(await self.client.execute_command(*call.args))
-
-    async def stats(self, key: Arg) -> BloomStats:
-        """See :meth:`Bloom.stats`."""
-        call = p.stats(key)
-        return call.parse(await self.client.execute_command(*call.args))

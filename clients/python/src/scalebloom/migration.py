@@ -1,17 +1,20 @@
-"""``python -m scalebloom check-migration SRC_URL DST_URL``: compares every Bloom (and cuckoo)
-key of a RedisBloom source with its copy on a scalebloom target.
+"""``python -m scalebloom check-migration SRC_URL DST_URL``: compares every filter of a source
+server (RedisBloom, or scalebloom) with its copy on a scalebloom target.
 
-For each key of type ``MBbloom--`` on the source (``--keys`` narrows them with a SCAN MATCH
-pattern) it checks, on the target: the same type; ``BF.INFO`` equal field by field (capacity,
-size, layers, items, expansion: an imported filter keeps RedisBloom's layout, so all of them
-match); the same ``BF.MEXISTS`` answer for every one of ``--sample`` random items that were
-never added (an imported filter answers exactly as RedisBloom did, false positives included);
-and, with ``--items FILE`` (lines ``key<TAB>item``), that every item known to be in a filter is
-present on both. Cuckoo keys (``MBbloomCF``) get the same checks with ``CF.INFO`` (every field:
-an imported cuckoo filter keeps RedisBloom's layout) and ``CF.MEXISTS``.
+For each key of type ``MBbloom--`` (Bloom), ``SBwindow-`` (scalebloom's windowed Bloom) or
+``MBbloomCF`` (cuckoo) on the source (``--keys`` narrows them with a SCAN MATCH pattern) it
+checks, on the target: the same type; ``BF.INFO`` / ``CF.INFO`` equal field by field (an
+imported filter keeps RedisBloom's layout, so capacity, size, layers, items and expansion all
+match), and for a windowed filter the window's parameters in ``BF.STATS`` (window, window
+capacity, slack, generation, slices, hashes, target error rate); the same ``BF.MEXISTS`` /
+``CF.MEXISTS`` answer for every one of ``--sample`` random items that were never added (a
+copied filter answers exactly as its source did, false positives included); and, with
+``--items FILE`` (lines ``key<TAB>item``), that every item known to be in a filter is present
+on both.
 
-It prints one line per key and exits 0 when nothing differs, 1 when something does, 2 when a
-server cannot be reached.
+It prints one line per key and exits 0 when nothing differs, 1 when something does, and 2 on a
+usage error, an unreadable ``--items`` file, or a server that cannot be reached (a bad URL, a
+refused connection, a lost one): then one line on stderr says why.
 """
 
 from __future__ import annotations
@@ -24,9 +27,29 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 import redis
 
 from . import _protocol as p
+from .client import Bloom
+from .cuckoo import Cuckoo
 
 BLOOM_TYPE = "MBbloom--"
+WINDOW_TYPE = "SBwindow-"
 CUCKOO_TYPE = "MBbloomCF"
+#: The key types checked, in the order they are reported.
+TYPES = (BLOOM_TYPE, WINDOW_TYPE, CUCKOO_TYPE)
+#: A windowed filter's parameters, as ``BF.STATS`` reports them.
+WINDOW_FIELDS = (
+    "window",
+    "window_capacity",
+    "slack",
+    "generation",
+    "slices",
+    "hashes",
+    "target_error_rate",
+)
+
+
+class UsageError(Exception):
+    """What stops the check before it can compare (exit status 2): a bad argument, an
+    unreadable file, a server that cannot be reached."""
 
 
 @dataclass
@@ -46,8 +69,20 @@ class KeyReport:
         return not self.problems
 
 
+def _shown(url: str) -> str:
+    """``url`` without its password, for a message."""
+    head, at, tail = url.rpartition("@")
+    if not at:
+        return url
+    scheme, sep, user = head.partition("://")
+    return f"{scheme}{sep}{user.split(':')[0]}:***@{tail}" if ":" in user else url
+
+
 def _client(url: str) -> Any:
-    return redis.Redis.from_url(url, protocol=2)
+    try:
+        return redis.Redis.from_url(url, protocol=2)
+    except ValueError as e:  # a URL redis-py cannot read: its scheme, port or query
+        raise UsageError(f"bad URL {_shown(url)!r}: {e}") from None
 
 
 def _type(r: Any, key: bytes) -> str:
@@ -56,7 +91,34 @@ def _type(r: Any, key: bytes) -> str:
 
 
 def _scan(r: Any, pattern: str, type_: str) -> List[bytes]:
-    return sorted(set(r.scan_iter(match=pattern, count=1000, _type=type_)))
+    try:
+        return sorted(set(r.scan_iter(match=pattern, count=1000, _type=type_)))
+    except redis.ResponseError:
+        return []  # a server that refuses an unknown type name holds no key of that type
+
+
+def _compare(rep: KeyReport, what: str, a: Any, b: Any, names: Sequence[str]) -> None:
+    for name in names:
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y:
+            rep.problems.append(f"{what} {name} {x} -> {y}")
+
+
+def _compare_params(rep: KeyReport, src: Any, dst: Any, key: bytes, type_: str) -> None:
+    """The filter's parameters and counters, equal on both sides."""
+    if type_ == CUCKOO_TYPE:
+        # Every field the source reports: the target may report more (``Fingerprint bits``).
+        sc = p.pairs(src.execute_command("CF.INFO", key))
+        dc = p.pairs(dst.execute_command("CF.INFO", key))
+        for name, a in sc.items():
+            if dc.get(name) != a:
+                rep.problems.append(f"CF.INFO {name} {a} -> {dc.get(name)}")
+        return
+    sb, db = Bloom(src), Bloom(dst)
+    info_fields = ("capacity", "size", "filters", "items", "expansion")
+    _compare(rep, "BF.INFO", sb.info(key), db.info(key), info_fields)
+    if type_ == WINDOW_TYPE:
+        _compare(rep, "BF.STATS", sb.stats(key), db.stats(key), WINDOW_FIELDS)
 
 
 def check_key(
@@ -67,32 +129,38 @@ def check_key(
     sample: int,
     present: Sequence[bytes],
 ) -> KeyReport:
+    """Compares ``key`` of type ``type_`` on the two servers. A command the target refuses
+    is a difference; a lost connection is raised."""
     rep = KeyReport(key.decode("utf-8", "backslashreplace"), type_)
     dtype = _type(dst, key)
     if dtype != type_:
         rep.problems.append(f"type {dtype!r} on the target" if dtype != "none" else "missing")
         return rep
-    prefix = "BF" if type_ == BLOOM_TYPE else "CF"
-    mexists = f"{prefix}.MEXISTS"
-    if type_ == BLOOM_TYPE:
-        si = p.parse_info(src.execute_command("BF.INFO", key))
-        di = p.parse_info(dst.execute_command("BF.INFO", key))
-        for name in ("capacity", "size", "filters", "items", "expansion"):
-            a, b = getattr(si, name), getattr(di, name)
-            if a != b:
-                rep.problems.append(f"BF.INFO {name} {a} -> {b}")
-    else:
-        sc = p.pairs(src.execute_command("CF.INFO", key))
-        dc = p.pairs(dst.execute_command("CF.INFO", key))
-        for name, a in sc.items():
-            if dc.get(name) != a:
-                rep.problems.append(f"CF.INFO {name} {a} -> {dc.get(name)}")
+    try:
+        _compare_params(rep, src, dst, key, type_)
+        _compare_answers(rep, src, dst, key, type_, sample, present)
+    except redis.ResponseError as e:
+        rep.problems.append(f"refused: {e}")
+    return rep
+
+
+def _compare_answers(
+    rep: KeyReport,
+    src: Any,
+    dst: Any,
+    key: bytes,
+    type_: str,
+    sample: int,
+    present: Sequence[bytes],
+) -> None:
+    """The same answer for ``sample`` items never added, and every known item present."""
+    mexists = Cuckoo(src).mexists if type_ == CUCKOO_TYPE else Bloom(src).mexists
+    dmexists = Cuckoo(dst).mexists if type_ == CUCKOO_TYPE else Bloom(dst).mexists
     salt = secrets.token_hex(8)
     absent = [f"scalebloom-check:{salt}:{i}".encode() for i in range(sample)]
     for s in range(0, len(absent), 1000):
         chunk = absent[s : s + 1000]
-        a = p.to_bools(src.execute_command(mexists, key, *chunk))
-        b = p.to_bools(dst.execute_command(mexists, key, *chunk))
+        a, b = mexists(key, chunk), dmexists(key, chunk)
         rep.absent_checked += len(chunk)
         rep.absent_differ += sum(x != y for x, y in zip(a, b))
     if rep.absent_differ:
@@ -101,29 +169,30 @@ def check_key(
         )
     for s in range(0, len(present), 1000):
         chunk = list(present[s : s + 1000])
-        a = p.to_bools(src.execute_command(mexists, key, *chunk))
-        b = p.to_bools(dst.execute_command(mexists, key, *chunk))
+        a, b = mexists(key, chunk), dmexists(key, chunk)
         rep.present_checked += len(chunk)
         rep.present_missing += sum(not y for y in b)
         if not all(a):
             rep.problems.append(f"{sum(not x for x in a)} listed items are not in the source")
     if rep.present_missing:
         rep.problems.append(f"{rep.present_missing} of {rep.present_checked} known items missing")
-    return rep
 
 
 def read_items(path: str) -> Dict[bytes, List[bytes]]:
     """``key<TAB>item`` lines (UTF-8), grouped by key."""
     out: Dict[bytes, List[bytes]] = {}
-    with open(path, "rb") as f:
-        for line in f:
-            line = line.rstrip(b"\r\n")
-            if not line:
-                continue
-            key, sep, item = line.partition(b"\t")
-            if not sep:
-                raise ValueError(f"{path}: line without a tab: {line[:80]!r}")
-            out.setdefault(key, []).append(item)
+    try:
+        with open(path, "rb") as f:
+            for n, line in enumerate(f, 1):
+                line = line.rstrip(b"\r\n")
+                if not line:
+                    continue
+                key, sep, item = line.partition(b"\t")
+                if not sep:
+                    raise UsageError(f"{path}:{n}: a line without a tab: {line[:80]!r}")
+                out.setdefault(key, []).append(item)
+    except OSError as e:
+        raise UsageError(f"cannot read --items: {e}") from None
     return out
 
 
@@ -134,18 +203,38 @@ def run(
     sample: int = 1000,
     items_file: Optional[str] = None,
     out: TextIO = sys.stdout,
+    err: Optional[TextIO] = None,
 ) -> int:
-    """The check; returns the exit status."""
+    """The check; returns the exit status (0 the same, 1 differences, 2 a usage or
+    connection error, said in one line on ``err``, default stderr)."""
     try:
-        src, dst = _client(src_url), _client(dst_url)
-        src.ping()
-        dst.ping()
-    except redis.RedisError as e:
-        print(f"check-migration: cannot reach a server: {e}", file=out)
-        return 2
+        return _check(src_url, dst_url, pattern, sample, items_file, out)
+    except UsageError as e:
+        print(f"check-migration: {e}", file=err or sys.stderr)
+    except redis.RedisError as e:  # a connection lost or timed out during the check
+        print(f"check-migration: lost a server: {e}", file=err or sys.stderr)
+    return 2
+
+
+def _check(
+    src_url: str,
+    dst_url: str,
+    pattern: str,
+    sample: int,
+    items_file: Optional[str],
+    out: TextIO,
+) -> int:
+    if sample < 0:
+        raise UsageError(f"--sample must be 0 or more, not {sample}")
+    src, dst = _client(src_url), _client(dst_url)
     present = read_items(items_file) if items_file else {}
+    for r, which, url in ((src, "source", src_url), (dst, "target", dst_url)):
+        try:
+            r.ping()
+        except redis.RedisError as e:
+            raise UsageError(f"cannot reach the {which} {_shown(url)}: {e}") from None
     reports: List[KeyReport] = []
-    for type_ in (BLOOM_TYPE, CUCKOO_TYPE):
+    for type_ in TYPES:
         for key in _scan(src, pattern, type_):
             reports.append(check_key(src, dst, key, type_, sample, present.get(key, [])))
     unknown = sorted(set(present) - {r.key.encode() for r in reports})
@@ -169,13 +258,22 @@ def run(
     return 1 if bad else 0
 
 
+def nonnegative(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise ValueError(text)
+    return n
+
+
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("src_url", help="the RedisBloom server, e.g. redis://old-host:6379/0")
+    parser.add_argument(
+        "src_url", help="the source server (RedisBloom or scalebloom), e.g. redis://old-host:6379/0"
+    )
     parser.add_argument("dst_url", help="the scalebloom server")
     parser.add_argument("--keys", default="*", help="SCAN MATCH pattern (default *)")
     parser.add_argument(
         "--sample",
-        type=int,
+        type=nonnegative,
         default=1000,
         help="random absent items asked of each filter (default 1000)",
     )

@@ -38,12 +38,13 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from redis.exceptions import DataError, ResponseError
 
 from . import _protocol as p
-from ._protocol import BloomInfo, BloomStats, CreateOptions, Item, encode_item
+from ._exec import AsyncRunner, Proc, SyncRunner, adrive, drive, procedure
+from ._protocol import Arg, BloomInfo, BloomStats, CreateOptions, Item, Items, encode_item, items_of
 from ._router import AsyncRouter, ReplicationError, Router, Wait
 from .routing import choose_keys, partition_of
 
@@ -167,10 +168,100 @@ class PartitionedStats:
     """Each partition's own :class:`BloomStats`, partition 0 first."""
 
 
-class _Base:
-    """What the sync and asyncio filters share: the spec, routing and reassembly."""
+@dataclass(frozen=True)
+class Batch:
+    """One step of a partitioned filter's method: single-key commands for the router (each
+    ``(key, args)``), and the ``WAIT`` that ends each node's pipeline, if any."""
+
+    cmds: List[Cmd]
+    wait: Optional[Wait] = None
+
+
+def _command(key: str, *args: Arg) -> Batch:
+    return Batch([(key.encode(), (*args,))])
+
+
+def _check_replies(replies: List[Any]) -> None:
+    for r in replies:
+        if isinstance(r, Exception):
+            raise r
+
+
+def _topology(client: Any) -> Tuple[List[str], Any]:
+    """The primaries (``host:port``, sorted) and a slot → owner function; one pseudo-node for
+    a client that is not a cluster client."""
+    if not (hasattr(client, "get_node_from_key") and hasattr(client, "nodes_manager")):
+        return ["single"], lambda slot: "single"
+    cache = client.nodes_manager.slots_cache
+    primaries = sorted({n.name for n in client.get_primaries()})
+    return primaries, lambda slot: cache[slot][0].name
+
+
+def _reserve_cmds(s: Spec) -> List[Cmd]:
+    opts = CreateOptions(
+        expansion=s.expansion,
+        nonscaling=s.nonscaling,
+        counting=None if s.kind == "bloom" else int(s.kind[len("counting") :]),
+    )
+    return [
+        (k.encode(), p.bloom_reserve(k, s.error_rate, s.partition_capacity, opts).args)
+        for k in s.keys
+    ]
+
+
+def _open(name: str) -> Proc[Spec]:
+    """Reads the filter's metadata."""
+    _check_name(name)
+    (raw,) = yield _command(meta_key(name), "HGETALL", meta_key(name))
+    return Spec.parse(name, p.pairs(raw))
+
+
+def _create(
+    client: Any,
+    name: str,
+    error_rate: float,
+    capacity: int,
+    partitions: Optional[int],
+    opts: CreateOptions,
+) -> Proc[Spec]:
+    """Makes the filter: checks the arguments and that the name is free, chooses the keys,
+    reserves every partition, then writes the metadata."""
+    _check_name(name)
+    if partitions is not None and partitions < 1:
+        raise DataError("partitions must be at least 1")
+    if capacity < 1:
+        raise DataError("capacity must be at least 1")
+    opts.args()  # validates
+    meta = meta_key(name)
+    (exists,) = yield _command(meta, "EXISTS", meta)
+    if p.to_int(exists):
+        raise ResponseError(f"item exists: partitioned filter {name!r}")
+    primaries, owner = _topology(client)  # after a command: an asyncio cluster client has its map
+    n = partitions if partitions is not None else len(primaries)
+    spec = Spec(
+        name=name,
+        kind=opts.kind,
+        partitions=n,
+        error_rate=float(error_rate),
+        capacity=capacity,
+        partition_capacity=partition_capacity(capacity, n),
+        expansion=opts.expansion,
+        nonscaling=opts.nonscaling,
+        routing_key=os.urandom(16),
+        keys=choose_keys(name, n, primaries, owner),
+    )
+    _check_replies((yield Batch(_reserve_cmds(spec))))
+    _check_replies((yield _command(meta, "HSET", meta, *p.flatten(spec.fields()))))
+    return spec
+
+
+class PartitionedCommands:
+    """The partitioned filter's methods, written once as generators of router steps
+    (:class:`Batch`); :class:`PartitionedFilter` runs them sync (threads, one per node) and
+    :class:`AsyncPartitionedFilter` under asyncio (``asyncio.gather``)."""
 
     spec: Spec
+    client: Any
 
     @property
     def name(self) -> str:
@@ -184,7 +275,7 @@ class _Base:
         """The key of the partition ``item`` belongs to."""
         return self.spec.keys[self.partition_of(item)]
 
-    def _split(self, verb: str, items: Sequence[Item]) -> Tuple[List[Cmd], List[List[int]]]:
+    def _split(self, verb: str, items: Items) -> Tuple[List[Cmd], List[List[int]]]:
         """One command per (partition, chunk of CHUNK items), and for each command the
         positions of its items in ``items``."""
         groups: Dict[int, List[int]] = {}
@@ -231,11 +322,69 @@ class _Base:
                 acked[q] = ok
         return ReplicationError(str(e), acked, list(cls._join(n, where, e.replies)))
 
-    def _all(self, verb: str) -> List[Cmd]:
-        return [(k.encode(), (verb, k)) for k in self.spec.keys]
+    def _batch(
+        self, verb: str, items: Items, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+    ) -> Proc[List[bool]]:
+        """``verb`` of every item on its partition; one bool per item, in input order."""
+        items = items_of(items)
+        cmds, where = self._split(verb, items)
+        wait = Wait(wait_replicas, wait_timeout_ms) if wait_replicas > 0 else None
+        try:
+            replies = yield Batch(cmds, wait)
+        except ReplicationError as e:
+            raise self._per_item(e, len(items), where) from None
+        return self._join(len(items), where, replies)
 
-    def _info(self, replies: List[Any]) -> Dict[str, Any]:
-        infos: List[BloomInfo] = [p.parse_info(r) for r in replies]
+    def _all(self, verb: str) -> Batch:
+        return Batch([(k.encode(), (verb, k)) for k in self.spec.keys])
+
+    @procedure
+    def add(self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000) -> Proc[bool]:
+        """Adds one item: ``True`` if it was new."""
+        return (yield from self._batch("BF.MADD", [item], wait_replicas, wait_timeout_ms))[0]
+
+    @procedure
+    def madd(
+        self, items: Items, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+    ) -> Proc[List[bool]]:
+        """Adds items: one bool per item, in input order (``True``: it was new)."""
+        return (yield from self._batch("BF.MADD", items, wait_replicas, wait_timeout_ms))
+
+    @procedure
+    def exists(self, item: Item) -> Proc[bool]:
+        """Whether the item is (probably) present."""
+        return (yield from self._batch("BF.MEXISTS", [item]))[0]
+
+    @procedure
+    def mexists(self, items: Items) -> Proc[List[bool]]:
+        """One bool per item, in input order."""
+        return (yield from self._batch("BF.MEXISTS", items))
+
+    @procedure
+    def delete(
+        self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+    ) -> Proc[bool]:
+        """Counting filters: removes one occurrence of the item (``BF.DEL`` on its
+        partition); ``True`` if it was present."""
+        return (yield from self._batch("BF.MDEL", [item], wait_replicas, wait_timeout_ms))[0]
+
+    @procedure
+    def mdelete(
+        self, items: Items, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+    ) -> Proc[List[bool]]:
+        """Counting filters: :meth:`delete` for each item, one bool per item in input order."""
+        return (yield from self._batch("BF.MDEL", items, wait_replicas, wait_timeout_ms))
+
+    @procedure
+    def card(self) -> Proc[int]:
+        """Items added over all partitions (``BF.CARD`` summed)."""
+        return sum(p.to_int(r) for r in (yield self._all("BF.CARD")))
+
+    @procedure
+    def info(self) -> Proc[Dict[str, Any]]:
+        """The metadata plus ``size`` (bytes), ``items`` and ``filters`` (layers) summed over
+        the partitions, and ``partition_info``, each partition's :class:`BloomInfo`."""
+        infos: List[BloomInfo] = [p.parse_info(r) for r in (yield self._all("BF.INFO"))]
         s = self.spec
         return {
             "name": s.name,
@@ -255,83 +404,31 @@ class _Base:
             "partition_info": infos,
         }
 
-    def _stats(self, replies: List[Any]) -> PartitionedStats:
-        st = [p.parse_stats(r) for r in replies]
+    @procedure
+    def stats(self) -> Proc[PartitionedStats]:
+        """``BF.STATS`` of every partition, combined."""
+        st = [p.parse_stats(r) for r in (yield self._all("BF.STATS"))]
         counters = [x.saturated_counters for x in st if x.saturated_counters is not None]
         return PartitionedStats(
             target_error_rate=self.spec.error_rate,
             estimated_error_rate=sum(x.estimated_error_rate for x in st) / len(st),
-            fill_ratio_all=sum(x.fill_ratio_all for x in st) / len(st),
-            estimated_items=sum(x.estimated_items for x in st),
+            fill_ratio_all=sum(x.fill_ratio_all or 0.0 for x in st) / len(st),
+            estimated_items=sum(x.estimated_items or 0 for x in st),
             items_added=sum(x.items_added for x in st),
             saturated=any(x.saturated for x in st),
             saturated_counters=sum(counters) if counters else None,
             partitions=st,
         )
 
-    @staticmethod
-    def _wait(replicas: int, timeout_ms: int) -> Optional[Wait]:
-        return Wait(replicas, timeout_ms) if replicas > 0 else None
-
-    @staticmethod
-    def _new_spec(
-        name: str,
-        error_rate: float,
-        capacity: int,
-        partitions: int,
-        opts: CreateOptions,
-        primaries: List[str],
-        owner: Any,
-    ) -> Spec:
-        _check_name(name)
-        if partitions < 1:
-            raise DataError("partitions must be at least 1")
-        if capacity < 1:
-            raise DataError("capacity must be at least 1")
-        opts.args()  # validates
-        return Spec(
-            name=name,
-            kind=opts.kind,
-            partitions=partitions,
-            error_rate=float(error_rate),
-            capacity=capacity,
-            partition_capacity=partition_capacity(capacity, partitions),
-            expansion=opts.expansion,
-            nonscaling=opts.nonscaling,
-            routing_key=os.urandom(16),
-            keys=choose_keys(name, partitions, primaries, owner),
-        )
-
-    def _reserve_cmds(self) -> List[Cmd]:
-        s = self.spec
-        opts = CreateOptions(
-            expansion=s.expansion,
-            nonscaling=s.nonscaling,
-            counting=None if s.kind == "bloom" else int(s.kind[len("counting") :]),
-        )
-        return [
-            (k.encode(), p.reserve(k, s.error_rate, s.partition_capacity, opts).args)
-            for k in s.keys
-        ]
+    @procedure
+    def drop(self) -> Proc[None]:
+        """Deletes the filter: its partitions, then its metadata."""
+        _check_replies((yield self._all("DEL")))
+        meta = meta_key(self.name)
+        _check_replies((yield _command(meta, "DEL", meta)))
 
 
-def _topology(client: Any) -> Tuple[List[str], Any]:
-    """The primaries (``host:port``, sorted) and a slot → owner function; one pseudo-node for
-    a client that is not a cluster client."""
-    if not (hasattr(client, "get_node_from_key") and hasattr(client, "nodes_manager")):
-        return ["single"], lambda slot: "single"
-    cache = client.nodes_manager.slots_cache
-    primaries = sorted({n.name for n in client.get_primaries()})
-    return primaries, lambda slot: cache[slot][0].name
-
-
-def _check_replies(replies: List[Any]) -> None:
-    for r in replies:
-        if isinstance(r, Exception):
-            raise r
-
-
-class PartitionedFilter(_Base):
+class PartitionedFilter(SyncRunner, PartitionedCommands):
     """One logical filter over the primaries of a Redis Cluster (or on one server).
 
     ``client`` is a sync ``redis.RedisCluster`` (or ``redis.Redis``). Open an existing filter
@@ -345,10 +442,12 @@ class PartitionedFilter(_Base):
     """
 
     def __init__(self, client: Any, name: str) -> None:
-        _check_name(name)
         self.client = client
         self.router = Router(client)
-        self.spec = Spec.parse(name, client.hgetall(meta_key(name)))
+        self.spec = drive(self._send, _open(name))
+
+    def _send(self, step: Any) -> Any:
+        return self.router.run(step.cmds, step.wait)
 
     @classmethod
     def create(
@@ -369,16 +468,16 @@ class PartitionedFilter(_Base):
         :meth:`delete` works); ``expansion`` and ``nonscaling`` are passed to every partition's
         ``BF.RESERVE``. Raises ``ResponseError("item exists")`` when the filter or one of its
         partition keys exists."""
-        primaries, owner = _topology(client)
-        opts = CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting)
-        n = partitions if partitions is not None else len(primaries)
-        spec = _Base._new_spec(name, error_rate, capacity, n, opts, primaries, owner)
-        if client.exists(meta_key(name)):
-            raise ResponseError(f"item exists: partitioned filter {name!r}")
         self = cls.__new__(cls)
-        self.client, self.router, self.spec = client, Router(client), spec
-        _check_replies(self.router.run(self._reserve_cmds()))
-        client.hset(meta_key(name), mapping=spec.fields())
+        self.client, self.router = client, Router(client)
+        opts = CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting)
+        try:
+            self.spec = drive(
+                self._send, _create(client, name, error_rate, capacity, partitions, opts)
+            )
+        except BaseException:
+            self.router.close()
+            raise
         return self
 
     def close(self) -> None:
@@ -386,81 +485,38 @@ class PartitionedFilter(_Base):
         process)."""
         self.router.close()
 
-    def add(self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000) -> bool:
-        """Adds one item: ``True`` if it was new."""
-        return self.madd([item], wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)[0]
 
-    def madd(
-        self, items: Sequence[Item], *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
-    ) -> List[bool]:
-        """Adds items: one bool per item, in input order (``True``: it was new)."""
-        cmds, where = self._split("BF.MADD", items)
-        try:
-            replies = self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
-        except ReplicationError as e:
-            raise self._per_item(e, len(items), where) from None
-        return self._join(len(items), where, replies)
-
-    def exists(self, item: Item) -> bool:
-        """Whether the item is (probably) present."""
-        return self.mexists([item])[0]
-
-    def mexists(self, items: Sequence[Item]) -> List[bool]:
-        """One bool per item, in input order."""
-        cmds, where = self._split("BF.MEXISTS", items)
-        return self._join(len(items), where, self.router.run(cmds))
-
-    def delete(self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000) -> bool:
-        """Counting filters: removes one occurrence of the item (``BF.DEL`` on its
-        partition); ``True`` if it was present."""
-        return self.mdelete([item], wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)[0]
-
-    def mdelete(
-        self, items: Sequence[Item], *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
-    ) -> List[bool]:
-        """Counting filters: :meth:`delete` for each item, one bool per item in input order."""
-        cmds, where = self._split("BF.MDEL", items)
-        try:
-            replies = self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
-        except ReplicationError as e:
-            raise self._per_item(e, len(items), where) from None
-        return self._join(len(items), where, replies)
-
-    def card(self) -> int:
-        """Items added over all partitions (``BF.CARD`` summed)."""
-        return sum(p.to_int(r) for r in self.router.run(self._all("BF.CARD")))
-
-    def info(self) -> Dict[str, Any]:
-        """The metadata plus ``size`` (bytes), ``items`` and ``filters`` (layers) summed over
-        the partitions, and ``partition_info``, each partition's :class:`BloomInfo`."""
-        return self._info(self.router.run(self._all("BF.INFO")))
-
-    def stats(self) -> PartitionedStats:
-        """``BF.STATS`` of every partition, combined."""
-        return self._stats(self.router.run(self._all("BF.STATS")))
-
-    def drop(self) -> None:
-        """Deletes the filter: its partitions, then its metadata."""
-        _check_replies(self.router.run([(k.encode(), ("DEL", k)) for k in self.spec.keys]))
-        self.client.delete(meta_key(self.name))
-
-
-class AsyncPartitionedFilter(_Base):
+class AsyncPartitionedFilter(AsyncRunner, PartitionedCommands):
     """:class:`PartitionedFilter` for ``redis.asyncio.RedisCluster`` (or
     ``redis.asyncio.Redis``): open with ``await AsyncPartitionedFilter.open(client, name)``,
     make with ``await AsyncPartitionedFilter.create(...)``, and ``await f.aclose()`` at the
-    end (it closes the per-node connections)."""
+    end (it closes the per-node connections). The methods are :class:`PartitionedFilter`'s,
+    awaited."""
 
     def __init__(self, client: Any, spec: Spec) -> None:
         self.client = client
         self.router = AsyncRouter(client)
         self.spec = spec
 
+    async def _send(self, step: Any) -> Any:
+        return await self.router.run(step.cmds, step.wait)
+
+    @classmethod
+    async def _run(cls, client: Any, proc: Proc[Spec]) -> "AsyncPartitionedFilter":
+        self = cls.__new__(cls)
+        self.client, self.router = client, AsyncRouter(client)
+        try:
+            self.spec = await adrive(self._send, proc)
+        except BaseException:
+            await self.router.aclose()
+            raise
+        return self
+
     @classmethod
     async def open(cls, client: Any, name: str) -> "AsyncPartitionedFilter":
-        """Opens the existing filter ``name``."""
-        _check_name(name)
-        return cls(client, Spec.parse(name, await client.hgetall(meta_key(name))))
+        """Opens the existing filter ``name`` (``ResponseError("not found: …")`` if there is
+        none)."""
+        return await cls._run(client, _open(name))
 
     @classmethod
     async def create(
@@ -476,79 +532,9 @@ class AsyncPartitionedFilter(_Base):
         counting: Optional[int] = None,
     ) -> "AsyncPartitionedFilter":
         """See :meth:`PartitionedFilter.create`."""
-        if hasattr(client, "nodes_manager") and not client.nodes_manager.slots_cache:
-            await client.initialize()
-        primaries, owner = _topology(client)
         opts = CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting)
-        n = partitions if partitions is not None else len(primaries)
-        spec = _Base._new_spec(name, error_rate, capacity, n, opts, primaries, owner)
-        if await client.exists(meta_key(name)):
-            raise ResponseError(f"item exists: partitioned filter {name!r}")
-        self = cls(client, spec)
-        _check_replies(await self.router.run(self._reserve_cmds()))
-        await client.hset(meta_key(name), mapping=spec.fields())
-        return self
+        return await cls._run(client, _create(client, name, error_rate, capacity, partitions, opts))
 
     async def aclose(self) -> None:
         """Closes the per-node connections."""
         await self.router.aclose()
-
-    async def add(self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000) -> bool:
-        """See :meth:`PartitionedFilter.add`."""
-        r = await self.madd([item], wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
-        return r[0]
-
-    async def madd(
-        self, items: Sequence[Item], *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
-    ) -> List[bool]:
-        """See :meth:`PartitionedFilter.madd`."""
-        cmds, where = self._split("BF.MADD", items)
-        try:
-            replies = await self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
-        except ReplicationError as e:
-            raise self._per_item(e, len(items), where) from None
-        return self._join(len(items), where, replies)
-
-    async def exists(self, item: Item) -> bool:
-        """See :meth:`PartitionedFilter.exists`."""
-        return (await self.mexists([item]))[0]
-
-    async def mexists(self, items: Sequence[Item]) -> List[bool]:
-        """See :meth:`PartitionedFilter.mexists`."""
-        cmds, where = self._split("BF.MEXISTS", items)
-        return self._join(len(items), where, await self.router.run(cmds))
-
-    async def delete(
-        self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
-    ) -> bool:
-        """See :meth:`PartitionedFilter.delete`."""
-        r = await self.mdelete([item], wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
-        return r[0]
-
-    async def mdelete(
-        self, items: Sequence[Item], *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
-    ) -> List[bool]:
-        """See :meth:`PartitionedFilter.mdelete`."""
-        cmds, where = self._split("BF.MDEL", items)
-        try:
-            replies = await self.router.run(cmds, self._wait(wait_replicas, wait_timeout_ms))
-        except ReplicationError as e:
-            raise self._per_item(e, len(items), where) from None
-        return self._join(len(items), where, replies)
-
-    async def card(self) -> int:
-        """See :meth:`PartitionedFilter.card`."""
-        return sum(p.to_int(r) for r in await self.router.run(self._all("BF.CARD")))
-
-    async def info(self) -> Dict[str, Any]:
-        """See :meth:`PartitionedFilter.info`."""
-        return self._info(await self.router.run(self._all("BF.INFO")))
-
-    async def stats(self) -> PartitionedStats:
-        """See :meth:`PartitionedFilter.stats`."""
-        return self._stats(await self.router.run(self._all("BF.STATS")))
-
-    async def drop(self) -> None:
-        """See :meth:`PartitionedFilter.drop`."""
-        _check_replies(await self.router.run([(k.encode(), ("DEL", k)) for k in self.spec.keys]))
-        await self.client.delete(meta_key(self.name))
