@@ -262,7 +262,9 @@ def test_prometheus_scrapes_every_kind(server: Server, exporters: List[Exporter]
     e = Exporter(server, "--keys", "f:*")
     exporters.append(e)
     m = samples(e.scrape())
-    saturated = sorted(k for (n, k), (v, _) in m.items() if n == "scalebloom_filter_saturated" and v)
+    saturated = sorted(
+        k for (name, k), (v, _) in m.items() if name == "scalebloom_filter_saturated" and v
+    )
     assert "f:window" in saturated
     data = tempfile.mkdtemp(prefix="sbprom-")
     prom: Optional[subprocess.Popen[bytes]] = None

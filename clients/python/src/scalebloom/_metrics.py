@@ -121,9 +121,10 @@ def _time_window(name: str) -> Callable[[Fields], Optional[float]]:
 
 
 def _count_window(name: str) -> Callable[[Fields], Optional[float]]:
+    """A field of a count window (``Window`` is ``ITEMS``)."""
+
     def get(f: Fields) -> Optional[float]:
-        v = number(f.get(name))
-        return v if v is not None and f.get("Window") is not None and _window_ms(f) is None else None
+        return number(f.get(name)) if _text(f.get("Window", "")) == "ITEMS" else None
 
     return get
 
