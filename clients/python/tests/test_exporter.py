@@ -249,6 +249,109 @@ def test_rules_file_passes_promtool() -> None:
     assert out.returncode == 0 and "SUCCESS" in out.stdout, out.stdout + out.stderr
 
 
+# promtool's unit tests of the rules: series over time, the alerts (labels and rendered
+# annotations) expected at given moments.
+RULE_TESTS = """\
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'scalebloom_up{instance="x"}'
+        values: '1x5 0x10'
+      - series: 'scalebloom_filter_estimated_error_ratio{key="a",kind="plain"}'
+        values: '0.005x10 0.009x20'
+      - series: 'scalebloom_filter_target_error_ratio{key="a",kind="plain"}'
+        values: '0.01x30'
+      - series: 'scalebloom_filter_saturated{key="a",kind="plain"}'
+        values: '0x20 1x10'
+      - series: 'scalebloom_filter_saturated_counters{key="c",kind="counting"}'
+        values: '0x5 3x10'
+      - series: 'scalebloom_filter_layers{key="a",kind="plain"}'
+        values: '1x30 2x70'
+      - series: 'scalebloom_filter_layers{key="q",kind="cuckoo"}'
+        values: '2x100'
+      - series: 'scalebloom_scrape_truncated{instance="x"}'
+        values: '1x30'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: ScalebloomDown
+        exp_alerts: []
+      - eval_time: 12m
+        alertname: ScalebloomDown
+        exp_alerts:
+          - exp_labels: {severity: critical, instance: x}
+            exp_annotations:
+              summary: scalebloom exporter x cannot query its server
+              description: The server behind the exporter did not answer its scrapes for 5 minutes.
+      - eval_time: 12m
+        alertname: ScalebloomFilterRotationDue
+        exp_alerts: []
+      - eval_time: 18m
+        alertname: ScalebloomFilterRotationDue
+        exp_alerts:
+          - exp_labels: {severity: info, key: a, kind: plain}
+            exp_annotations:
+              summary: Filter a (plain) is past 80% of its error budget
+              description: >-
+                Its estimated false-positive rate is 0.009, more than 0.8 times its target: the
+                next filter is due.
+      - eval_time: 25m
+        alertname: ScalebloomFilterRotationDue
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: ScalebloomFilterSaturated
+        exp_alerts: []
+      - eval_time: 25m
+        alertname: ScalebloomFilterSaturated
+        exp_alerts:
+          - exp_labels: {severity: warning, key: a, kind: plain}
+            exp_annotations:
+              summary: Filter a (plain) is due for rotation now
+              description: >-
+                The filter holds more than it was sized for (Saturated 1 in BF.STATS or
+                CF.STATS). Start a fresh, larger filter and retire this one (README: Detecting
+                saturation and rotating).
+      - eval_time: 12m
+        alertname: ScalebloomSaturatedCounters
+        exp_alerts:
+          - exp_labels: {severity: info, key: c, kind: counting}
+            exp_annotations:
+              summary: Counting filter c has 3 counters stuck at their maximum
+              description: >-
+                Items sharing a stuck counter can no longer be deleted: the filter keeps false
+                positives it cannot remove. Rebuild it larger, or with 8-bit counters
+                (COUNTING 8).
+      - eval_time: 95m
+        alertname: ScalebloomFilterOutgrewReservation
+        exp_alerts:
+          - exp_labels: {severity: info, key: a, kind: plain}
+            exp_annotations:
+              summary: Filter a has 2 layers
+              description: >-
+                It outgrew its first reservation; each new layer is larger and has a tighter
+                error, so a larger BF.RESERVE is cheaper next time.
+      - eval_time: 20m
+        alertname: ScalebloomScrapeTruncated
+        exp_alerts:
+          - exp_labels: {severity: info, instance: x}
+            exp_annotations:
+              summary: scalebloom exporter x does not report every filter
+              description: >-
+                Each scrape stops at --max-keys (or its SCAN budget), so some filters go
+                unwatched (scalebloom_scrape_skipped_keys counts those it found). Narrow --keys
+                or raise --max-keys.
+"""
+
+
+def test_rules_fire_when_they_should(tmp_path: Path) -> None:
+    tests = tmp_path / "rules-test.yml"
+    tests.write_text(f"rule_files: ['{RULES}']\n" + RULE_TESTS)
+    out = subprocess.run(
+        [tool("promtool"), "test", "rules", str(tests)], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "SUCCESS" in out.stdout, out.stdout + out.stderr
+
+
 def _query(port: int, path: str, **params: str) -> Any:
     url = f"http://127.0.0.1:{port}{path}?{urllib.parse.urlencode(params)}"
     with urllib.request.urlopen(url, timeout=30) as r:
