@@ -380,17 +380,17 @@ def test_prometheus_scrapes_every_kind(server: Server, exporters: List[Exporter]
             f"    static_configs:\n      - targets: ['127.0.0.1:{e.port}']\n"
         )
         port = free_port()
-        log = open(Path(data) / "log", "wb")
-        prom = subprocess.Popen(
-            [
-                tool("prometheus"),
-                f"--config.file={config}",
-                f"--storage.tsdb.path={Path(data) / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=log,
-            stderr=log,
-        )
+        with open(Path(data) / "log", "wb") as log:  # the child keeps its own descriptor
+            prom = subprocess.Popen(
+                [
+                    tool("prometheus"),
+                    f"--config.file={config}",
+                    f"--storage.tsdb.path={Path(data) / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                ],
+                stdout=log,
+                stderr=log,
+            )
 
         def every_kind() -> Optional[Dict[str, float]]:
             got = _query(port, "/api/v1/query", query="count by (kind) (scalebloom_filter_bytes)")
