@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use super::args::Args;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, dump, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, cuckoo_stats, dump, replconf, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -288,6 +288,10 @@ commands! {
         [KEY];
     cmd_cf_info: "cf.info" => cuckoo::info, 2, Read,
         "Returns a cuckoo filter's size, buckets, sub-filters, items and parameters", "O(1)",
+        [KEY];
+    cmd_cf_stats: "cf.stats" => cuckoo_stats::stats, 2, Read,
+        "Tells how full a cuckoo filter is: capacity, items, load factors, saturation",
+        "O(1), or O(s) with s the slots of the newest sub-filter when there are several",
         [KEY];
     cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read,
         "Describes a cuckoo filter in one line", "O(1)",

@@ -15,6 +15,7 @@ mod import;
 mod redisbloom_flow;
 mod replication;
 mod server;
+mod stats;
 mod vs_redisbloom;
 
 use std::sync::Arc;

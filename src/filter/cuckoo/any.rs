@@ -8,7 +8,7 @@ use super::super::fields::FieldWriter;
 use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::codec::{Header, ScanStep};
-use super::filter::{Cuckoo, Info, Insert, InsertSink};
+use super::filter::{Cuckoo, CuckooStats, Info, Insert, InsertSink};
 use super::fingerprint::FingerprintWidth;
 use super::params::CuckooParams;
 
@@ -110,6 +110,11 @@ impl CuckooFilter {
     /// `CF.INFO`.
     pub fn info(&self) -> Info {
         each!(self, c => c.info())
+    }
+
+    /// `CF.STATS`: see [`Cuckoo::stats`].
+    pub fn stats(&self, max_filters: u16, guard: &dyn AllocGuard) -> CuckooStats {
+        each!(self, c => c.stats(max_filters, guard))
     }
 
     /// `CF.DEBUG`.

@@ -4,13 +4,15 @@
 use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::fingerprint::{Fingerprint, Lookup};
-use super::params::{self, CuckooParams, MAX_FILTERS, info_size, sub_filter_buckets};
+use super::params::{self, CuckooParams, info_size, sub_filter_buckets};
 use super::slots::Slots;
 pub use super::sub::{SubFilter, SubFilterMut};
 use crate::filter::mem;
 
 mod batch;
+mod stats;
 pub use batch::InsertSink;
+pub use stats::{CuckooStats, full_load};
 
 /// Buckets of sub-filter `i` of a filter whose first has `2^base_log2` and whose stored
 /// expansion code is `code` ([`Cuckoo`]'s fields): `base × expansion^i`. Callers ask only for
@@ -589,19 +591,9 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// `CuckooFilter_Grow`: appends sub-filter `n` with `base × expansion^n` buckets.
     fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), CuckooError> {
-        let n = self.count;
-        if n == MAX_FILTERS {
-            return Err(CuckooError::TooLarge);
-        }
-        let buckets = sub_filter_buckets(self.base_buckets(), self.expansion(), n)
-            .ok_or(CuckooError::TooLarge)?;
-        let len = buckets.checked_mul(u64::from(self.bucket_size)).ok_or(CuckooError::TooLarge)?;
-        let bytes = len.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
-        let after = self.slot_bytes().checked_add(bytes).ok_or(CuckooError::TooLarge)?;
-        let size = info_size(u64::from(n) + 1, after).ok_or(CuckooError::TooLarge)?;
-        guard.admit(size, bytes)?;
+        let (buckets, len) = self.admit_growth(guard)?;
         let slots = Slots::zeroed(len)?;
-        let n = usize::from(n);
+        let n = usize::from(self.count);
         // What `sub` relies on (see `assemble`).
         if buckets_at(self.base_log2, self.expansion_code, n) != buckets
             || !usize::try_from(len).is_ok_and(|len| slots.holds(len))

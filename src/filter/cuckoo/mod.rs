@@ -74,7 +74,7 @@ mod tests;
 
 pub use any::CuckooFilter;
 pub use codec::{Header, ScanStep};
-pub use filter::{Cuckoo, Info, Insert, InsertSink, Shape};
+pub use filter::{Cuckoo, CuckooStats, Info, Insert, InsertSink, Shape, full_load};
 pub use fingerprint::{Fingerprint, FingerprintWidth};
 pub use params::CuckooParams;
 
