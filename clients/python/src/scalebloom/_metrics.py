@@ -193,8 +193,8 @@ PER_FILTER: Sequence[Tuple[str, str, Callable[[Fields], Optional[float]]]] = (
     ),
     (
         "capacity",
-        "Items the filter holds within its target error rate (all layers; for a windowed "
-        "filter, per window)",
+        "Items the filter is sized for: a Bloom filter's within its target error rate, all "
+        "layers; a windowed filter's per window; a cuckoo filter's slots, all sub-filters",
         _field("Capacity"),
     ),
     (
@@ -209,7 +209,8 @@ PER_FILTER: Sequence[Tuple[str, str, Callable[[Fields], Optional[float]]]] = (
     ),
     (
         "max_layers",
-        "Sub-filters the cuckoo filter may grow to",
+        "Sub-filters the cuckoo filter may have (1 with EXPANSION 0); at this many it refuses "
+        "every insert",
         _field("Max filters"),
     ),
     (
