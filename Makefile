@@ -65,8 +65,9 @@ VENV_TOOL   := bash $(CURDIR)/scripts/venv-tool $(VENV)
 # Debian packages; PKG:CMD means "present if CMD is on PATH".
 BUILD_PKGS := gcc:gcc libc6-dev libclang-dev
 REDIS_PKGS := redis-server:redis-server
-# redis-cli creates the clusters of tests/cluster.rs (it works against Valkey too).
-TEST_PKGS  := redis-tools:redis-cli
+# redis-cli creates the clusters of tests/cluster.rs (it works against Valkey too); prometheus
+# (and its promtool) scrapes the Python exporter in clients/python/tests/test_exporter.py.
+TEST_PKGS  := redis-tools:redis-cli prometheus:promtool
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
 # libfuzzer-sys compiles libFuzzer (C++).
 FUZZ_PKGS  := g++:g++

@@ -1,20 +1,15 @@
-"""python -m scalebloom check-migration (RedisBloom 2.8 → scalebloom) and exporter."""
+"""python -m scalebloom check-migration (RedisBloom 2.8 → scalebloom)."""
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
-from typing import Dict, Iterator, List, Tuple
+from typing import Iterator, List, Tuple
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-import scalebloom
-from servers import Server, free_port, poll
+from servers import Server
 
 
 @pytest.fixture
@@ -95,101 +90,3 @@ def test_check_migration_from_redisbloom(
     code, text = _check(src_url, "redis://127.0.0.1:1")
     assert code == 2 and "cannot reach" in text
 
-
-def _scrape(port: int) -> Dict[Tuple[str, str], float]:
-    def get() -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            return str(r.read().decode())
-
-    text = poll("the exporter to answer", get)
-    out: Dict[Tuple[str, str], float] = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            out[(s.name, s.labels.get("key", ""))] = s.value
-    return out
-
-
-def test_exporter_reports_what_bf_stats_says(server: Server) -> None:
-    r = server.client()
-    bf = scalebloom.Bloom(r)
-    bf.reserve("seen:1", 0.01, 1000)
-    bf.madd("seen:1", [f"a{i}" for i in range(300)])
-    bf.reserve("seen:2", 0.01, 100, nonscaling=True)
-    bf.madd("seen:2", [f"b{i}" for i in range(100)])
-    bf.reserve("seen:3", 0.01, 100, counting=4)
-    bf.add("seen:3", "x")
-    r.set("other", "not a filter")
-    procs: List[subprocess.Popen[bytes]] = []
-    try:
-        ports = [free_port(), free_port()]
-        for port, extra in ((ports[0], []), (ports[1], ["--max-keys", "2"])):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "scalebloom",
-                        "exporter",
-                        "--url",
-                        f"redis://127.0.0.1:{server.port}",
-                        "--keys",
-                        "seen:*",
-                        "--port",
-                        str(port),
-                        "--addr",
-                        "127.0.0.1",
-                        *extra,
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        m = _scrape(ports[0])
-        assert m[("scalebloom_up", "")] == 1
-        assert m[("scalebloom_filters", "")] == 3
-        assert m[("scalebloom_scrape_truncated", "")] == 0
-        total = 0
-        for key in ("seen:1", "seen:2", "seen:3"):
-            st, info = bf.stats(key), bf.info(key)
-            total += info.size
-            assert m[("scalebloom_filter_estimated_error_rate", key)] == pytest.approx(
-                st.estimated_error_rate, rel=1e-3, abs=1e-6
-            )
-            assert m[("scalebloom_filter_target_error_rate", key)] == 0.01
-            assert m[("scalebloom_filter_fill_ratio", key)] == pytest.approx(
-                st.fill_ratio_all, rel=1e-3
-            )
-            assert m[("scalebloom_filter_saturated", key)] == int(st.saturated)
-            assert m[("scalebloom_filter_items", key)] == st.items_added
-            assert m[("scalebloom_filter_estimated_items", key)] == st.estimated_items
-            assert m[("scalebloom_filter_bytes", key)] == info.size
-            assert m[("scalebloom_filter_capacity", key)] == info.capacity
-            assert m[("scalebloom_filter_layers", key)] == info.filters
-        assert m[("scalebloom_bytes", "")] == total
-        assert m[("scalebloom_saturated_filters", "")] == sum(
-            bf.stats(k).saturated for k in ("seen:1", "seen:2", "seen:3")
-        )
-        assert m[("scalebloom_filter_saturated_counters", "seen:3")] == 0
-        assert ("scalebloom_filter_saturated_counters", "seen:1") not in m
-        assert ("scalebloom_defrag_moves", "") in m
-        # Every metric the bundled Grafana dashboard plots is one the exporter serves.
-        dash = json.loads((Path(scalebloom.__file__).parent / "grafana-dashboard.json").read_text())
-        used = {
-            n
-            for panel in dash["panels"]
-            for t in panel["targets"]
-            for n in re.findall(r"scalebloom_\w+", t["expr"])
-        }
-        served = {name for name, _ in m}
-        assert used and used <= served, used - served
-        # The budget: two filters at most, and the scrape says it stopped short.
-        m2 = _scrape(ports[1])
-        assert m2[("scalebloom_filters", "")] == 2
-        assert m2[("scalebloom_scrape_truncated", "")] == 1
-        # The server goes away: up 0, and the exporter keeps serving.
-        server.kill()
-        assert _scrape(ports[0])[("scalebloom_up", "")] == 0
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()

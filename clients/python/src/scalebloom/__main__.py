@@ -34,8 +34,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     a = parser.parse_args(argv)
     if a.tool == "check-migration":
         return migration.run(a.src_url, a.dst_url, a.keys, a.sample, a.items)
-    exporter.serve(a.url, a.keys, a.port, a.addr, a.max_keys)
-    return 0
+    return exporter.serve(a.url, a.keys, a.port, a.addr, a.max_keys)
 
 
 if __name__ == "__main__":
