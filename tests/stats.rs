@@ -215,3 +215,63 @@ fn command_table_entry() {
     let docs = format!("{:?}", c.cmd(&["COMMAND", "DOCS", "bf.stats"]));
     assert!(docs.contains("how full") && docs.contains("key"), "{docs}");
 }
+
+/// Adds distinct items one by one until the filter refuses one (`ERR non scaling filter is
+/// full` or a limit's refusal); how many went in. Panics past `limit` adds.
+fn fill_until_refused(c: &mut Conn, key: &str, prefix: &str, limit: usize) -> usize {
+    for i in 0..limit {
+        let r = c.cmd(&["BF.ADD", key, &format!("{prefix}-{i}")]);
+        if r.is_err() {
+            return i;
+        }
+    }
+    panic!("{key}: no refusal in {limit} adds");
+}
+
+/// `Saturated` is 1 for every filter that refuses a new item, whatever its fill happened to
+/// be, and 0 below 90% of its capacity: nonscaling filters of 10 to 10,000 items, 20 of each
+/// with their own items and hash seeds.
+#[test]
+fn a_nonscaling_filter_that_refuses_items_is_saturated() {
+    let s = Server::start();
+    let mut c = s.conn();
+    for capacity in [10usize, 100, 1_000, 10_000] {
+        for n in 0..20 {
+            let key = format!("full-{capacity}-{n}");
+            c.ok(&["BF.RESERVE", &key, "0.01", &capacity.to_string(), "NONSCALING"]);
+            let below = capacity * 89 / 100;
+            let prefix = format!("{key}-item");
+            let batch: Vec<String> = (0..below).map(|i| format!("{prefix}-{i}")).collect();
+            add_all(&mut c, &key, &batch);
+            let st = stats(&mut c, &key);
+            assert_eq!(field(&st, "Saturated"), 0.0, "{key} at {below} items: {st:?}");
+            let took = fill_until_refused(&mut c, &key, &prefix, capacity * 2);
+            assert!(took >= capacity, "{key}: refused after {took} adds");
+            let err = c.err(&["BF.ADD", &key, "one-more"]);
+            assert_eq!(err, "ERR non scaling filter is full");
+            let st = stats(&mut c, &key);
+            assert_eq!(field(&st, "Saturated"), 1.0, "{key} refuses items: {st:?}");
+        }
+    }
+}
+
+/// A scaling filter whose next layer `bf.max-filter-bytes` refuses is saturated once its
+/// newest layer is full, and stops being so when the limit is raised.
+#[test]
+fn a_scaling_filter_stopped_by_the_byte_limit_is_saturated() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "8kb"]);
+    c.ok(&["BF.RESERVE", "k", "0.01", "1000"]);
+    let st = stats(&mut c, "k");
+    assert_eq!(field(&st, "Saturated"), 0.0, "{st:?}");
+    let took = fill_until_refused(&mut c, "k", "item", 100_000);
+    let err = c.err(&["BF.ADD", "k", "one-more"]);
+    assert!(err.contains("bf.max-filter-bytes"), "{err}");
+    let st = stats(&mut c, "k");
+    assert_eq!(field(&st, "Saturated"), 1.0, "after {took} adds: {st:?}");
+    c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "4gb"]);
+    let st = stats(&mut c, "k");
+    assert_eq!(field(&st, "Saturated"), 0.0, "the limit raised: {st:?}");
+    assert_eq!(c.int(&["BF.ADD", "k", "one-more"]), 1);
+}

@@ -448,11 +448,30 @@ impl Chain {
         self.add_hash(self.hash(item), guard)
     }
 
-    /// Appends the next layer, or says why it cannot. A native chain stops at this module's
+    /// Appends the next layer, or says why it cannot ([`Chain::next_layer`]).
+    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), BloomError> {
+        let layer = match self.next_layer(guard)? {
+            NextLayer::RedisBloom(next, halvings) => Layer::new_redisbloom(&next, halvings)?,
+            NextLayer::Native(next, Layout::Blocked, _) => Layer::new_blocked(&next)?,
+            NextLayer::Native(next, Layout::Standard, width) => Layer::new_counting(&next, width)?,
+        };
+        self.layers.push(layer);
+        Ok(())
+    }
+
+    /// Whether the chain refuses a new item now: its newest layer is full and the next layer
+    /// cannot be made ([`Chain::next_layer`], the checks an add makes before it grows, so the
+    /// two never disagree).
+    pub fn refuses_new_items(&self, guard: &dyn AllocGuard) -> bool {
+        self.layers.last().is_full() && self.next_layer(guard).is_err()
+    }
+
+    /// The layer the chain would append, after every check growth makes and `guard`'s
+    /// admission of its bytes, or why there is none. A native chain stops at this module's
     /// limits ([`MAX_LAYERS`], the error floor); a chain in RedisBloom's schemes grows as
     /// RedisBloom grows it, while the halved error stays above 0 ([`MAX_RB_LAYERS`]): a
     /// replica of a RedisBloom primary must take every add the primary took.
-    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), BloomError> {
+    fn next_layer(&self, guard: &dyn AllocGuard) -> Result<NextLayer, BloomError> {
         if !self.params().scaling() {
             return Err(BloomError::NonscalingFull);
         }
@@ -464,29 +483,30 @@ impl Chain {
             BloomError::ErrorTooSmall => BloomError::TooManyLayers,
             other => other,
         };
-        let layer = if self.scheme.is_redisbloom() {
+        if self.scheme.is_redisbloom() {
             let next = self.next_redisbloom_layer().map_err(too_many)?;
             let halvings = self.layers[self.layers.len() - 1]
                 .halvings()
                 .checked_add(1)
                 .ok_or(BloomError::TooManyLayers)?;
-            let bytes = next.bits / 8;
-            self.admit_layer(bytes, guard)?;
-            Layer::new_redisbloom(&next, halvings)?
+            self.admit_layer(next.bits / 8, guard)?;
+            Ok(NextLayer::RedisBloom(next, halvings))
         } else {
             let layout = self.layout();
             let next =
                 expected_layer_in(&self.params(), layout, self.layers.len()).map_err(too_many)?;
             let width = self.counter_width();
             self.admit_layer(array_bytes(&next, width)?, guard)?;
-            match layout {
-                Layout::Blocked => Layer::new_blocked(&next)?,
-                Layout::Standard => Layer::new_counting(&next, width)?,
-            }
-        };
-        self.layers.push(layer);
-        Ok(())
+            Ok(NextLayer::Native(next, layout, width))
+        }
     }
+}
+
+/// A layer [`Chain::next_layer`] admitted: RedisBloom's sizing and its halvings, or a native
+/// sizing in a layout with counters of a width (0: plain bits).
+enum NextLayer {
+    RedisBloom(RbLayerSize, u16),
+    Native(LayerSize, Layout, Width),
 }
 
 /// Bytes of the array of a layer of `size` with counters of `width` bits (0: plain bits).

@@ -1,6 +1,7 @@
 //! How full a chain is (`BF.STATS`), from the set bits each layer keeps count of: no scan.
 
 use super::chain::Chain;
+use crate::filter::guard::AllocGuard;
 
 /// What `BF.STATS` reports ([`Chain::stats`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,7 +20,9 @@ pub struct Stats {
     pub estimated_items: f64,
     /// Items added (`BF.CARD`).
     pub items: u64,
-    /// Whether the estimated error is above the target.
+    /// Whether the chain needs rotating: it refuses new items (its newest layer is full and
+    /// no next layer may be made, [`Chain::refuses_new_items`]), or its estimated error is
+    /// above the target.
     pub saturated: bool,
     /// Counting chains: counters stuck at their maximum ([`counting`](super::counting)); `None` for plain ones.
     pub saturated_counters: Option<u64>,
@@ -27,8 +30,10 @@ pub struct Stats {
 
 impl Chain {
     /// How full the chain is and what error rate it has now (`BF.STATS`), from the set bits
-    /// each layer keeps count of: no scan.
-    pub fn stats(&self) -> Stats {
+    /// each layer keeps count of: no scan. `guard` is the allocation policy an add would grow
+    /// the chain under (the module's per-filter and memory limits): with it, `saturated` says
+    /// whether an add of a new item would be refused.
+    pub fn stats(&self, guard: &dyn AllocGuard) -> Stats {
         let target = if self.scheme().is_redisbloom() && self.params().scaling() {
             // A RedisBloom chain stores its first layer's error, half the requested one when
             // scaling (RedisBloom 2.2 on): the request is twice it.
@@ -59,7 +64,7 @@ impl Chain {
             fill_overall: (ones as f64 / positions as f64).min(1.0),
             estimated_items,
             items: self.items(),
-            saturated: estimated_error > target,
+            saturated: estimated_error > target || self.refuses_new_items(guard),
             saturated_counters: (self.counter_width() != 0).then(|| self.saturated()),
         }
     }

@@ -181,7 +181,7 @@ fn counting_chains_round_trip_every_format() {
             c.add(b"item299", &Unlimited).unwrap();
         }
         assert!(c.layers().len() > 2);
-        assert!(c.stats().saturated_counters.unwrap() > 0);
+        assert!(c.stats(&Unlimited).saturated_counters.unwrap() > 0);
         let scanned: u64 = c.layers().iter().map(|l| array_counts(l.bits(), width).1).sum();
         assert_eq!(c.saturated(), scanned);
         let back = read_chain(&mut SliceReader::new(&encode(&c)), &Unlimited).unwrap();
@@ -191,7 +191,7 @@ fn counting_chains_round_trip_every_format() {
         assert_eq!(dump_header(&c)[12..16], DUMP_VERSION_COUNTING.to_le_bytes());
         let restored = restore_by_chunks(&c);
         assert_eq!(restored, c);
-        assert_eq!(restored.stats(), c.stats());
+        assert_eq!(restored.stats(&Unlimited), c.stats(&Unlimited));
         assert_eq!(restored.saturated(), c.saturated());
     }
     assert_eq!(dump_header(&sample(10, false))[12..16], DUMP_VERSION.to_le_bytes());

@@ -423,14 +423,16 @@ fn info_reply(ctx: &Context, args: &Args, mut fields: Vec<(&'static str, Reply)>
 }
 
 /// `BF.STATS key`: how full the filter is and the error rate it has now, from the bits each
-/// layer keeps count of (see `Chain::stats`); O(layers), no scan.
+/// layer keeps count of (see `Chain::stats`); O(layers), no scan. `Saturated` asks the
+/// allocation policy a client's `BF.ADD` grows the chain under whether it would refuse a new
+/// item.
 pub fn stats(ctx: &Context, args: &Args) -> Reply {
     with_either(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
         |chain: &Chain| {
-            let s = chain.stats();
+            let s = chain.stats(&ServerGuard::for_command(ctx));
             let mut fields = vec![
                 ("Target error rate", Reply::Double(s.target_error)),
                 ("Estimated error rate", Reply::Double(s.estimated_error)),

@@ -1,6 +1,7 @@
 //! The batched paths against the one-by-one paths they must equal.
 
 use super::*;
+use crate::filter::MaxFilterBytes;
 
 fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
     (0..n).map(|i| format!("{prefix}{i}").into_bytes()).collect()
@@ -215,7 +216,7 @@ fn stats_estimate_the_measured_error_and_the_items() {
         let absent = 200_000;
         let fp = (0..absent).filter(|i| c.contains(format!("absent-{i}").as_bytes())).count();
         let measured = fp as f64 / absent as f64;
-        let s = c.stats();
+        let s = c.stats(&Unlimited);
         assert!(
             (s.estimated_error / measured - 1.0).abs() < 0.25,
             "expansion {expansion}: estimated {} measured {measured}",
@@ -229,10 +230,9 @@ fn stats_estimate_the_measured_error_and_the_items() {
         assert_eq!(s.items, c.items());
         assert!(s.fill_newest > 0.0 && s.fill_overall > 0.0 && s.fill_overall <= 1.0);
         assert_eq!(s.target_error, 0.01);
-        // At its capacity a nonscaling layer is right at its target (k rounded up makes
-        // it 1.003 × the target here): `saturated` may go either way there. A scaling
-        // chain's layers sum to well below it.
-        assert!(expansion == 0 || !s.saturated, "{s:?}");
+        // A nonscaling chain that took its capacity refuses the next new item: `saturated`.
+        // A scaling chain's layers sum to well below the target, and it grows.
+        assert_eq!(s.saturated, expansion == 0 && c.items() == capacity, "{s:?}");
     }
 }
 
@@ -243,17 +243,50 @@ fn stats_report_saturation_past_the_target() {
     let mut c = chain(0.01, 1000, 0);
     let mut out = Vec::new();
     c.add_many(&items("x", 900), &Unlimited, &mut out).unwrap();
-    assert!(!c.stats().saturated);
+    assert!(!c.stats(&Unlimited).saturated);
     // Force more bits in, as a full filter that kept taking items would have.
     let last = c.layers.len() - 1;
     for i in 0..2000 {
         let (h, scheme) = (c.hash(&item(10_000 + i)), c.scheme());
         c.layers[last].insert(scheme, h);
     }
-    let s = c.stats();
+    let s = c.stats(&Unlimited);
     assert!(s.saturated && s.estimated_error > 0.01, "{s:?}");
-    let empty = chain(0.01, 1000, 2).stats();
+    let empty = chain(0.01, 1000, 2).stats(&Unlimited);
     assert_eq!((empty.estimated_error, empty.estimated_items, empty.fill_overall), (0.0, 0.0, 0.0));
+}
+
+/// `saturated` is 1 exactly when an add of a new item is refused — a nonscaling chain at its
+/// capacity, a scaling one whose next layer the guard refuses — and not at 89% of capacity.
+#[test]
+fn stats_say_saturated_when_an_add_is_refused() {
+    for capacity in [10u64, 100, 1000, 10_000] {
+        let mut c = chain(0.01, capacity, 0);
+        let mut i = 0u64;
+        while c.items() < capacity * 89 / 100 {
+            c.add(format!("a{i}").as_bytes(), &Unlimited).unwrap();
+            i += 1;
+        }
+        let s = c.stats(&Unlimited);
+        assert!(!s.saturated && !c.refuses_new_items(&Unlimited), "{capacity} at 89%: {s:?}");
+        while c.add(format!("a{i}").as_bytes(), &Unlimited).is_ok() {
+            i += 1;
+        }
+        assert_eq!(c.items(), capacity);
+        assert!(c.refuses_new_items(&Unlimited) && c.stats(&Unlimited).saturated, "{capacity}");
+    }
+    // A scaling chain under a per-filter limit that its second layer passes.
+    let mut c = chain(0.01, 1000, 2);
+    let guard = MaxFilterBytes(c.info_size() + 100);
+    let mut i = 0u64;
+    while c.add(format!("b{i}").as_bytes(), &guard).is_ok() {
+        i += 1;
+        assert!(c.items() <= 1000);
+        assert_eq!(c.stats(&guard).saturated, c.items() == 1000, "{i}");
+    }
+    assert_eq!(c.layers().len(), 1);
+    assert!(c.refuses_new_items(&guard) && !c.refuses_new_items(&Unlimited));
+    assert!(c.stats(&guard).saturated);
 }
 
 /// The batched paths of one-layer RedisBloom chains large enough to prefetch, where the

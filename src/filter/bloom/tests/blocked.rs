@@ -254,7 +254,7 @@ fn blocked_chains_round_trip_every_format() {
     let back = codec::read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap();
     assert_eq!(back, c);
     assert_eq!(back.layout(), Layout::Blocked);
-    assert_eq!(back.stats(), c.stats());
+    assert_eq!(back.stats(&Unlimited), c.stats(&Unlimited));
 
     let header = codec::dump_header(&c);
     assert_eq!(header[12..16], codec::DUMP_VERSION_COUNTING.to_le_bytes());
@@ -267,7 +267,7 @@ fn blocked_chains_round_trip_every_format() {
         offset += bytes.len() as u64;
     }
     assert_eq!(restored, c);
-    assert_eq!(restored.stats(), c.stats());
+    assert_eq!(restored.stats(&Unlimited), c.stats(&Unlimited));
     assert_eq!(codec::creation_header(&c), codec::dump_header(&blocked(0.01, 100, 2)));
 
     // `counters` is the sixth u64 of the fields (the RDB layout has no prefix).

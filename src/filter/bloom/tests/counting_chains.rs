@@ -119,13 +119,13 @@ fn saturated_counters_never_move() {
     for _ in 0..20 {
         c.add(b"hot", &Unlimited).unwrap();
     }
-    let sat = c.stats().saturated_counters.unwrap();
+    let sat = c.stats(&Unlimited).saturated_counters.unwrap();
     assert!(sat >= 1 && sat <= u64::from(c.layers()[0].hashes()), "{sat}");
     for _ in 0..20 {
         assert!(c.delete(b"hot").unwrap());
     }
     assert!(c.contains(b"hot"));
-    assert_eq!(c.stats().saturated_counters, Some(sat));
+    assert_eq!(c.stats(&Unlimited).saturated_counters, Some(sat));
     check_counts(&c);
     assert_eq!(c.items(), 0);
     assert!(!c.delete(b"never").unwrap());
@@ -137,7 +137,7 @@ fn plain_chains_refuse_deletes_and_report_no_counters() {
     c.add(b"x", &Unlimited).unwrap();
     assert_eq!(c.delete(b"x"), Err(BloomError::NotCounting));
     assert_eq!(c.delete_many(&[b"x"], &mut Vec::new()), Err(BloomError::NotCounting));
-    assert_eq!(c.stats().saturated_counters, None);
+    assert_eq!(c.stats(&Unlimited).saturated_counters, None);
     assert!(c.contains(b"x"));
 }
 
