@@ -163,7 +163,7 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
 }
 
 /// Parses a byte size: a non-negative integer with an optional k/kb/m/mb/g/gb suffix
-/// (`1k` = 1000, `1kb` = 1024, as redis.conf reads sizes).
+/// (`1k` = 1000, `1kb` = 1024, as redis.conf reads sizes), or t/tb.
 pub fn parse_memory(s: &str) -> Option<u64> {
     let lower = s.to_ascii_lowercase();
     let split = lower.find(|c: char| !c.is_ascii_digit()).unwrap_or(lower.len());
@@ -177,6 +177,8 @@ pub fn parse_memory(s: &str) -> Option<u64> {
         "mb" => 1024 * 1024,
         "g" => 1000 * 1000 * 1000,
         "gb" => 1024 * 1024 * 1024,
+        "t" => 1000 * 1000 * 1000 * 1000,
+        "tb" => 1024 * 1024 * 1024 * 1024,
         _ => return None,
     };
     n.checked_mul(mul)

@@ -86,9 +86,55 @@ impl ConfigurationValue<RedisString> for LayoutSetting {
                 BLOCKED_LAYOUT.store(blocked, Ordering::Relaxed);
                 Ok(())
             }
-            None => Err(RedisError::Str("Value for `bf-layout` must be standard or blocked")),
+            None => Err(RedisError::String(format!(
+                "Value for `{}` must be standard or blocked",
+                shown_name("bf-layout")
+            ))),
         }
     }
+}
+
+/// Whether this server registered RedisBloom 8's unprefixed names (`bf-error-rate`,
+/// `cf-bucket-size`, …) as configs (Redis 8), set once when the configs are registered.
+static UNPREFIXED: AtomicBool = AtomicBool::new(false);
+
+/// The name an error message gives the setting RedisBloom 8 calls `redisbloom_name`: that
+/// name where the server knows it (Redis 8), else the `bf.*` name the server knows
+/// (`bf-error-rate` → `bf.error-rate`, `cf-bucket-size` → `bf.cf-bucket-size`).
+fn shown_name(redisbloom_name: &str) -> String {
+    if UNPREFIXED.load(Ordering::Relaxed) {
+        redisbloom_name.to_string()
+    } else {
+        format!("bf.{}", redisbloom_name.strip_prefix("bf-").unwrap_or(redisbloom_name))
+    }
+}
+
+/// The `bf.max-filter-bytes` setting: a size with an optional unit, kept in
+/// [`MAX_FILTER_BYTES`]. A string config, not Redis' memory config, so that it takes `tb` as
+/// well and a refusal names the units it takes.
+pub struct MaxFilterBytes;
+
+impl ConfigurationValue<RedisString> for MaxFilterBytes {
+    fn get(&self, _: &ConfigurationContext) -> RedisString {
+        RedisString::create(None, MAX_FILTER_BYTES.load(Ordering::Relaxed).to_string())
+    }
+    fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        let bytes = parse_max_filter_bytes(&val.to_string_lossy())
+            .map_err(|e| RedisError::String(format!("Value for `bf.max-filter-bytes` {e}")))?;
+        MAX_FILTER_BYTES.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Reads a per-filter byte limit: bytes with an optional unit (`k`, `kb`, `m`, `mb`, `g`, `gb`,
+/// `t`, `tb`, any case), at least [`MIN_MAX_FILTER_BYTES`]; the end of an error message if not.
+fn parse_max_filter_bytes(value: &str) -> Result<i64, String> {
+    let bytes = parse_memory(value)
+        .ok_or_else(|| format!("must be a size in bytes with an optional unit k, kb, m, mb, g, gb, t or tb, got '{value}'"))?;
+    i64::try_from(bytes)
+        .ok()
+        .filter(|&v| v >= MIN_MAX_FILTER_BYTES)
+        .ok_or_else(|| format!("must be at least {MIN_MAX_FILTER_BYTES} bytes, got '{value}'"))
 }
 
 /// Whether new filters get a seed derived from a secret (default; see `creation`) or the
@@ -127,10 +173,17 @@ impl ConfigurationValue<RedisString> for ErrorRate {
                 self.0.store(capped_error(e).to_bits(), Ordering::Relaxed);
                 Ok(())
             }
-            // RedisBloom 8's wording (its config.c), which its flow tests and users look for.
-            None => Err(RedisError::Str(
-                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
-            )),
+            // RedisBloom 8's wording (its config.c), which its flow tests and users look for,
+            // under the name this server knows the setting by.
+            None if parse_f64(val.as_slice()).is_none() => Err(RedisError::String(format!(
+                "Value for `{}` is not a number: '{}'",
+                shown_name("bf-error-rate"),
+                val.to_string_lossy()
+            ))),
+            None => Err(RedisError::String(format!(
+                "Value for `{}` must be in the range (0.000000, 1.000000)",
+                shown_name("bf-error-rate")
+            ))),
         }
     }
 }
@@ -166,7 +219,9 @@ impl ConfigurationValue<i64> for Bounded {
         if !(self.min..=self.max).contains(&val) {
             return Err(RedisError::String(format!(
                 "Value for `{}` must be in the range [{}, {}]",
-                self.name, self.min, self.max
+                shown_name(self.name),
+                self.min,
+                self.max
             )));
         }
         self.value.store(val, Ordering::Relaxed);
@@ -263,12 +318,8 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
                 start.expansion = int(0, MAX_EXPANSION as i64)?
             }
             "max-filter-bytes" => {
-                start.max_filter_bytes = parse_memory(&value)
-                    .and_then(|v| i64::try_from(v).ok())
-                    .filter(|&v| v >= MIN_MAX_FILTER_BYTES)
-                    .ok_or_else(|| {
-                        format!("max-filter-bytes must be a size of at least {MIN_MAX_FILTER_BYTES} bytes (e.g. 4gb), got '{value}'")
-                    })?
+                start.max_filter_bytes =
+                    parse_max_filter_bytes(&value).map_err(|e| format!("max-filter-bytes {e}"))?
             }
             // RedisBloom 2.x spelled them `CF_MAX_EXPANSIONS` etc. (`_` becomes `-` above).
             cf_name if cf_name.starts_with("cf-") => {
@@ -286,7 +337,9 @@ fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
                 start.layout = match parse_layout_setting(value.as_bytes()) {
                     Some(true) => "blocked",
                     Some(false) => "standard",
-                    None => return Err(format!("{name} must be standard or blocked, got '{value}'")),
+                    None => {
+                        return Err(format!("{name} must be standard or blocked, got '{value}'"));
+                    }
                 }
             }
             // Tests only: windowed filters follow BF.DEBUGCLOCK instead of the wall clock.
@@ -340,6 +393,7 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
         super::clock::enable_debug_clock();
     }
     let ([error_rate, initial_size, expansion], flags) = redisbloom_config_names(ctx);
+    UNPREFIXED.store(flags.contains(ConfigurationFlags::UNPREFIXED), Ordering::Relaxed);
     let names = if flags.contains(ConfigurationFlags::UNPREFIXED) {
         "bf.*, and RedisBloom 8's bf-error-rate, bf-initial-size, bf-expansion-factor"
     } else {
@@ -378,14 +432,13 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
             None,
         );
     }
-    register_i64_configuration(
+    let max_filter_bytes = start.max_filter_bytes.to_string();
+    register_string_configuration(
         ctx,
         "max-filter-bytes",
-        &MAX_FILTER_BYTES,
-        start.max_filter_bytes,
-        MIN_MAX_FILTER_BYTES,
-        i64::MAX,
-        ConfigurationFlags::MEMORY,
+        &MaxFilterBytes,
+        &max_filter_bytes,
+        ConfigurationFlags::DEFAULT,
         None,
     );
     register_bool_configuration(

@@ -4,6 +4,7 @@
 //! replies RedisBloom lacks (limits it never had) say what was refused and which setting decides.
 
 use crate::filter::BloomError;
+use crate::filter::cuckoo::CuckooError;
 
 pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
 pub const ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
@@ -53,6 +54,37 @@ pub const WINDOW_BLOCKED: &str =
     "ERR a WINDOW filter has its own layout: LAYOUT BLOCKED cannot go with WINDOW";
 pub const ERROR_TOO_SMALL: &str =
     "ERR error rate too small: a layer's error would fall below 1e-19 (more than 64 hashes)";
+pub const WINDOW_NO_DELETE: &str = "ERR a windowed filter has no deletes: its items expire by themselves (BF.DEL and BF.MDEL take filters created with COUNTING 4 or COUNTING 8)";
+pub const WINDOW_NO_DEBUG: &str =
+    "ERR a windowed filter has no layers to show: BF.STATS describes its window and generations";
+
+/// A creation option given twice.
+pub fn repeated_option(name: &str) -> String {
+    format!("ERR {name} is given more than once")
+}
+
+/// An option of cuckoo filters given to a Bloom filter command.
+pub fn cuckoo_option(name: &str) -> String {
+    format!(
+        "ERR {name} is an option of cuckoo filters (CF.RESERVE, CF.INSERT), not of Bloom filters"
+    )
+}
+
+/// An option of Bloom filters given to a cuckoo filter command.
+pub fn bloom_option(name: &str) -> String {
+    format!(
+        "ERR {name} is an option of Bloom filters (BF.RESERVE, BF.INSERT), not of cuckoo filters"
+    )
+}
+
+/// A cuckoo filter `CF.ADD` or `CF.INSERT` would make from `cf-initial-size` with
+/// `cf-bucket-size` slots per bucket, which do not fit.
+pub fn cf_initial_size_too_small(initial_size: u64, bucket_size: u16) -> String {
+    format!(
+        "ERR Could not create filter: cf-initial-size ({initial_size}) is below 2 * cf-bucket-size ({bucket_size})"
+    )
+}
+
 pub const INTERNAL: &str =
     "ERR internal error in scalebloom: the command was aborted, see the server log";
 
@@ -82,6 +114,52 @@ pub fn text(e: &BloomError) -> String {
                 "OOM allocating {needed} bytes for the filter would exceed 'maxmemory'"
             );
         }
+    };
+    s.to_string()
+}
+
+// ---- cuckoo filters (RedisBloom 8's words) ----
+
+pub const CF_BAD_CAPACITY: &str = "Bad capacity";
+pub const CF_CAPACITY_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
+pub const CF_INSERT_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+pub const CF_BUCKET_SIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [1, 255]";
+pub const CF_MAX_ITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
+pub const CF_EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
+pub const CF_FINGERPRINT_RANGE: &str = "FINGERPRINT: value must be 8, 16 or 32";
+pub const CF_ITEM_EXISTS: &str = "ERR item exists";
+pub const CF_NOT_FOUND: &str = "ERR not found";
+pub const CF_DEL_NOT_FOUND: &str = "Not found";
+pub const CF_COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
+pub const CF_MAX_EXPANSIONS: &str = "Maximum expansions reached";
+pub const CF_FULL: &str = "Filter is full";
+pub const CF_INSERT_NO_MEMORY: &str = "ERR Insufficient memory";
+pub const CF_CREATE_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
+pub const CF_CANNOT_CREATE: &str = "ERR Could not create filter";
+pub const CF_INVALID_POSITION: &str = "Invalid position";
+pub const CF_INVALID_HEADER: &str = "Invalid header";
+pub const CF_BAD_HEADER: &str = "Couldn't create filter!";
+pub const CF_BAD_CHUNK: &str = "Couldn't load chunk!";
+pub const CF_NOT_RESTORING: &str = "ERR CF.LOADCHUNK data chunks go only into a filter that its CF.LOADCHUNK header created and that has taken no other write since; this key holds another filter";
+
+/// The reply text of a cuckoo filter's core error.
+pub fn cuckoo_text(e: &CuckooError) -> String {
+    let s = match e {
+        CuckooError::CapacityTooSmall => CF_CAPACITY_RANGE,
+        CuckooError::BucketSizeRange => CF_BUCKET_SIZE_RANGE,
+        CuckooError::MaxIterationsRange => CF_MAX_ITERATIONS_RANGE,
+        CuckooError::ExpansionRange => CF_EXPANSION_RANGE,
+        CuckooError::TooLarge => CF_CANNOT_CREATE,
+        CuckooError::MaxExpansions => CF_MAX_EXPANSIONS,
+        CuckooError::Alloc(BloomError::OutOfMemory) | CuckooError::OutOfMemory => {
+            CF_INSERT_NO_MEMORY
+        }
+        CuckooError::Alloc(e) => return text(e),
+        CuckooError::BadData => CF_BAD_HEADER,
+        CuckooError::BadHeader => CF_INVALID_HEADER,
+        CuckooError::ChunkOffset | CuckooError::ChunkTooBig => CF_BAD_CHUNK,
+        CuckooError::UnsupportedEncoding(_) | CuckooError::Unsupported => CF_BAD_HEADER,
     };
     s.to_string()
 }

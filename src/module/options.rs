@@ -69,6 +69,25 @@ impl Keyword {
             .find(|(_, name)| word.eq_ignore_ascii_case(name.as_bytes()))
             .map(|&(k, _)| k)
     }
+
+    /// The keyword's name, as the grammar spells it.
+    fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(k, _)| *k == self).map_or("", |&(_, name)| name)
+    }
+
+    /// One bit per keyword, for the set of those already given.
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// The options of cuckoo filters (`CF.RESERVE`, `CF.INSERT`): a Bloom filter command that
+/// meets one says so, rather than that it does not know the word.
+const CUCKOO_OPTIONS: [&str; 3] = ["BUCKETSIZE", "MAXITERATIONS", "FINGERPRINT"];
+
+/// The cuckoo-filter option `word` spells, in capitals, if it is one.
+fn cuckoo_option(word: &[u8]) -> Option<&'static str> {
+    CUCKOO_OPTIONS.iter().copied().find(|name| word.eq_ignore_ascii_case(name.as_bytes()))
 }
 
 /// What a command answers when an option's value is missing.
@@ -100,6 +119,10 @@ pub struct Grammar {
     pub expansion_range_first: bool,
     /// A word that is not one of `keywords`.
     pub unknown: &'static str,
+    /// Keywords whose repetition is answered with the wrong-number-of-arguments error, as
+    /// RedisBloom does where its grammar has room for one only (BF.RESERVE's `EXPANSION`);
+    /// any other repeated keyword is refused as given more than once.
+    pub repeat_arity: &'static [Keyword],
 }
 
 /// BF.RESERVE: `key error_rate capacity [EXPANSION n] [NONSCALING]`.
@@ -120,6 +143,7 @@ pub const RESERVE: Grammar = Grammar {
     expansion_range: errors::EXPANSION_RANGE,
     expansion_range_first: false,
     unknown: errors::SYNTAX,
+    repeat_arity: &[Keyword::Expansion],
 };
 
 /// BF.INSERT: `key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item …`.
@@ -144,6 +168,7 @@ pub const INSERT: Grammar = Grammar {
     expansion_range: errors::INSERT_BAD_EXPANSION,
     expansion_range_first: true,
     unknown: errors::UNKNOWN_ARGUMENT,
+    repeat_arity: &[],
 };
 
 /// The creation options a command was given.
@@ -227,11 +252,24 @@ impl Grammar {
     /// Reads the options from argument `from` on, up to the end or `ITEMS`.
     pub fn options(&self, args: &Args, from: usize) -> Result<Creation, Reply> {
         let mut c = Creation::default();
+        let mut given = 0u16;
         let mut i = from;
         while i < args.len() {
-            let keyword = Keyword::of(args.bytes(i))
-                .filter(|k| self.keywords.contains(k))
-                .ok_or_else(|| Reply::err(self.unknown))?;
+            let word = args.bytes(i);
+            let Some(keyword) = Keyword::of(word).filter(|k| self.keywords.contains(k)) else {
+                return Err(match cuckoo_option(word) {
+                    Some(name) => Reply::Error(errors::cuckoo_option(name)),
+                    None => Reply::err(self.unknown),
+                });
+            };
+            if given & keyword.bit() != 0 {
+                return Err(if self.repeat_arity.contains(&keyword) {
+                    Reply::WrongArity
+                } else {
+                    Reply::Error(errors::repeated_option(keyword.name()))
+                });
+            }
+            given |= keyword.bit();
             let takes_value = matches!(
                 keyword,
                 Keyword::Capacity

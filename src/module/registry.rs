@@ -112,14 +112,18 @@ impl Command {
         matches!(self.key, KeyUse::None) || self.name == "bf.windowadd"
     }
 
-    /// ACL categories (Redis 7.2+ / Valkey 8); none for BF.REPLCONF, which no client may run,
-    /// so that `+@bloom` or `+@write` does not name it and `ACL CAT` does not list it. `CF.*`
+    /// ACL categories (Redis 7.2+ / Valkey 8); none for the internal commands, which no client
+    /// may run, and the tests-only BF.DEBUGCLOCK, so that `+@bloom` does not name them and
+    /// `ACL CAT bloom` does not list them. `CF.*`
     /// commands are in `@cuckoo`, as RedisBloom 8 registers them (not in `@bloom`).
     fn acl(&self) -> Option<&'static str> {
         let cuckoo = self.name.starts_with("cf.");
+        if self.internal() {
+            return None;
+        }
         match (self.key, cuckoo) {
-            (KeyUse::None, _) => None,
-            (KeyUse::Admin, _) => Some("bloom fast"),
+            // BF.DEBUGCLOCK (tests only) and BF.REPLCONF: in no category a user is granted.
+            (KeyUse::None | KeyUse::Admin, _) => None,
             (KeyUse::Read, false) => Some("bloom read fast"),
             (_, false) => Some("bloom write"),
             (KeyUse::Read, true) => Some("cuckoo read fast"),

@@ -307,6 +307,9 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
 fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
+    if key.holds::<WindowValue>() {
+        return Err(Reply::err(errors::WINDOW_NO_DELETE));
+    }
     let chain = key.value_mut::<Chain>()?.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
     let mut results = Vec::with_capacity(args.len() - 2);
     if args.len() == 3 {
@@ -477,6 +480,9 @@ pub fn format_g(x: f64) -> String {
 
 /// `BF.DEBUG key`: `size:<items>`, then one line per layer in RedisBloom's format.
 pub fn debug(ctx: &Context, args: &Args) -> Reply {
+    if Key::open(ctx, &args.key(), false).holds::<WindowValue>() {
+        return Reply::err(errors::WINDOW_NO_DEBUG);
+    }
     with_value(
         ctx,
         args,

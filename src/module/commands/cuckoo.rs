@@ -38,56 +38,14 @@ use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
 use crate::module::types::cuckoo::CuckooValue;
 
-const BAD_CAPACITY: &str = "Bad capacity";
-const CAPACITY_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
-const INSERT_CAPACITY_RANGE: &str =
-    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
-const BUCKET_SIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [1, 255]";
-const MAX_ITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
-const EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
-const FINGERPRINT_RANGE: &str = "FINGERPRINT: value must be 8, 16 or 32";
-const ITEM_EXISTS: &str = "ERR item exists";
-const NOT_FOUND: &str = "ERR not found";
-const DEL_NOT_FOUND: &str = "Not found";
-const COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
-const MAX_EXPANSIONS: &str = "Maximum expansions reached";
-const FULL: &str = "Filter is full";
-const INSERT_NO_MEMORY: &str = "ERR Insufficient memory";
-const CREATE_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
-const CANNOT_CREATE: &str = "ERR Could not create filter";
-const INVALID_POSITION: &str = "Invalid position";
-const INVALID_HEADER: &str = "Invalid header";
-const BAD_HEADER: &str = "Couldn't create filter!";
-const BAD_CHUNK: &str = "Couldn't load chunk!";
-const NOT_RESTORING: &str = "ERR CF.LOADCHUNK data chunks go only into a filter that its CF.LOADCHUNK header created and that has taken no other write since; this key holds another filter";
-
-/// The reply text of a core error.
-pub fn error_text(e: &CuckooError) -> String {
-    let s = match e {
-        CuckooError::CapacityTooSmall => CAPACITY_RANGE,
-        CuckooError::BucketSizeRange => BUCKET_SIZE_RANGE,
-        CuckooError::MaxIterationsRange => MAX_ITERATIONS_RANGE,
-        CuckooError::ExpansionRange => EXPANSION_RANGE,
-        CuckooError::TooLarge => CANNOT_CREATE,
-        CuckooError::MaxExpansions => MAX_EXPANSIONS,
-        CuckooError::Alloc(BloomError::OutOfMemory) | CuckooError::OutOfMemory => INSERT_NO_MEMORY,
-        CuckooError::Alloc(e) => return errors::text(e),
-        CuckooError::BadData => BAD_HEADER,
-        CuckooError::BadHeader => INVALID_HEADER,
-        CuckooError::ChunkOffset | CuckooError::ChunkTooBig => BAD_CHUNK,
-        CuckooError::UnsupportedEncoding(_) | CuckooError::Unsupported => BAD_HEADER,
-    };
-    s.to_string()
-}
-
 /// The reply when making a filter failed.
 fn create_error(e: &CuckooError) -> Reply {
     Reply::Error(match e {
         CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
-            CREATE_NO_MEMORY.to_string()
+            errors::CF_CREATE_NO_MEMORY.to_string()
         }
-        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => error_text(e),
-        _ => CANNOT_CREATE.to_string(),
+        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => errors::cuckoo_text(e),
+        _ => errors::CF_CANNOT_CREATE.to_string(),
     })
 }
 
@@ -150,12 +108,48 @@ fn parse_fingerprint(b: &[u8]) -> Result<FingerprintWidth, Reply> {
     parse_i64(b)
         .and_then(|v| u64::try_from(v).ok())
         .and_then(FingerprintWidth::from_bits)
-        .ok_or_else(|| Reply::err(FINGERPRINT_RANGE))
+        .ok_or_else(|| Reply::err(errors::CF_FINGERPRINT_RANGE))
 }
 
-/// The parameters of a filter made from the `cf-*` defaults, with `capacity`.
-fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, CuckooError> {
-    CuckooParams::new(capacity, cf.bucket_size, cf.max_iterations, cf.expansion)
+/// The option names of cuckoo filter commands, each of which may be given once.
+const OPTIONS: [&str; 6] =
+    ["BUCKETSIZE", "MAXITERATIONS", "EXPANSION", "FINGERPRINT", "CAPACITY", "NOCREATE"];
+
+/// The options of Bloom filters: a cuckoo filter command that meets one says so, where
+/// RedisBloom ignores it.
+const BLOOM_OPTIONS: [&str; 5] = ["ERROR", "NONSCALING", "COUNTING", "WINDOW", "LAYOUT"];
+
+/// Refuses a Bloom filter's option and an option given twice among the option `names` of a
+/// command (RedisBloom ignores the first and takes the first of a repeated one; an unknown
+/// name is still ignored, as there).
+fn check_option_names<'a>(names: impl Iterator<Item = &'a [u8]>) -> Result<(), Reply> {
+    let mut given = [false; OPTIONS.len()];
+    for name in names {
+        if let Some(b) = BLOOM_OPTIONS.iter().find(|b| name.eq_ignore_ascii_case(b.as_bytes())) {
+            return Err(Reply::Error(errors::bloom_option(b)));
+        }
+        if let Some(i) = OPTIONS.iter().position(|o| name.eq_ignore_ascii_case(o.as_bytes())) {
+            if given[i] {
+                return Err(Reply::Error(errors::repeated_option(OPTIONS[i])));
+            }
+            given[i] = true;
+        }
+    }
+    Ok(())
+}
+
+/// The parameters of a filter made from the `cf-*` defaults, with `capacity` (a `CAPACITY`
+/// already checked against the bucket size, or `cf-initial-size`); the reply when there are
+/// none, naming the settings where they are what does not fit (no option the user typed).
+fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Reply> {
+    CuckooParams::new(capacity, cf.bucket_size, cf.max_iterations, cf.expansion).map_err(
+        |e| match e {
+            CuckooError::CapacityTooSmall => {
+                Reply::Error(errors::cf_initial_size_too_small(capacity, cf.bucket_size))
+            }
+            e => create_error(&e),
+        },
+    )
 }
 
 /// The `cf-*` defaults a creating command uses: the server's own, or on a replica and in
@@ -180,27 +174,46 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     }
     let cf = cf_defaults(ctx);
     let parsed = (|| {
-        let capacity = parse_i64(args.bytes(2)).ok_or_else(|| Reply::err(BAD_CAPACITY))?;
+        check_option_names((3..args.len()).step_by(2).map(|i| args.bytes(i)))?;
+        let capacity =
+            parse_i64(args.bytes(2)).ok_or_else(|| Reply::err(errors::CF_BAD_CAPACITY))?;
         let find = |name: &str| (3..args.len()).step_by(2).find(|&i| args.is(i, name));
         let mut max_iterations = i64::from(cf.max_iterations);
         if let Some(i) = find("MAXITERATIONS") {
-            max_iterations =
-                option_value(args.bytes(i + 1), "MAXITERATIONS", 1, 65535, MAX_ITERATIONS_RANGE)?;
+            max_iterations = option_value(
+                args.bytes(i + 1),
+                "MAXITERATIONS",
+                1,
+                65535,
+                errors::CF_MAX_ITERATIONS_RANGE,
+            )?;
         }
         let mut bucket_size = i64::from(cf.bucket_size);
         if let Some(i) = find("BUCKETSIZE") {
-            bucket_size = option_value(args.bytes(i + 1), "BUCKETSIZE", 1, 255, BUCKET_SIZE_RANGE)?;
+            bucket_size = option_value(
+                args.bytes(i + 1),
+                "BUCKETSIZE",
+                1,
+                255,
+                errors::CF_BUCKET_SIZE_RANGE,
+            )?;
         }
         let mut expansion = i64::from(cf.expansion);
         if let Some(i) = find("EXPANSION") {
-            expansion = option_value(args.bytes(i + 1), "EXPANSION", 0, 32768, EXPANSION_RANGE)?;
+            expansion =
+                option_value(args.bytes(i + 1), "EXPANSION", 0, 32768, errors::CF_EXPANSION_RANGE)?;
         }
         let width = match find("FINGERPRINT") {
             Some(i) => parse_fingerprint(args.bytes(i + 1))?,
             None => FingerprintWidth::W8,
         };
         if capacity < 2 * bucket_size || capacity > MAX_CAPACITY_8X as i64 {
-            return Err(Reply::err(CAPACITY_RANGE));
+            // RedisBloom's words name BUCKETSIZE; where the bucket size is `cf-bucket-size`'s,
+            // its CF.INSERT words, which name the setting.
+            return Err(Reply::err(match find("BUCKETSIZE") {
+                Some(_) => errors::CF_CAPACITY_RANGE,
+                None => errors::CF_INSERT_CAPACITY_RANGE,
+            }));
         }
         let params = CuckooParams::new(
             capacity as u64,
@@ -219,7 +232,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     let key = Key::writable(ctx, &key_name);
     match key.value::<CuckooValue>() {
         Err(r) => return r,
-        Ok(Some(_)) => return Reply::err(ITEM_EXISTS),
+        Ok(Some(_)) => return Reply::err(errors::CF_ITEM_EXISTS),
         Ok(None) => {}
     }
     let guard = ServerGuard::for_command(ctx);
@@ -327,10 +340,9 @@ fn insert_items(
     let mut header: Option<Header> = None;
     let value = match existing {
         Some(v) => v,
-        None if create.nocreate => return Err(Reply::err(NOT_FOUND)),
+        None if create.nocreate => return Err(Reply::err(errors::CF_NOT_FOUND)),
         None => {
-            let params =
-                default_params(&create.cf, create.capacity).map_err(|e| create_error(&e))?;
+            let params = default_params(&create.cf, create.capacity)?;
             let filter =
                 CuckooFilter::new(&params, create.width, &guard).map_err(|e| create_error(&e))?;
             // The empty filter's header, before any item goes in: what replicas create if a
@@ -375,7 +387,7 @@ fn insert_items(
         notify(ctx, event, &key_name);
     }
     match refused {
-        Err(e) => Err(Reply::Error(error_text(&e))),
+        Err(e) => Err(Reply::Error(errors::cuckoo_text(&e))),
         Ok(()) => Ok(out),
     }
 }
@@ -402,8 +414,8 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
                     Reply::Bool(true)
                 }
                 Ok(Insert::Exists) => Reply::Bool(false),
-                Ok(Insert::Full) => Reply::err(FULL),
-                Err(e) => Reply::Error(error_text(&e)),
+                Ok(Insert::Full) => Reply::err(errors::CF_FULL),
+                Err(e) => Reply::Error(errors::cuckoo_text(&e)),
             };
         }
     }
@@ -415,7 +427,7 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
     let guard = ServerGuard::for_command(ctx);
     let params = match default_params(&cf, cf.initial_size) {
         Ok(p) => p,
-        Err(e) => return create_error(&e),
+        Err(r) => return r,
     };
     let mut value = match CuckooFilter::new(&params, FingerprintWidth::W8, &guard) {
         Ok(f) => Box::new(CuckooValue::new(f)),
@@ -433,8 +445,8 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
     match outcome {
         Ok(Insert::Inserted) => Reply::Bool(true),
         Ok(Insert::Exists) => Reply::Bool(false),
-        Ok(Insert::Full) => Reply::err(FULL),
-        Err(e) => Reply::Error(error_text(&e)),
+        Ok(Insert::Full) => Reply::err(errors::CF_FULL),
+        Err(e) => Reply::Error(errors::cuckoo_text(&e)),
     }
 }
 
@@ -454,9 +466,14 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
     let mut create =
         Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
     let mut i = 2;
+    let mut given: Vec<&[u8]> = Vec::new();
     let first_item = loop {
         if i >= args.len() {
             return Reply::WrongArity;
+        }
+        given.push(args.bytes(i));
+        if let Err(r) = check_option_names(given.iter().copied()) {
+            return r;
         }
         if args.is(i, "ITEMS") {
             break i + 1;
@@ -475,10 +492,10 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
                 }
             } else {
                 let Some(c) = parse_i64(value) else {
-                    return Reply::err(BAD_CAPACITY);
+                    return Reply::err(errors::CF_BAD_CAPACITY);
                 };
                 if c < 2 * i64::from(cf.bucket_size) || c > MAX_CAPACITY_8X as i64 {
-                    return Reply::err(INSERT_CAPACITY_RANGE);
+                    return Reply::err(errors::CF_INSERT_CAPACITY_RANGE);
                 }
                 create.capacity = c as u64;
             }
@@ -512,7 +529,7 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
             1 if booleans => Reply::Bool(true),
             -1 if booleans => Reply::Bool(false),
             REFUSED => match refusals.next() {
-                Some((_, e)) => Reply::Error(error_text(&e)),
+                Some((_, e)) => Reply::Error(errors::cuckoo_text(&e)),
                 None => Reply::err(errors::INTERNAL),
             },
             c => Reply::Int(c),
@@ -574,7 +591,7 @@ pub fn del(ctx: &Context, args: &Args) -> Reply {
     let mut key = Key::writable(ctx, &key_name);
     let value = match key.value_mut::<CuckooValue>() {
         Err(r) => return r,
-        Ok(None) => return Reply::err(DEL_NOT_FOUND),
+        Ok(None) => return Reply::err(errors::CF_DEL_NOT_FOUND),
         Ok(Some(v)) => v,
     };
     let deleted = value.filter.delete(args.bytes(2));
@@ -592,7 +609,7 @@ pub fn compact(ctx: &Context, args: &Args) -> Reply {
     let mut key = Key::writable(ctx, &key_name);
     let value = match key.value_mut::<CuckooValue>() {
         Err(r) => return r,
-        Ok(None) => return Reply::err(COMPACT_NOT_FOUND),
+        Ok(None) => return Reply::err(errors::CF_COMPACT_NOT_FOUND),
         Ok(Some(v)) => v,
     };
     value.filter.compact(true);
@@ -607,7 +624,7 @@ pub fn info(ctx: &Context, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
-        || Reply::err(NOT_FOUND),
+        || Reply::err(errors::CF_NOT_FOUND),
         |v: &CuckooValue| {
             let i = v.filter.info();
             let n = |x: u64| Reply::Int(i64::try_from(x).unwrap_or(i64::MAX));
@@ -634,7 +651,7 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
-        || Reply::err(NOT_FOUND),
+        || Reply::err(errors::CF_NOT_FOUND),
         |v: &CuckooValue| Reply::Bulk(v.filter.debug_string().into_bytes()),
     )
 }
@@ -643,12 +660,12 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
 /// filter with no items, as RedisBloom). The iterator is checked before the key.
 pub fn scandump(ctx: &Context, args: &Args) -> Reply {
     let Some(it) = parse_i64(args.bytes(2)).and_then(|i| u64::try_from(i).ok()) else {
-        return Reply::err(INVALID_POSITION);
+        return Reply::err(errors::CF_INVALID_POSITION);
     };
     with_value(
         ctx,
         args,
-        || Reply::err(NOT_FOUND),
+        || Reply::err(errors::CF_NOT_FOUND),
         |v: &CuckooValue| match v.filter.scandump(it) {
             ScanStep::Header(h) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(h)]),
             ScanStep::Chunk { next, data } => Reply::Array(vec![
@@ -666,7 +683,7 @@ pub fn scandump(ctx: &Context, args: &Args) -> Reply {
 /// was), and every chunk is replicated (RedisBloom #1014 lost them on failover).
 pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
     let Some(it) = parse_i64(args.bytes(2)).filter(|&i| i != 0) else {
-        return Reply::err(INVALID_POSITION);
+        return Reply::err(errors::CF_INVALID_POSITION);
     };
     let data = args.bytes(3);
     let key_name = args.key();
@@ -679,8 +696,8 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
         None if it == 1 => {
             let header = match Header::parse(data) {
                 Ok(h) => h,
-                Err(CuckooError::BadHeader) => return Reply::err(INVALID_HEADER),
-                Err(_) => return Reply::err(BAD_HEADER),
+                Err(CuckooError::BadHeader) => return Reply::err(errors::CF_INVALID_HEADER),
+                Err(_) => return Reply::err(errors::CF_BAD_HEADER),
             };
             // More sub-filters than cf-max-expansions: a filter that could take no insert, and
             // whose compaction would take time quadratic in their number (65,535 tiny ones).
@@ -697,8 +714,8 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
                 Ok(header).and_then(|h| h.allocate(&ServerGuard::for_command(ctx))).map_err(|e| {
                     match e {
                         CuckooError::Alloc(_) | CuckooError::OutOfMemory => create_error(&e),
-                        CuckooError::BadHeader => Reply::err(INVALID_HEADER),
-                        _ => Reply::err(BAD_HEADER),
+                        CuckooError::BadHeader => Reply::err(errors::CF_INVALID_HEADER),
+                        _ => Reply::err(errors::CF_BAD_HEADER),
                     }
                 });
             let filter = match made {
@@ -709,19 +726,19 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
                 return r;
             }
         }
-        None => return Reply::err(NOT_FOUND),
-        Some(_) if it == 1 => return Reply::err(ITEM_EXISTS),
+        None => return Reply::err(errors::CF_NOT_FOUND),
+        Some(_) if it == 1 => return Reply::err(errors::CF_ITEM_EXISTS),
         Some(value) => {
             let trusted =
                 ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
             if !value.is_awaiting_chunks() && !trusted {
-                return Reply::err(NOT_RESTORING);
+                return Reply::err(errors::CF_NOT_RESTORING);
             }
             let Ok(it) = u64::try_from(it) else {
-                return Reply::err(BAD_CHUNK);
+                return Reply::err(errors::CF_BAD_CHUNK);
             };
             if value.filter.load_chunk(it, data).is_err() {
-                return Reply::err(BAD_CHUNK);
+                return Reply::err(errors::CF_BAD_CHUNK);
             }
         }
     }

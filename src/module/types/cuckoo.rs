@@ -19,8 +19,8 @@ use crate::filter::cuckoo::params::MAX_FILTERS;
 use crate::filter::cuckoo::{CuckooError, CuckooFilter};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError};
-use crate::module::commands::cuckoo::error_text;
 use crate::module::config;
+use crate::module::errors;
 
 /// The data type. Its name is RedisBloom's, so `TYPE key` answers `MBbloomCF` and RedisBloom's
 /// RDB values and DUMP payloads of the type load here.
@@ -109,7 +109,7 @@ impl NativeType for CuckooValue {
             ) => format!("scalebloom: RESTORE refused: {}", crate::module::errors::text(&e)),
             other => format!(
                 "scalebloom: refused a corrupt or inconsistent MBbloomCF value ({})",
-                error_text(&other)
+                errors::cuckoo_text(&other)
             ),
         })
     }
