@@ -11,8 +11,9 @@
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
 #   make test-readme  run every example of README.md against a live server
 #   make test-python  the Python package (clients/python): mypy, then pytest on real servers
-#   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings, and
-#                 cargo doc -D warnings (no broken intra-doc link)
+#   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings,
+#                 cargo doc -D warnings (no broken intra-doc link), and scripts/import-cycles
+#                 (no two source files that import each other, directly or through others)
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
 #   make bench    criterion benches of the core, then bench/compare (vs RedisBloom)
@@ -199,6 +200,7 @@ lint: deps
 	cd fuzz && $(CARGO) fmt --check
 	$(CARGO) clippy --all-targets --quiet -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --lib --quiet
+	$(PYTHON) scripts/import-cycles src
 
 test: test-deps lint build
 	@echo "==> bench/compare unit tests"; $(VENV)/bin/python -m unittest discover -q -s bench
