@@ -146,30 +146,45 @@ fn config_set_out_of_range_answers_in_redisbloom_8_words() {
     if c.engine().has_unprefixed_module_configs() {
         names.push(("bf-error-rate", "bf-initial-size", "bf-expansion-factor"));
     }
+    // The setting as this server knows it: RedisBloom 8's name on Redis 8, `bf.*` elsewhere.
+    let unprefixed = c.engine().has_unprefixed_module_configs();
+    let shown = |rb8: &str| {
+        if unprefixed {
+            rb8.to_string()
+        } else {
+            format!("bf.{}", rb8.strip_prefix("bf-").unwrap_or(rb8))
+        }
+    };
+    let (e_name, i_name, x_name) =
+        (shown("bf-error-rate"), shown("bf-initial-size"), shown("bf-expansion-factor"));
     for (error_rate, initial_size, expansion) in names {
         let cases = [
             (
                 error_rate,
                 "0",
-                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+                format!("Value for `{e_name}` must be in the range (0.000000, 1.000000)"),
             ),
             (
                 error_rate,
                 "1",
-                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+                format!("Value for `{e_name}` must be in the range (0.000000, 1.000000)"),
             ),
-            (initial_size, "0", "Value for `bf-initial-size` must be in the range [1, 1073741824]"),
+            (
+                initial_size,
+                "0",
+                format!("Value for `{i_name}` must be in the range [1, 1073741824]"),
+            ),
             (
                 initial_size,
                 "4294967296",
-                "Value for `bf-initial-size` must be in the range [1, 1073741824]",
+                format!("Value for `{i_name}` must be in the range [1, 1073741824]"),
             ),
-            (expansion, "-1", "Value for `bf-expansion-factor` must be in the range [0, 32768]"),
-            (expansion, "32769", "Value for `bf-expansion-factor` must be in the range [0, 32768]"),
+            (expansion, "-1", format!("Value for `{x_name}` must be in the range [0, 32768]")),
+            (expansion, "32769", format!("Value for `{x_name}` must be in the range [0, 32768]")),
         ];
         for (name, value, wording) in cases {
             let r = c.cmd(&["CONFIG", "SET", name, value]);
-            assert!(r.err_text().contains(wording), "CONFIG SET {name} {value} -> {r:?}");
+            assert!(r.err_text().contains(&wording), "CONFIG SET {name} {value} -> {r:?}");
         }
     }
 }

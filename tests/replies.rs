@@ -194,11 +194,7 @@ fn cuckoo_errors_name_what_the_user_typed_or_the_settings() {
         &["CF.INSERT", "k", "CAPACITY", "100", "ITEMS", "a"],
         "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
     );
-    c.expect_err(
-        &["CF.RESERVE", "k", "100"],
-        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
-    );
-    // BUCKETSIZE typed: RedisBloom's CF.RESERVE words.
+    // CF.RESERVE: RedisBloom's words, which name its BUCKETSIZE option.
     c.expect_err(
         &["CF.RESERVE", "k", "100", "BUCKETSIZE", "100"],
         "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",

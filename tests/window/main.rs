@@ -174,7 +174,7 @@ fn options_and_internal_commands_are_checked() {
     assert_eq!(info.as_array()[0].is_null(), internal, "{info:?}");
     c.ok(&["BF.RESERVE", "k", "0.01", "10", "WINDOW", "1s"]);
     c.expect_err(&["BF.RESERVE", "k", "0.01", "10", "WINDOW", "1s"], "ERR item exists");
-    assert!(c.err(&["BF.DEL", "k", "x"]).starts_with("WRONGTYPE"));
+    assert!(c.err(&["BF.DEL", "k", "x"]).starts_with("ERR a windowed filter has no deletes"));
     let info = c.cmd(&["BF.INFO", "k", "CAPACITY"]);
     assert_eq!(info.as_array()[0].as_int(), 10);
     // Without the module argument the debug clock is refused.

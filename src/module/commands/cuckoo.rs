@@ -208,12 +208,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
             None => FingerprintWidth::W8,
         };
         if capacity < 2 * bucket_size || capacity > MAX_CAPACITY_8X as i64 {
-            // RedisBloom's words name BUCKETSIZE; where the bucket size is `cf-bucket-size`'s,
-            // its CF.INSERT words, which name the setting.
-            return Err(Reply::err(match find("BUCKETSIZE") {
-                Some(_) => errors::CF_CAPACITY_RANGE,
-                None => errors::CF_INSERT_CAPACITY_RANGE,
-            }));
+            return Err(Reply::err(errors::CF_CAPACITY_RANGE));
         }
         let params = CuckooParams::new(
             capacity as u64,

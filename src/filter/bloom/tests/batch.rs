@@ -230,9 +230,14 @@ fn stats_estimate_the_measured_error_and_the_items() {
         assert_eq!(s.items, c.items());
         assert!(s.fill_newest > 0.0 && s.fill_overall > 0.0 && s.fill_overall <= 1.0);
         assert_eq!(s.target_error, 0.01);
-        // A nonscaling chain that took its capacity refuses the next new item: `saturated`.
-        // A scaling chain's layers sum to well below the target, and it grows.
-        assert_eq!(s.saturated, expansion == 0 && c.items() == capacity, "{s:?}");
+        // A nonscaling chain that took its capacity refuses the next new item: `saturated`;
+        // short of it (false positives answered 1), it is right at its target (k rounded up),
+        // so `saturated` may go either way. A scaling chain's layers sum to well below the
+        // target, and it grows.
+        if expansion == 0 && c.items() == capacity {
+            assert!(s.saturated, "{s:?}");
+        }
+        assert!(expansion == 0 || !s.saturated, "{s:?}");
     }
 }
 
