@@ -460,7 +460,7 @@ impl Chain {
     }
 
     /// Whether the chain refuses a new item now: its newest layer is full and the next layer
-    /// cannot be made ([`Chain::next_layer`], the checks an add makes before it grows, so the
+    /// cannot be made (`next_layer`, the checks an add makes before it grows, so the
     /// two never disagree).
     pub fn refuses_new_items(&self, guard: &dyn AllocGuard) -> bool {
         self.layers.last().is_full() && self.next_layer(guard).is_err()
