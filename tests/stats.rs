@@ -217,12 +217,19 @@ fn command_table_entry() {
 }
 
 /// Adds distinct items one by one until the filter refuses one (`ERR non scaling filter is
-/// full` or a limit's refusal); how many went in. Panics past `limit` adds.
-fn fill_until_refused(c: &mut Conn, key: &str, prefix: &str, limit: usize) -> usize {
+/// full` or a limit's refusal): how many went in, the refused item (new to the filter, since
+/// the filter refused it) and the refusal. Panics past `limit` adds.
+fn fill_until_refused(
+    c: &mut Conn,
+    key: &str,
+    prefix: &str,
+    limit: usize,
+) -> (usize, String, String) {
     for i in 0..limit {
-        let r = c.cmd(&["BF.ADD", key, &format!("{prefix}-{i}")]);
+        let item = format!("{prefix}-{i}");
+        let r = c.cmd(&["BF.ADD", key, &item]);
         if r.is_err() {
-            return i;
+            return (i, item, r.err_text().to_string());
         }
     }
     panic!("{key}: no refusal in {limit} adds");
@@ -245,9 +252,8 @@ fn a_nonscaling_filter_that_refuses_items_is_saturated() {
             add_all(&mut c, &key, &batch);
             let st = stats(&mut c, &key);
             assert_eq!(field(&st, "Saturated"), 0.0, "{key} at {below} items: {st:?}");
-            let took = fill_until_refused(&mut c, &key, &prefix, capacity * 2);
+            let (took, _, err) = fill_until_refused(&mut c, &key, &prefix, capacity * 2);
             assert!(took >= capacity, "{key}: refused after {took} adds");
-            let err = c.err(&["BF.ADD", &key, "one-more"]);
             assert_eq!(err, "ERR non scaling filter is full");
             let st = stats(&mut c, &key);
             assert_eq!(field(&st, "Saturated"), 1.0, "{key} refuses items: {st:?}");
@@ -265,13 +271,12 @@ fn a_scaling_filter_stopped_by_the_byte_limit_is_saturated() {
     c.ok(&["BF.RESERVE", "k", "0.01", "1000"]);
     let st = stats(&mut c, "k");
     assert_eq!(field(&st, "Saturated"), 0.0, "{st:?}");
-    let took = fill_until_refused(&mut c, "k", "item", 100_000);
-    let err = c.err(&["BF.ADD", "k", "one-more"]);
+    let (took, refused, err) = fill_until_refused(&mut c, "k", "item", 100_000);
     assert!(err.contains("bf.max-filter-bytes"), "{err}");
     let st = stats(&mut c, "k");
     assert_eq!(field(&st, "Saturated"), 1.0, "after {took} adds: {st:?}");
     c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "4gb"]);
     let st = stats(&mut c, "k");
     assert_eq!(field(&st, "Saturated"), 0.0, "the limit raised: {st:?}");
-    assert_eq!(c.int(&["BF.ADD", "k", "one-more"]), 1);
+    assert_eq!(c.int(&["BF.ADD", "k", &refused]), 1, "the refused item goes in now");
 }
