@@ -322,7 +322,7 @@ impl LayerKind for Blocked {
     /// One line per item, so four times [`BATCH`]'s items (a whole
     /// [`HASH_BATCH`](super::block::HASH_BATCH)) still prefetch fewer lines than a standard part
     /// (16 × k): the first item's wait for memory is shared by 64 items. On the 1 GiB filter
-    /// of bench part `large` (Intel Xeon KVM guest, 2026-11-27, one run each) BF.MEXISTS took
+    /// of bench part `large` (Intel Xeon KVM guest, one run each) BF.MEXISTS took
     /// 50–51 ns per item, present and absent, with parts of 16, 46 with parts of 32, and 43
     /// with parts of 64 (47 with 32 in the same hour); the second BF.MADD pass 58, 51, and 52
     /// (55). Standard parts of 32 items were no faster there (present lookups 183 ns against
