@@ -15,6 +15,14 @@ use redis_module::{RedisString, raw};
 #[derive(Clone, Copy)]
 pub struct Arg(*mut raw::RedisModuleString);
 
+impl Arg {
+    /// The argv string itself, for the module API.
+    #[inline(always)]
+    pub fn raw(self) -> *mut raw::RedisModuleString {
+        self.0
+    }
+}
+
 impl AsRef<[u8]> for Arg {
     #[inline(always)]
     fn as_ref(&self) -> &[u8] {
@@ -121,6 +129,11 @@ impl<'a> Args<'a> {
     /// so dropping our view must not release it.
     pub fn key(&self) -> ManuallyDrop<RedisString> {
         ManuallyDrop::new(RedisString::from_redis_module_string(self.ctx, self.argv[1]))
+    }
+
+    /// The key (argument 1) as an argv string.
+    pub fn key_arg(&self) -> Arg {
+        Arg(self.argv[1])
     }
 
     /// Whether argument `i` equals `keyword`, ignoring ASCII case.

@@ -9,9 +9,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use redis_module::Context;
-
 use super::args::{Args, parse_i64};
+use super::call::Call;
 use super::reply::Reply;
 
 /// Whether the debug clock is on (`window-debug-clock yes` at module load; never changed
@@ -40,7 +39,7 @@ const USAGE: &str = "ERR BF.DEBUGCLOCK GET | SET <ms> | ADVANCE <ms>";
 
 /// `BF.DEBUGCLOCK GET | SET <ms> | ADVANCE <ms>`: reads or moves the debug clock; the reply is
 /// its time after the call. Refused unless the debug clock is on.
-pub fn debugclock(_ctx: &Context, args: &Args) -> Reply {
+pub fn debugclock(_ctx: &Call, args: &Args) -> Reply {
     if !DEBUG_CLOCK.load(Ordering::Relaxed) {
         return Reply::err(OFF);
     }

@@ -42,11 +42,12 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use redis_module::{Context, ContextFlags};
 use siphasher::sip::SipHasher13;
 
+use super::call::Call;
 use super::config;
 use super::options::capped_error;
+use super::replicate::replicate;
 use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{BloomError, ChainParams, HashScheme};
 
@@ -317,25 +318,20 @@ fn stream() -> Option<Settings> {
     *STREAM.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Whether a command running with `flags` follows the stream rather than the server's own
-/// settings: it came over the replication link, is replayed from the AOF, or runs on a replica.
-fn follows_stream(flags: &ContextFlags) -> bool {
-    flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING | ContextFlags::SLAVE)
-}
-
-/// The settings a creating command uses; `flags` gives its context flags, asked for only on a
+/// The settings a creating command uses: the stream's when it [follows
+/// it](Call::follows_stream) and the server has them; its origin is asked for only on a
 /// server that has a stream's settings.
-pub fn for_command(flags: impl FnOnce() -> ContextFlags) -> Settings {
-    if !HAS_STREAM.load(Ordering::Relaxed) || !follows_stream(&flags()) {
+pub fn for_command(call: &Call) -> Settings {
+    if !HAS_STREAM.load(Ordering::Relaxed) || !call.follows_stream() {
         return local();
     }
     stream().unwrap_or_else(local)
 }
 
-/// The `cf-*` defaults a creating command uses: `for_command(flags).cf_defaults()`, without
+/// The `cf-*` defaults a creating command uses: `for_command(call).cf_defaults()`, without
 /// building the other settings when the server's own apply (the usual case).
-pub fn cf_for_command(flags: impl FnOnce() -> ContextFlags) -> CfDefaults {
-    if !HAS_STREAM.load(Ordering::Relaxed) || !follows_stream(&flags()) {
+pub fn cf_for_command(call: &Call) -> CfDefaults {
+    if !HAS_STREAM.load(Ordering::Relaxed) || !call.follows_stream() {
         return CfDefaults::local();
     }
     stream().unwrap_or_else(local).cf_defaults()
@@ -368,31 +364,25 @@ pub fn become_primary() {
 
 /// Before a creating command replicates verbatim: on a primary, sends `BF.REPLCONF <settings>
 /// <padding>` if anything since the last one may need them. Commands that follow the stream
-/// pass on the stream's own `BF.REPLCONF` instead. `flags` gives the context flags, asked for
-/// only when a send is due.
-pub fn announce_if_pending(ctx: &Context, flags: impl FnOnce() -> ContextFlags) {
+/// pass on the stream's own `BF.REPLCONF` instead. The origin is asked for only when a send
+/// is due.
+pub fn announce_if_pending(call: &Call) {
     if !PENDING.load(Ordering::Relaxed)
-        || follows_stream(&flags())
+        || call.follows_stream()
         || !PENDING.swap(false, Ordering::Relaxed)
     {
         return;
     }
     let blob = local().encode();
-    if let Some(replicate) = api!(RedisModule_Replicate) {
-        // SAFETY: `ctx` is the running command's context; the format "bb" is matched by two
-        // (pointer, length) buffers alive for the call, which Redis copies.
-        unsafe {
-            replicate(
-                ctx.ctx,
-                c"BF.REPLCONF".as_ptr(),
-                c"bb".as_ptr(),
-                blob.as_ptr().cast::<std::ffi::c_char>(),
-                blob.len(),
-                PADDING.as_ptr().cast::<std::ffi::c_char>(),
-                PADDING.len(),
-            );
-        }
-    }
+    replicate!(call, c"BF.REPLCONF", Bytes(&blob), Bytes(PADDING));
+}
+
+/// Replicates a command that created a filter, verbatim, after the creation settings when due
+/// ([`announce_if_pending`]): a replica or AOF replay derives the same parameters and seed from
+/// the same command.
+pub fn replicate_creating_command(call: &Call) {
+    announce_if_pending(call);
+    call.replicate_verbatim();
 }
 
 #[cfg(test)]

@@ -21,12 +21,11 @@
 //! `maxmemory` (as eviction counts it), and `maxmemory` itself is read once at load and again
 //! on every `CONFIG SET` (the server's config-change event, see `events`), never per command.
 
-use std::cell::Cell;
-use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis_module::{Context, ContextFlags, RedisValue};
 
+use super::call::Call;
 use super::config;
 use crate::filter::{AllocGuard, BloomError, MaxFilterBytes};
 
@@ -56,41 +55,29 @@ pub fn refresh_maxmemory(ctx: &Context) {
 /// The allocation policy of the running command or load (see the table at the top).
 ///
 /// Built for every write, consulted only when a filter would grow, so the context flags are
-/// read then, not on every command.
+/// read then (through the [`Call`]), not on every command.
 pub struct ServerGuard<'a> {
-    ctx: &'a Context,
+    call: &'a Call,
     /// Whether this is an `rdb_load` rather than a command.
     load: bool,
-    /// The context flags, read on first use (`RedisModule_GetContextFlags` works out the
-    /// memory state each time; within one command it does not change).
-    flags: Cell<Option<c_int>>,
 }
 
 impl<'a> ServerGuard<'a> {
-    /// The policy for the command running in `ctx`: replicated commands and AOF replay are
-    /// exempt.
-    pub fn for_command(ctx: &'a Context) -> Self {
-        Self { ctx, load: false, flags: Cell::new(None) }
+    /// The policy for the running command: replicated commands and AOF replay are exempt.
+    pub fn for_command(call: &'a Call) -> Self {
+        Self { call, load: false }
     }
 
-    /// The policy for an `rdb_load` with the I/O context `ctx`: a server loading its own data
+    /// The policy for an `rdb_load` whose I/O context is `call`: a server loading its own data
     /// (startup, DEBUG RELOAD, a replica's full sync, async or not) and a replica are exempt;
     /// what remains is a client's RESTORE.
-    pub fn for_load(ctx: &'a Context) -> Self {
-        Self { ctx, load: true, flags: Cell::new(None) }
+    pub fn for_load(call: &'a Call) -> Self {
+        Self { call, load: true }
     }
 
     /// The context flags of the running command or load.
     pub fn flags(&self) -> ContextFlags {
-        let bits = match self.flags.get() {
-            Some(bits) => bits,
-            None => {
-                let bits = self.ctx.get_flags().bits();
-                self.flags.set(Some(bits));
-                bits
-            }
-        };
-        ContextFlags::from_bits_truncate(bits)
+        self.call.flags()
     }
 }
 

@@ -29,6 +29,7 @@ macro_rules! api {
 
 pub mod alloc;
 pub mod args;
+pub mod call;
 pub mod clock;
 pub mod commands;
 pub mod config;
@@ -39,5 +40,6 @@ pub mod events;
 pub mod limits;
 pub mod options;
 pub mod registry;
+pub mod replicate;
 pub mod reply;
 pub mod types;

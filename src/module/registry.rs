@@ -10,6 +10,7 @@ use redis_module::{Context, RedisString, Status, raw};
 use std::sync::atomic::Ordering;
 
 use super::args::Args;
+use super::call::Call;
 use super::clock;
 use super::commands::{Handler, bloom, cuckoo, cuckoo_stats, dump, replconf, window};
 use super::docs::{Arg, ArgKind, c_args};
@@ -34,19 +35,19 @@ fn run(
         Ok(n) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv, n) },
         _ => &[],
     };
-    let context = Context::new(ctx);
+    let call = Call::new(ctx);
     let wrong_arity = if arity >= 0 { argc != arity } else { argc < -arity };
     let reply = if wrong_arity || argv.len() < 2 {
         Reply::WrongArity
     } else {
-        catch_unwind(AssertUnwindSafe(|| handler(&context, &Args::new(ctx, argv)))).unwrap_or_else(
+        catch_unwind(AssertUnwindSafe(|| handler(&call, &Args::new(ctx, argv)))).unwrap_or_else(
             |_| {
-                context.log_warning("scalebloom: a command panicked; the panic was caught");
+                call.log_warning("scalebloom: a command panicked; the panic was caught");
                 Reply::err(errors::INTERNAL)
             },
         )
     };
-    send(&context, reply);
+    send(&call, reply);
     raw::REDISMODULE_OK as c_int
 }
 

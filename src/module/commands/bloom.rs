@@ -3,21 +3,19 @@
 
 use std::ffi::CStr;
 
-use redis_module::{Context, ContextFlags};
-
-use super::{
-    Key, core_err, notify, replicate_header, replicate_madd, window, with_either, with_value,
-};
+use super::{Key, core_err, notify, window, with_either, with_value};
 use crate::filter::codec;
 use crate::filter::params::Layout;
 use crate::filter::window::WindowParams;
 use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
+use crate::module::call::Call;
 use crate::module::clock;
 use crate::module::creation::{self, Settings};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::options::{self, Creation};
+use crate::module::replicate::replicate;
 use crate::module::reply::Reply;
 use crate::module::types::window::WindowValue;
 
@@ -56,17 +54,9 @@ fn new_chain(
     made.map_err(|e| core_err(&e))
 }
 
-/// Replicates a command that created a filter, verbatim: the replica (or AOF replay) derives
-/// the same parameters and seed from the command and the settings `BF.REPLCONF` gave it, sent
-/// first when due (see `creation`).
-fn replicate_creating_command(ctx: &Context, guard: &ServerGuard) {
-    creation::announce_if_pending(ctx, || guard.flags());
-    ctx.replicate_verbatim();
-}
-
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]
 /// [LAYOUT STANDARD|BLOCKED]`
-pub fn reserve(ctx: &Context, args: &Args) -> Reply {
+pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     let grammar = &options::RESERVE;
     let parsed = grammar.error(args.bytes(2)).and_then(|error| {
         let capacity = grammar.capacity(args.bytes(3))?;
@@ -102,7 +92,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
         return Reply::Ok;
     }
     let guard = ServerGuard::for_command(ctx);
-    let settings = creation::for_command(|| guard.flags());
+    let settings = creation::for_command(ctx);
     let chain = match new_chain(&settings, args.bytes(1), params, counting, layout, &guard) {
         Ok(c) => c,
         Err(r) => return r,
@@ -110,7 +100,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     if let Err(r) = key.set_value(chain) {
         return r;
     }
-    replicate_creating_command(ctx, &guard);
+    creation::replicate_creating_command(ctx);
     notify(ctx, c"bf.reserve", &key_name);
     Reply::Ok
 }
@@ -158,7 +148,7 @@ impl Answers {
 /// stopping at the first refusal (which becomes the last element), and replicates exactly what
 /// happened. `Err` is a reply for the whole command (wrong type, missing key, no filter).
 fn add_items(
-    ctx: &Context,
+    ctx: &Call,
     args: &Args,
     first_item: usize,
     create: Create,
@@ -187,7 +177,7 @@ fn add_items(
             let (params, settings) = match create.params {
                 Some(given) => given,
                 None => {
-                    let settings = creation::for_command(|| guard.flags());
+                    let settings = creation::for_command(ctx);
                     (settings.defaults().map_err(|e| core_err(&e))?, settings)
                 }
             };
@@ -223,18 +213,20 @@ fn add_items(
         key.set_value(chain)?;
     }
     if let Some(header) = partial_creation {
-        replicate_header(ctx, args, &header);
+        replicate!(ctx, c"BF.LOADCHUNK", Arg(args.key_arg()), Int(1), Bytes(&header));
         if changed {
-            replicate_madd(ctx, args, &args.items(first_item)[..processed]);
+            let went_in = &args.items(first_item)[..processed];
+            replicate!(ctx, c"BF.MADD", Arg(args.key_arg()), Args(went_in));
         }
     } else if was_created {
-        replicate_creating_command(ctx, &guard);
+        creation::replicate_creating_command(ctx);
     } else if changed && all_done {
         ctx.replicate_verbatim();
     } else if changed {
         // Stopped early: replicate only the items that went in, so a replica ends with the
         // same bits.
-        replicate_madd(ctx, args, &args.items(first_item)[..processed]);
+        let went_in = &args.items(first_item)[..processed];
+        replicate!(ctx, c"BF.MADD", Arg(args.key_arg()), Args(went_in));
     }
     if changed || was_created {
         notify(ctx, event, &key_name);
@@ -252,7 +244,7 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 }
 
 /// `BF.ADD key item`
-pub fn add(ctx: &Context, args: &Args) -> Reply {
+pub fn add(ctx: &Call, args: &Args) -> Reply {
     let create =
         Create { params: None, nocreate: false, counting: None, layout: None, window: None };
     match add_items(ctx, args, 2, create, c"bf.add") {
@@ -264,7 +256,7 @@ pub fn add(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `BF.MADD key item [item ...]`
-pub fn madd(ctx: &Context, args: &Args) -> Reply {
+pub fn madd(ctx: &Call, args: &Args) -> Reply {
     let create =
         Create { params: None, nocreate: false, counting: None, layout: None, window: None };
     many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
@@ -272,11 +264,11 @@ pub fn madd(ctx: &Context, args: &Args) -> Reply {
 
 /// `BF.INSERT key [CAPACITY n] [ERROR r] [EXPANSION n] [NOCREATE] [NONSCALING] [COUNTING 4|8]
 /// [LAYOUT STANDARD|BLOCKED] ITEMS item ...`
-pub fn insert(ctx: &Context, args: &Args) -> Reply {
+pub fn insert(ctx: &Call, args: &Args) -> Reply {
     let grammar = &options::INSERT;
     let parsed = grammar.options(args, 2).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
-        let settings = creation::for_command(|| ctx.get_flags());
+        let settings = creation::for_command(ctx);
         let defaults = settings.defaults().map_err(|e| core_err(&e))?;
         let window = match given.window {
             Some(kind) => Some(grammar.window_params(&given, kind, defaults)?),
@@ -304,7 +296,7 @@ pub fn insert(ctx: &Context, args: &Args) -> Reply {
 /// Shared body of BF.DEL and BF.MDEL: deletes the items from `args[2]` on, in order, from a
 /// counting filter; replicates the command verbatim and publishes `event` when any was
 /// present (a delete of absent items changes nothing).
-fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
+fn delete_items(ctx: &Call, args: &Args, event: &CStr) -> Result<Vec<bool>, Reply> {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
     if key.holds::<WindowValue>() {
@@ -325,7 +317,7 @@ fn delete_items(ctx: &Context, args: &Args, event: &CStr) -> Result<Vec<bool>, R
 }
 
 /// `BF.DEL key item`: 1 if the item was present and one occurrence of it was deleted.
-pub fn del(ctx: &Context, args: &Args) -> Reply {
+pub fn del(ctx: &Call, args: &Args) -> Reply {
     match delete_items(ctx, args, c"bf.del") {
         Ok(results) => Reply::Bool(results.first().copied().unwrap_or(false)),
         Err(r) => r,
@@ -333,7 +325,7 @@ pub fn del(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `BF.MDEL key item [item ...]`: BF.DEL of each item, in order.
-pub fn mdel(ctx: &Context, args: &Args) -> Reply {
+pub fn mdel(ctx: &Call, args: &Args) -> Reply {
     match delete_items(ctx, args, c"bf.mdel") {
         Ok(results) => Reply::Bools(results, None),
         Err(r) => r,
@@ -341,7 +333,7 @@ pub fn mdel(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `BF.EXISTS key item`
-pub fn exists(ctx: &Context, args: &Args) -> Reply {
+pub fn exists(ctx: &Call, args: &Args) -> Reply {
     with_either(
         ctx,
         args,
@@ -352,7 +344,7 @@ pub fn exists(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `BF.MEXISTS key item [item ...]`
-pub fn mexists(ctx: &Context, args: &Args) -> Reply {
+pub fn mexists(ctx: &Call, args: &Args) -> Reply {
     let items = args.items(2);
     with_either(
         ctx,
@@ -371,7 +363,7 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `BF.CARD key`
-pub fn card(ctx: &Context, args: &Args) -> Reply {
+pub fn card(ctx: &Call, args: &Args) -> Reply {
     with_either(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.items()), window::card)
 }
 
@@ -381,7 +373,7 @@ fn int(v: u64) -> Reply {
 }
 
 /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`
-pub fn info(ctx: &Context, args: &Args) -> Reply {
+pub fn info(ctx: &Call, args: &Args) -> Reply {
     if args.len() > 3 {
         return Reply::WrongArity;
     }
@@ -394,7 +386,7 @@ pub fn info(ctx: &Context, args: &Args) -> Reply {
     )
 }
 
-fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
+fn info_of(ctx: &Call, args: &Args, chain: &Chain) -> Reply {
     let params = chain.params();
     let expansion = if params.scaling() { int(u64::from(params.expansion)) } else { Reply::Null };
     let fields = vec![
@@ -408,7 +400,7 @@ fn info_of(ctx: &Context, args: &Args, chain: &Chain) -> Reply {
 }
 
 /// The whole `BF.INFO` map, or the one field its argument names.
-fn info_reply(ctx: &Context, args: &Args, mut fields: Vec<(&'static str, Reply)>) -> Reply {
+fn info_reply(ctx: &Call, args: &Args, mut fields: Vec<(&'static str, Reply)>) -> Reply {
     if args.len() == 2 {
         return Reply::Map(fields);
     }
@@ -418,18 +410,14 @@ fn info_reply(ctx: &Context, args: &Args, mut fields: Vec<(&'static str, Reply)>
         return Reply::err(errors::INVALID_INFO);
     };
     let field = fields.swap_remove(which);
-    if ctx.get_flags().contains(ContextFlags::FLAGS_RESP3) {
-        Reply::Map(vec![field])
-    } else {
-        Reply::Array(vec![field.1])
-    }
+    if ctx.resp3() { Reply::Map(vec![field]) } else { Reply::Array(vec![field.1]) }
 }
 
 /// `BF.STATS key`: how full the filter is and the error rate it has now, from the bits each
 /// layer keeps count of (see `Chain::stats`); O(layers), no scan. `Saturated` asks the
 /// allocation policy a client's `BF.ADD` grows the chain under whether it would refuse a new
 /// item.
-pub fn stats(ctx: &Context, args: &Args) -> Reply {
+pub fn stats(ctx: &Call, args: &Args) -> Reply {
     with_either(
         ctx,
         args,
@@ -479,7 +467,7 @@ pub fn format_g(x: f64) -> String {
 }
 
 /// `BF.DEBUG key`: `size:<items>`, then one line per layer in RedisBloom's format.
-pub fn debug(ctx: &Context, args: &Args) -> Reply {
+pub fn debug(ctx: &Call, args: &Args) -> Reply {
     if Key::open(ctx, &args.key(), false).holds::<WindowValue>() {
         return Reply::err(errors::WINDOW_NO_DEBUG);
     }

@@ -21,9 +21,7 @@
 //!
 //! `cf-max-expansions` is read by replicas too: give replicas the same value as the primary.
 
-use std::ffi::{CStr, c_char, c_longlong};
-
-use redis_module::{Context, ContextFlags, raw};
+use std::ffi::CStr;
 
 use super::{Key, notify, with_value};
 use crate::filter::cuckoo::{
@@ -31,10 +29,12 @@ use crate::filter::cuckoo::{
 };
 use crate::filter::{BloomError, cuckoo::params::MAX_CAPACITY_8X};
 use crate::module::args::{Arg, Args, parse_i64};
+use crate::module::call::Call;
 use crate::module::config;
 use crate::module::creation::{self, CfDefaults};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
+use crate::module::replicate::replicate;
 use crate::module::reply::Reply;
 use crate::module::types::cuckoo::CuckooValue;
 
@@ -47,51 +47,6 @@ fn create_error(e: &CuckooError) -> Reply {
         CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => errors::cuckoo_text(e),
         _ => errors::CF_CANNOT_CREATE.to_string(),
     })
-}
-
-fn resp3(ctx: &Context) -> bool {
-    ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
-}
-
-/// Replicates `CF.LOADCHUNK <key> 1 <header>`: a created filter, its exact shape.
-fn replicate_header(ctx: &Context, args: &Args, header: &[u8]) {
-    if let Some(replicate) = api!(RedisModule_Replicate) {
-        // SAFETY: `ctx` is the running command's context; the format "slb" is matched by a
-        // RedisModuleString (argv[1], alive for the command), a long long, and a (pointer,
-        // length) buffer alive for the call, which Redis copies.
-        unsafe {
-            replicate(
-                ctx.ctx,
-                c"CF.LOADCHUNK".as_ptr(),
-                c"slb".as_ptr(),
-                args.key().inner,
-                1 as c_longlong,
-                header.as_ptr().cast::<c_char>(),
-                header.len(),
-            );
-        }
-    }
-}
-
-/// Replicates `CF.INSERT <key> ITEMS <items…>`, the items being argv strings.
-fn replicate_insert(ctx: &Context, args: &Args, items: &[Arg]) {
-    if let Some(replicate) = api!(RedisModule_Replicate) {
-        // SAFETY: `ctx` is the running command's context; the format "scv" is matched by a
-        // RedisModuleString (argv[1]), a NUL-terminated C string and a (RedisModuleString**,
-        // count) vector: `Arg` is `repr(transparent)` over argv pointers, all alive for the
-        // command; Redis only takes references to them.
-        unsafe {
-            replicate(
-                ctx.ctx,
-                c"CF.INSERT".as_ptr(),
-                c"scv".as_ptr(),
-                args.key().inner,
-                c"ITEMS".as_ptr(),
-                items.as_ptr().cast::<*mut raw::RedisModuleString>(),
-                items.len(),
-            );
-        }
-    }
 }
 
 /// Parses a RESERVE option value: `Couldn't parse NAME` if not an integer, the range error if
@@ -154,21 +109,14 @@ fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Reply>
 
 /// The `cf-*` defaults a creating command uses: the server's own, or on a replica and in
 /// replication or AOF replay the stream's (see `crate::module::creation`).
-fn cf_defaults(ctx: &Context) -> CfDefaults {
-    creation::cf_for_command(|| ctx.get_flags())
-}
-
-/// Replicates a command that created a filter, verbatim, after the creation settings when
-/// due: a replica or AOF replay makes the same filter from the same command.
-fn replicate_creating_command(ctx: &Context) {
-    creation::announce_if_pending(ctx, || ctx.get_flags());
-    ctx.replicate_verbatim();
+fn cf_defaults(ctx: &Call) -> CfDefaults {
+    creation::cf_for_command(ctx)
 }
 
 /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [FINGERPRINT w]`.
 /// As in RedisBloom, options are name/value pairs found by name, the first occurrence counts,
 /// and unknown names are ignored; checks run in RedisBloom's order.
-pub fn reserve(ctx: &Context, args: &Args) -> Reply {
+pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     if args.len() % 2 == 0 {
         return Reply::WrongArity;
     }
@@ -238,7 +186,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> Reply {
     if let Err(r) = key.set_value(CuckooValue::new(filter)) {
         return r;
     }
-    replicate_creating_command(ctx);
+    creation::replicate_creating_command(ctx);
     notify(ctx, c"cf.reserve", &key_name);
     Reply::Ok
 }
@@ -320,7 +268,7 @@ impl InsertSink for Outcomes {
 /// creates the filter if needed, inserts the items in order, replicates what happened (see the
 /// module header). `Err`: the reply of the whole command.
 fn insert_items(
-    ctx: &Context,
+    ctx: &Call,
     args: &Args,
     key: &mut Key,
     first_item: usize,
@@ -365,9 +313,10 @@ fn insert_items(
     if header.is_some() && !limited {
         // The command replays the same on a replica: it creates the filter from the same
         // options and creation settings, and each item has the outcome it had here.
-        replicate_creating_command(ctx);
+        creation::replicate_creating_command(ctx);
     } else if let Some(header) = &header {
-        replicate_header(ctx, args, &header.encode());
+        let header = header.encode();
+        replicate!(ctx, c"CF.LOADCHUNK", Arg(args.key_arg()), Int(1), Bytes(&header));
     }
     if inserted > 0 && (header.is_none() || limited) {
         if !limited {
@@ -375,7 +324,7 @@ fn insert_items(
         } else {
             let went_in: Vec<Arg> =
                 items.iter().zip(out.codes()).filter(|&(_, c)| c == 1).map(|(a, _)| *a).collect();
-            replicate_insert(ctx, args, &went_in);
+            replicate!(ctx, c"CF.INSERT", Arg(args.key_arg()), Word(c"ITEMS"), Args(&went_in));
         }
     }
     if inserted > 0 || header.is_some() {
@@ -390,7 +339,7 @@ fn insert_items(
 /// `CF.ADD key item` / `CF.ADDNX key item`. Into an existing filter directly (no outcome
 /// vector: the command's hot path); a missing key goes through [`insert_items`] (the key
 /// opened once), which creates the filter.
-fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
+fn add_one(ctx: &Call, args: &Args, nx: bool) -> Reply {
     let event = if nx { c"cf.addnx" } else { c"cf.add" };
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
@@ -435,7 +384,7 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
     if let Err(r) = key.set_boxed(value) {
         return r;
     }
-    replicate_creating_command(ctx);
+    creation::replicate_creating_command(ctx);
     notify(ctx, event, &key_name);
     match outcome {
         Ok(Insert::Inserted) => Reply::Bool(true),
@@ -446,17 +395,17 @@ fn add_one(ctx: &Context, args: &Args, nx: bool) -> Reply {
 }
 
 /// `CF.ADD key item`: 1 (true), or `Filter is full`.
-pub fn add(ctx: &Context, args: &Args) -> Reply {
+pub fn add(ctx: &Call, args: &Args) -> Reply {
     add_one(ctx, args, false)
 }
 
 /// `CF.ADDNX key item`: 1 (true) if added, 0 (false) if present.
-pub fn addnx(ctx: &Context, args: &Args) -> Reply {
+pub fn addnx(ctx: &Call, args: &Args) -> Reply {
     add_one(ctx, args, true)
 }
 
 /// `CF.INSERT` / `CF.INSERTNX key [CAPACITY n] [NOCREATE] [FINGERPRINT w] ITEMS item…`.
-fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
+fn insert_common(ctx: &Call, args: &Args, nx: bool) -> Reply {
     let cf = cf_defaults(ctx);
     let mut create =
         Create { cf, capacity: cf.initial_size, width: FingerprintWidth::W8, nocreate: false };
@@ -510,7 +459,7 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
         Err(r) => return r,
     };
     // RedisBloom: INSERT answers booleans in RESP3; INSERTNX integers 1 / 0 / -1 always.
-    let booleans = resp3(ctx) && !nx;
+    let booleans = ctx.resp3() && !nx;
     // The usual case, no item refused by a limit: one flat array, no `Reply` per item. (An
     // INSERT has no item already present: its codes are 1 or -1.)
     if out.errors.is_empty() {
@@ -534,17 +483,17 @@ fn insert_common(ctx: &Context, args: &Args, nx: bool) -> Reply {
 }
 
 /// `CF.INSERT`.
-pub fn insert(ctx: &Context, args: &Args) -> Reply {
+pub fn insert(ctx: &Call, args: &Args) -> Reply {
     insert_common(ctx, args, false)
 }
 
 /// `CF.INSERTNX`.
-pub fn insertnx(ctx: &Context, args: &Args) -> Reply {
+pub fn insertnx(ctx: &Call, args: &Args) -> Reply {
     insert_common(ctx, args, true)
 }
 
 /// `CF.EXISTS key item`: a missing key answers false.
-pub fn exists(ctx: &Context, args: &Args) -> Reply {
+pub fn exists(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
@@ -554,7 +503,7 @@ pub fn exists(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `CF.MEXISTS key item…`.
-pub fn mexists(ctx: &Context, args: &Args) -> Reply {
+pub fn mexists(ctx: &Call, args: &Args) -> Reply {
     let items = args.items(2);
     with_value(
         ctx,
@@ -569,7 +518,7 @@ pub fn mexists(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `CF.COUNT key item`: an integer in RESP2 and RESP3; 0 for a missing key.
-pub fn count(ctx: &Context, args: &Args) -> Reply {
+pub fn count(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
@@ -581,7 +530,7 @@ pub fn count(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `CF.DEL key item`: whether a copy was removed; `Not found` for a missing key.
-pub fn del(ctx: &Context, args: &Args) -> Reply {
+pub fn del(ctx: &Call, args: &Args) -> Reply {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
     let value = match key.value_mut::<CuckooValue>() {
@@ -599,7 +548,7 @@ pub fn del(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `CF.COMPACT key`: moves fingerprints to older sub-filters, freeing emptied newest ones.
-pub fn compact(ctx: &Context, args: &Args) -> Reply {
+pub fn compact(ctx: &Call, args: &Args) -> Reply {
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
     let value = match key.value_mut::<CuckooValue>() {
@@ -615,7 +564,7 @@ pub fn compact(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `CF.INFO key`.
-pub fn info(ctx: &Context, args: &Args) -> Reply {
+pub fn info(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
@@ -642,7 +591,7 @@ pub fn info(ctx: &Context, args: &Args) -> Reply {
 }
 
 /// `CF.DEBUG key`.
-pub fn debug(ctx: &Context, args: &Args) -> Reply {
+pub fn debug(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
@@ -653,7 +602,7 @@ pub fn debug(ctx: &Context, args: &Args) -> Reply {
 
 /// `CF.SCANDUMP key iterator` → `[next, data]`; `[0, nil]` at the end (and at once for a
 /// filter with no items, as RedisBloom). The iterator is checked before the key.
-pub fn scandump(ctx: &Context, args: &Args) -> Reply {
+pub fn scandump(ctx: &Call, args: &Args) -> Reply {
     let Some(it) = parse_i64(args.bytes(2)).and_then(|i| u64::try_from(i).ok()) else {
         return Reply::err(errors::CF_INVALID_POSITION);
     };
@@ -676,7 +625,7 @@ pub fn scandump(ctx: &Context, args: &Args) -> Reply {
 /// missing key); later iterators write a chunk, into a filter a header created and that has
 /// taken no other write since. Replicated commands and AOF replay are not checked (the primary
 /// was), and every chunk is replicated (RedisBloom #1014 lost them on failover).
-pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
+pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
     let Some(it) = parse_i64(args.bytes(2)).filter(|&i| i != 0) else {
         return Reply::err(errors::CF_INVALID_POSITION);
     };
@@ -697,9 +646,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
             // More sub-filters than cf-max-expansions: a filter that could take no insert, and
             // whose compaction would take time quadratic in their number (65,535 tiny ones).
             let filters = header.shape.filters;
-            let trusted =
-                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-            if filters > config::cf_max_filters() && !trusted {
+            if filters > config::cf_max_filters() && !ctx.trusted() {
                 return Reply::Error(format!(
                     "ERR the header describes {filters} sub-filters, more than cf-max-expansions ({})",
                     config::cf_max_filters()
@@ -724,9 +671,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
         None => return Reply::err(errors::CF_NOT_FOUND),
         Some(_) if it == 1 => return Reply::err(errors::CF_ITEM_EXISTS),
         Some(value) => {
-            let trusted =
-                ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-            if !value.is_awaiting_chunks() && !trusted {
+            if !value.is_awaiting_chunks() && !ctx.trusted() {
                 return Reply::err(errors::CF_NOT_RESTORING);
             }
             let Ok(it) = u64::try_from(it) else {

@@ -2,10 +2,9 @@
 //! `BF.STATS`'s shape (a map in RESP3, a flat array in RESP2 with the doubles as strings).
 //! scalebloom's own command: RedisBloom has none.
 
-use redis_module::Context;
-
 use super::with_value;
 use crate::module::args::Args;
+use crate::module::call::Call;
 use crate::module::config;
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
@@ -17,7 +16,7 @@ use crate::module::types::cuckoo::CuckooValue;
 /// saturation checks are an insert's: `cf-max-expansions`, and whether the next sub-filter
 /// passes `bf.max-filter-bytes` and `maxmemory` for a client's command (see
 /// `CuckooFilter::stats`).
-pub fn stats(ctx: &Context, args: &Args) -> Reply {
+pub fn stats(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,

@@ -2,7 +2,7 @@
 //! The byte formats and their validation are in `crate::filter::codec` (and `filter::redisbloom`),
 //! the chunks in `crate::filter::chunks`.
 
-use redis_module::{Context, ContextFlags, RedisString};
+use redis_module::RedisString;
 
 use super::{Key, core_err, notify, with_either};
 use crate::filter::chunks::{read_chunk, write_chunk};
@@ -10,6 +10,7 @@ use crate::filter::codec::{dump_header, parse_any_header};
 use crate::filter::window::codec as wcodec;
 use crate::filter::{BloomError, Chain};
 use crate::module::args::{Args, parse_i64};
+use crate::module::call::Call;
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
@@ -17,7 +18,7 @@ use crate::module::types::window::WindowValue;
 
 /// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end,
 /// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
-pub fn scandump(ctx: &Context, args: &Args) -> Reply {
+pub fn scandump(ctx: &Call, args: &Args) -> Reply {
     with_either(
         ctx,
         args,
@@ -57,7 +58,7 @@ fn scan_step(
 /// `BF.LOADCHUNK` on a windowed filter: a header (iterator 1, [`wcodec::WINDOW_MAGIC`]) makes
 /// one at a missing key, awaiting its chunks; a chunk goes into one that awaits them (or any,
 /// from the replication stream and AOF replay).
-fn loadchunk_window(ctx: &Context, args: &Args, iter: i64, key: &mut Key) -> Reply {
+fn loadchunk_window(ctx: &Call, args: &Args, iter: i64, key: &mut Key) -> Reply {
     let data = args.bytes(3);
     let key_name = args.key();
     let result = match key.value_mut::<WindowValue>() {
@@ -87,19 +88,18 @@ fn loadchunk_window(ctx: &Context, args: &Args, iter: i64, key: &mut Key) -> Rep
 /// before anything else about the filter). Only a filter that awaits its chunks takes one from
 /// a client; replicated commands and AOF replay are not checked, as the primary (or the server
 /// that wrote the AOF) already was.
-fn chunk_offset(ctx: &Context, iter: i64, len: usize, awaiting_chunks: bool) -> Result<u64, Reply> {
+fn chunk_offset(ctx: &Call, iter: i64, len: usize, awaiting_chunks: bool) -> Result<u64, Reply> {
     let Some(end) = u64::try_from(iter).ok().filter(|&i| i >= 1 && i >= len as u64) else {
         return Err(Reply::err(errors::BAD_DATA));
     };
-    let trusted = ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-    if !awaiting_chunks && !trusted {
+    if !awaiting_chunks && !ctx.trusted() {
         return Err(Reply::err(errors::NOT_RESTORING));
     }
     end.checked_sub(len as u64 + 1).ok_or_else(|| core_err(&BloomError::ChunkOffset))
 }
 
 /// The reply to a BF.LOADCHUNK, replicated as sent and notified when it changed the key.
-fn loaded(ctx: &Context, key_name: &RedisString, result: Result<(), BloomError>) -> Reply {
+fn loaded(ctx: &Call, key_name: &RedisString, result: Result<(), BloomError>) -> Reply {
     match result {
         Ok(()) => {
             ctx.replicate_verbatim();
@@ -122,7 +122,7 @@ fn loaded(ctx: &Context, key_name: &RedisString, result: Result<(), BloomError>)
 /// `ERR received bad data`, followed by the reason (the key exists); an iterator below 1 or below the chunk's
 /// length (its offset would be negative) is `ERR received bad data`; an offset past the end
 /// `ERR invalid offset - no link found`.
-pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
+pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
     let Some(iter) = parse_i64(args.bytes(2)) else {
         return Reply::err(errors::LOADCHUNK_ITER);
     };

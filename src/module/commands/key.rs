@@ -3,9 +3,10 @@
 
 use std::ffi::c_int;
 
-use redis_module::{Context, RedisString, raw};
+use redis_module::{RedisString, raw};
 
 use super::super::args::Args;
+use super::super::call::Call;
 use super::super::errors;
 use super::super::reply::Reply;
 use super::super::types::NativeType;
@@ -19,12 +20,12 @@ pub struct Key(*mut raw::RedisModuleKey);
 
 impl Key {
     /// Opens `name` for writing (and reading).
-    pub fn writable(ctx: &Context, name: &RedisString) -> Key {
+    pub fn writable(ctx: &Call, name: &RedisString) -> Key {
         Key::open(ctx, name, true)
     }
 
     /// Opens `name` for reading, or for writing too.
-    pub fn open(ctx: &Context, name: &RedisString, write: bool) -> Key {
+    pub fn open(ctx: &Call, name: &RedisString, write: bool) -> Key {
         let mode = if write {
             raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
         } else {
@@ -136,7 +137,7 @@ impl Drop for Key {
 
 /// The read path of a command that takes either of two types: `f` for a `T`, `g` for a `U`.
 pub fn with_either<T: NativeType, U: NativeType>(
-    ctx: &Context,
+    ctx: &Call,
     args: &Args,
     missing: impl FnOnce() -> Reply,
     f: impl FnOnce(&T) -> Reply,
@@ -157,7 +158,7 @@ pub fn with_either<T: NativeType, U: NativeType>(
 /// when there is none, the wrong-type error when it holds something else, and `f(value)`
 /// otherwise.
 pub fn with_value<T: NativeType>(
-    ctx: &Context,
+    ctx: &Call,
     args: &Args,
     missing: impl FnOnce() -> Reply,
     f: impl FnOnce(&T) -> Reply,

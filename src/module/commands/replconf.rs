@@ -1,9 +1,8 @@
 //! BF.REPLCONF: the creation settings a primary sends down its replication stream and AOF
 //! (see `creation`). Only the replication link and AOF replay may run it.
 
-use redis_module::{Context, ContextFlags};
-
 use crate::module::args::Args;
+use crate::module::call::Call;
 use crate::module::creation::{self, Settings};
 use crate::module::errors;
 use crate::module::reply::Reply;
@@ -11,8 +10,8 @@ use crate::module::reply::Reply;
 /// `BF.REPLCONF settings [padding]`: adopts a primary's creation settings and passes them on
 /// (to this server's AOF; a replica of this replica gets the primary's stream as it is). The
 /// padding (`creation::PADDING`, absent from the AOF of builds before it) is ignored.
-pub fn replconf(ctx: &Context, args: &Args) -> Reply {
-    if !ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING) {
+pub fn replconf(ctx: &Call, args: &Args) -> Reply {
+    if !ctx.trusted() {
         return Reply::err(errors::REPLCONF_INTERNAL);
     }
     if args.len() > 3 {

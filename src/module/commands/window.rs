@@ -9,59 +9,37 @@
 //! own clocks say. Adds are always replicated: an add of a present item refreshes it (and a
 //! count window counts it).
 
-use std::ffi::{CStr, c_longlong};
+use std::ffi::CStr;
 
-use redis_module::{Context, ContextFlags, raw};
-
-use super::{Key, core_err, notify, replicate_header};
+use super::{Key, core_err, notify};
 use crate::filter::window::codec::dump_header;
 use crate::filter::window::{WindowFilter, WindowKind, WindowParams};
 use crate::module::args::{Args, parse_i64};
+use crate::module::call::Call;
 use crate::module::clock;
 use crate::module::creation;
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
+use crate::module::replicate::replicate;
 use crate::module::reply::Reply;
 use crate::module::types::window::WindowValue;
 
 /// Creates a windowed filter at the (empty) key: stores it and replicates its header.
-pub fn create(ctx: &Context, args: &Args, key: &Key, params: WindowParams) -> Result<(), Reply> {
+pub fn create(ctx: &Call, args: &Args, key: &Key, params: WindowParams) -> Result<(), Reply> {
     let guard = ServerGuard::for_command(ctx);
-    let seed = creation::for_command(|| guard.flags()).seed(args.bytes(1));
+    let seed = creation::for_command(ctx).seed(args.bytes(1));
     let filter =
         WindowFilter::new(params, seed, clock::now_ms(), &guard).map_err(|e| core_err(&e))?;
     let header = dump_header(&filter);
     key.set_value(WindowValue { filter, awaiting_chunks: false })?;
-    replicate_header(ctx, args, &header);
+    replicate!(ctx, c"BF.LOADCHUNK", Arg(args.key_arg()), Int(1), Bytes(&header));
     Ok(())
-}
-
-/// Replicates `BF.WINDOWADD <key> <ms> <items…>`, the items being argv strings.
-fn replicate_windowadd(ctx: &Context, args: &Args, ms: u64, first_item: usize) {
-    let items = args.items(first_item);
-    if let Some(replicate) = api!(RedisModule_Replicate) {
-        // SAFETY: `ctx` is the running command's context; the format "slv" is matched by a
-        // RedisModuleString (argv[1], alive for the command), a long long, and a
-        // (RedisModuleString**, count) vector of argv strings (`Arg` is `repr(transparent)`
-        // over the argv pointers), all alive for the command; Redis only references them.
-        unsafe {
-            replicate(
-                ctx.ctx,
-                c"BF.WINDOWADD".as_ptr(),
-                c"slv".as_ptr(),
-                args.key().inner,
-                ms as c_longlong,
-                items.as_ptr().cast::<*mut raw::RedisModuleString>(),
-                items.len(),
-            );
-        }
-    }
 }
 
 /// Adds `args[first_item..]` at `now` to the windowed filter at `key` (created first with
 /// `create` when the key is empty). One answer per item: whether it was new.
 pub fn add_items(
-    ctx: &Context,
+    ctx: &Call,
     args: &Args,
     first_item: usize,
     key: &mut Key,
@@ -76,15 +54,18 @@ pub fn add_items(
     value.awaiting_chunks = false;
     let now = clock::now_ms();
     let results = value.filter.add_many((first_item..args.len()).map(|i| args.bytes(i)), now);
-    replicate_windowadd(ctx, args, value.filter.last_ms(), first_item);
+    // The time the adds were applied at (a clock past i64::MAX ms, 292 million years, is
+    // clamped: BF.WINDOWADD takes at most that).
+    let ms = i64::try_from(value.filter.last_ms()).unwrap_or(i64::MAX);
+    replicate!(ctx, c"BF.WINDOWADD", Arg(args.key_arg()), Int(ms), Args(args.items(first_item)));
     notify(ctx, event, &args.key());
     Ok(results)
 }
 
 /// `BF.WINDOWADD key ms item [item ...]` (internal): the adds of a primary, at the time it ran
 /// them. Only the replication link and AOF replay may run it.
-pub fn windowadd(ctx: &Context, args: &Args) -> Reply {
-    if !ctx.get_flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING) {
+pub fn windowadd(ctx: &Call, args: &Args) -> Reply {
+    if !ctx.trusted() {
         return Reply::err(errors::WINDOWADD_INTERNAL);
     }
     let Some(ms) = parse_i64(args.bytes(2)).and_then(|v| u64::try_from(v).ok()) else {

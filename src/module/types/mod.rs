@@ -25,12 +25,13 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis_module::native_types::RedisType;
-use redis_module::{Context, raw};
+use redis_module::raw;
 
 pub use self::bloom::BLOOM_TYPE;
 pub use self::cuckoo::CUCKOO_TYPE;
 use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning, value_name};
 pub use self::window::WINDOW_TYPE;
+use super::call::Call;
 use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, Unlimited};
@@ -137,10 +138,10 @@ unsafe extern "C" fn rdb_load<T: NativeType>(
         // SAFETY: `rdb` is the live I/O handle of this load; the context it gives lives as
         // long as the handle, longer than this call.
         let io_ctx = api!(RedisModule_GetContextFromIO).map(|f| unsafe { f(rdb) });
-        let ctx = Context::new(io_ctx.unwrap_or(std::ptr::null_mut()));
+        let call = Call::new(io_ctx.unwrap_or(std::ptr::null_mut()));
         // No context: no way to tell a client's RESTORE from a load, so nothing is refused.
         let guard: &dyn AllocGuard =
-            if ctx.ctx.is_null() { &Unlimited } else { &ServerGuard::for_load(&ctx) };
+            if call.ctx.is_null() { &Unlimited } else { &ServerGuard::for_load(&call) };
         match T::load(&mut RdbReader(rdb), encver, guard) {
             Ok(value) => Box::into_raw(Box::new(value)).cast(),
             Err(why) => {
