@@ -143,6 +143,23 @@ pub const CF_BAD_HEADER: &str = "Couldn't create filter!";
 pub const CF_BAD_CHUNK: &str = "Couldn't load chunk!";
 pub const CF_NOT_RESTORING: &str = "ERR CF.LOADCHUNK data chunks go only into a filter that its CF.LOADCHUNK header created and that has taken no other write since; this key holds another filter";
 
+/// A `CF.LOADCHUNK` header from a client with more sub-filters than `cf-max-expansions`.
+pub fn cf_header_max_filters(filters: u16, max: u16) -> String {
+    format!("ERR the header describes {filters} sub-filters, more than cf-max-expansions ({max})")
+}
+
+/// The reply when making a cuckoo filter failed (CF.RESERVE, an insert that creates, a
+/// CF.LOADCHUNK header): RedisBloom's words, or what refused the memory.
+pub fn cf_create(e: &CuckooError) -> String {
+    match e {
+        CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
+            CF_CREATE_NO_MEMORY.to_string()
+        }
+        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => cuckoo_text(e),
+        _ => CF_CANNOT_CREATE.to_string(),
+    }
+}
+
 /// The reply text of a cuckoo filter's core error.
 pub fn cuckoo_text(e: &CuckooError) -> String {
     let s = match e {

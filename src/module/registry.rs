@@ -301,10 +301,10 @@ commands! {
     cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read,
         "Describes a cuckoo filter in one line", "O(1)",
         [KEY];
-    cmd_cf_scandump: "cf.scandump" => cuckoo::scandump, 3, Read,
+    cmd_cf_scandump: "cf.scandump" => dump::cf_scandump, 3, Read,
         "Returns a cuckoo filter's header or its next chunk of slots", "O(n), n bytes",
         [KEY, ITERATOR];
-    cmd_cf_loadchunk: "cf.loadchunk" => cuckoo::loadchunk, 4, Update,
+    cmd_cf_loadchunk: "cf.loadchunk" => dump::cf_loadchunk, 4, Update,
         "Restores a cuckoo filter from a header or chunk produced by CF.SCANDUMP",
         "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];

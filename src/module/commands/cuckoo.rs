@@ -24,10 +24,10 @@
 use std::ffi::CStr;
 
 use super::{Key, notify, with_value};
+use crate::filter::cuckoo::params::MAX_CAPACITY_8X;
 use crate::filter::cuckoo::{
-    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink, ScanStep,
+    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink,
 };
-use crate::filter::{BloomError, cuckoo::params::MAX_CAPACITY_8X};
 use crate::module::args::{Arg, Args, parse_i64};
 use crate::module::call::Call;
 use crate::module::config;
@@ -37,17 +37,6 @@ use crate::module::limits::ServerGuard;
 use crate::module::replicate::replicate;
 use crate::module::reply::Reply;
 use crate::module::types::cuckoo::CuckooValue;
-
-/// The reply when making a filter failed.
-fn create_error(e: &CuckooError) -> Reply {
-    Reply::Error(match e {
-        CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
-            errors::CF_CREATE_NO_MEMORY.to_string()
-        }
-        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => errors::cuckoo_text(e),
-        _ => errors::CF_CANNOT_CREATE.to_string(),
-    })
-}
 
 /// Parses a RESERVE option value: `Couldn't parse NAME` if not an integer, the range error if
 /// outside `lo..=hi`.
@@ -102,7 +91,7 @@ fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Reply>
             CuckooError::CapacityTooSmall => {
                 Reply::Error(errors::cf_initial_size_too_small(capacity, cf.bucket_size))
             }
-            e => create_error(&e),
+            e => Reply::Error(errors::cf_create(&e)),
         },
     )
 }
@@ -164,7 +153,7 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
             max_iterations as u16,
             expansion as u16,
         )
-        .map_err(|e| create_error(&e))?;
+        .map_err(|e| Reply::Error(errors::cf_create(&e)))?;
         Ok((params, width))
     })();
     let (params, width) = match parsed {
@@ -181,7 +170,7 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     let guard = ServerGuard::for_command(ctx);
     let filter = match CuckooFilter::new(&params, width, &guard) {
         Ok(f) => f,
-        Err(e) => return create_error(&e),
+        Err(e) => return Reply::Error(errors::cf_create(&e)),
     };
     if let Err(r) = key.set_value(CuckooValue::new(filter)) {
         return r;
@@ -286,8 +275,8 @@ fn insert_items(
         None if create.nocreate => return Err(Reply::err(errors::CF_NOT_FOUND)),
         None => {
             let params = default_params(&create.cf, create.capacity)?;
-            let filter =
-                CuckooFilter::new(&params, create.width, &guard).map_err(|e| create_error(&e))?;
+            let filter = CuckooFilter::new(&params, create.width, &guard)
+                .map_err(|e| Reply::Error(errors::cf_create(&e)))?;
             // The empty filter's header, before any item goes in: what replicas create if a
             // limit refuses an item (the command is not replicated verbatim then).
             header = Some(filter.header());
@@ -375,7 +364,7 @@ fn add_one(ctx: &Call, args: &Args, nx: bool) -> Reply {
     };
     let mut value = match CuckooFilter::new(&params, FingerprintWidth::W8, &guard) {
         Ok(f) => Box::new(CuckooValue::new(f)),
-        Err(e) => return create_error(&e),
+        Err(e) => return Reply::Error(errors::cf_create(&e)),
     };
     let outcome = value.filter.add(args.bytes(2), nx, config::cf_max_filters(), &guard);
     if let Ok(Insert::Inserted) = outcome {
@@ -598,91 +587,4 @@ pub fn debug(ctx: &Call, args: &Args) -> Reply {
         || Reply::err(errors::CF_NOT_FOUND),
         |v: &CuckooValue| Reply::Bulk(v.filter.debug_string().into_bytes()),
     )
-}
-
-/// `CF.SCANDUMP key iterator` → `[next, data]`; `[0, nil]` at the end (and at once for a
-/// filter with no items, as RedisBloom). The iterator is checked before the key.
-pub fn scandump(ctx: &Call, args: &Args) -> Reply {
-    let Some(it) = parse_i64(args.bytes(2)).and_then(|i| u64::try_from(i).ok()) else {
-        return Reply::err(errors::CF_INVALID_POSITION);
-    };
-    with_value(
-        ctx,
-        args,
-        || Reply::err(errors::CF_NOT_FOUND),
-        |v: &CuckooValue| match v.filter.scandump(it) {
-            ScanStep::Header(h) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(h)]),
-            ScanStep::Chunk { next, data } => Reply::Array(vec![
-                Reply::Int(i64::try_from(next).unwrap_or(i64::MAX)),
-                Reply::Bulk(data.into_owned()),
-            ]),
-            ScanStep::End => Reply::Array(vec![Reply::Int(0), Reply::Null]),
-        },
-    )
-}
-
-/// `CF.LOADCHUNK key iterator data`: iterator 1 creates the filter a header describes (on a
-/// missing key); later iterators write a chunk, into a filter a header created and that has
-/// taken no other write since. Replicated commands and AOF replay are not checked (the primary
-/// was), and every chunk is replicated (RedisBloom #1014 lost them on failover).
-pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
-    let Some(it) = parse_i64(args.bytes(2)).filter(|&i| i != 0) else {
-        return Reply::err(errors::CF_INVALID_POSITION);
-    };
-    let data = args.bytes(3);
-    let key_name = args.key();
-    let mut key = Key::writable(ctx, &key_name);
-    let existing = match key.value_mut::<CuckooValue>() {
-        Err(r) => return r,
-        Ok(v) => v,
-    };
-    match existing {
-        None if it == 1 => {
-            let header = match Header::parse(data) {
-                Ok(h) => h,
-                Err(CuckooError::BadHeader) => return Reply::err(errors::CF_INVALID_HEADER),
-                Err(_) => return Reply::err(errors::CF_BAD_HEADER),
-            };
-            // More sub-filters than cf-max-expansions: a filter that could take no insert, and
-            // whose compaction would take time quadratic in their number (65,535 tiny ones).
-            let filters = header.shape.filters;
-            if filters > config::cf_max_filters() && !ctx.trusted() {
-                return Reply::Error(format!(
-                    "ERR the header describes {filters} sub-filters, more than cf-max-expansions ({})",
-                    config::cf_max_filters()
-                ));
-            }
-            let made =
-                Ok(header).and_then(|h| h.allocate(&ServerGuard::for_command(ctx))).map_err(|e| {
-                    match e {
-                        CuckooError::Alloc(_) | CuckooError::OutOfMemory => create_error(&e),
-                        CuckooError::BadHeader => Reply::err(errors::CF_INVALID_HEADER),
-                        _ => Reply::err(errors::CF_BAD_HEADER),
-                    }
-                });
-            let filter = match made {
-                Ok(f) => f,
-                Err(r) => return r,
-            };
-            if let Err(r) = key.set_value(CuckooValue::awaiting_chunks(filter)) {
-                return r;
-            }
-        }
-        None => return Reply::err(errors::CF_NOT_FOUND),
-        Some(_) if it == 1 => return Reply::err(errors::CF_ITEM_EXISTS),
-        Some(value) => {
-            if !value.is_awaiting_chunks() && !ctx.trusted() {
-                return Reply::err(errors::CF_NOT_RESTORING);
-            }
-            let Ok(it) = u64::try_from(it) else {
-                return Reply::err(errors::CF_BAD_CHUNK);
-            };
-            if value.filter.load_chunk(it, data).is_err() {
-                return Reply::err(errors::CF_BAD_CHUNK);
-            }
-        }
-    }
-    ctx.replicate_verbatim();
-    notify(ctx, c"cf.loadchunk", &key_name);
-    Reply::Ok
 }

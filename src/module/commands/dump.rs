@@ -1,160 +1,121 @@
-//! BF.SCANDUMP and BF.LOADCHUNK: moving a filter in pieces, with RedisBloom's iterator protocol.
-//! The byte formats and their validation are in `crate::filter::codec` (and `filter::redisbloom`),
-//! the chunks in `crate::filter::chunks`.
+//! SCANDUMP and LOADCHUNK of every type, with RedisBloom's iterator protocol (see
+//! `types/chunked.rs`): `BF.SCANDUMP`/`BF.LOADCHUNK` take Bloom chains and windowed filters,
+//! `CF.SCANDUMP`/`CF.LOADCHUNK` cuckoo filters; each type brings its bytes and its family's
+//! words, the steps are written here once.
 
-use redis_module::RedisString;
-
-use super::{Key, core_err, notify, with_either};
-use crate::filter::chunks::{read_chunk, write_chunk};
-use crate::filter::codec::{dump_header, parse_any_header};
-use crate::filter::window::codec as wcodec;
-use crate::filter::{BloomError, Chain};
-use crate::module::args::{Args, parse_i64};
+use super::{Key, notify, with_either};
+use crate::filter::Chain;
+use crate::filter::window::codec::is_window_header;
+use crate::module::args::Args;
 use crate::module::call::Call;
-use crate::module::errors;
-use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
+use crate::module::types::bloom::BLOOM_CHUNKS;
+use crate::module::types::chunked::{Chunked, Dialect};
+use crate::module::types::cuckoo::{CUCKOO_CHUNKS, CuckooValue};
 use crate::module::types::window::WindowValue;
 
-/// `BF.SCANDUMP key iterator` → `[next, data]`; iterator 0 gives the header, `[0, ""]` the end,
+/// `BF.SCANDUMP key iterator` → `[next, data]`: iterator 0 gives the header, `[0, ""]` the end,
 /// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
 pub fn scandump(ctx: &Call, args: &Args) -> Reply {
+    scan::<Chain, WindowValue>(ctx, args)
+}
+
+/// `CF.SCANDUMP key iterator` → `[next, data]`; `[0, nil]` at the end (and at once for a
+/// filter with no items, as RedisBloom). The iterator is checked before the key.
+pub fn cf_scandump(ctx: &Call, args: &Args) -> Reply {
+    scan::<CuckooValue, CuckooValue>(ctx, args)
+}
+
+/// A SCANDUMP step of a key holding a `T` or a `U` (of one family: `T`'s dialect answers).
+fn scan<T: Chunked, U: Chunked>(ctx: &Call, args: &Args) -> Reply {
+    let d: &Dialect = T::DIALECT;
+    let iterator = || (d.scan_iterator)(args.bytes(2));
+    if d.iterator_first {
+        if let Err(r) = iterator() {
+            return r;
+        }
+    }
     with_either(
         ctx,
         args,
-        || Reply::err(errors::NOT_FOUND),
-        |chain: &Chain| scan_step(args, || dump_header(chain), |at| read_chunk(chain, at)),
-        |w: &WindowValue| {
-            scan_step(
-                args,
-                || wcodec::dump_header(&w.filter),
-                |at| wcodec::read_chunk(&w.filter, at),
-            )
-        },
+        || Reply::err(d.not_found),
+        |v: &T| iterator().map_or_else(|r| r, |it| step(v, d, it)),
+        |v: &U| iterator().map_or_else(|r| r, |it| step(v, d, it)),
     )
 }
 
-/// One BF.SCANDUMP step over any filter type: the iterator argument parsed, then `header()` at
-/// iterator 0 or `chunk(iterator − 1)` (`None` past the end) in RedisBloom's reply shape.
-fn scan_step(
-    args: &Args,
-    header: impl FnOnce() -> Vec<u8>,
-    chunk: impl FnOnce(u64) -> Option<Vec<u8>>,
-) -> Reply {
-    let end = || Reply::Array(vec![Reply::Int(0), Reply::Bulk(Vec::new())]);
-    match parse_i64(args.bytes(2)) {
-        None => Reply::err(errors::SCANDUMP_ITER),
-        Some(iter) if iter < 0 => end(),
-        Some(0) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(header())]),
-        Some(iter) => match chunk(iter as u64 - 1) {
+/// The reply of one SCANDUMP step at iterator `it` (`None`: the end).
+fn step<T: Chunked>(value: &T, d: &Dialect, it: Option<u64>) -> Reply {
+    let end = || Reply::Array(vec![Reply::Int(0), (d.end)()]);
+    let int = |v: u64| Reply::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    match it {
+        _ if value.dumps_nothing() => end(),
+        None => end(),
+        Some(0) => Reply::Array(vec![Reply::Int(1), Reply::Bulk(value.header())]),
+        Some(it) => match value.chunk(it) {
+            Some((next, data)) => Reply::Array(vec![int(next), Reply::Bulk(data.into_owned())]),
             None => end(),
-            Some(data) => {
-                Reply::Array(vec![Reply::Int(iter + data.len() as i64), Reply::Bulk(data)])
-            }
         },
     }
 }
 
-/// `BF.LOADCHUNK` on a windowed filter: a header (iterator 1, [`wcodec::WINDOW_MAGIC`]) makes
-/// one at a missing key, awaiting its chunks; a chunk goes into one that awaits them (or any,
-/// from the replication stream and AOF replay).
-fn loadchunk_window(ctx: &Call, args: &Args, iter: i64, key: &mut Key) -> Reply {
-    let data = args.bytes(3);
-    let key_name = args.key();
-    let result = match key.value_mut::<WindowValue>() {
-        Err(r) => return r,
-        Ok(None) => match wcodec::parse_dump_header(data)
-            .and_then(|meta| meta.allocate(&ServerGuard::for_command(ctx)))
-        {
-            Err(e) => Err(e),
-            Ok(filter) => match key.set_value(WindowValue { filter, awaiting_chunks: true }) {
-                Err(r) => return r,
-                Ok(()) => Ok(()),
-            },
-        },
-        Ok(Some(_)) if iter == 1 && !data.is_empty() => {
-            return Reply::err(errors::LOADCHUNK_KEY_EXISTS);
-        }
-        Ok(Some(value)) => match chunk_offset(ctx, iter, data.len(), value.awaiting_chunks) {
-            Err(r) => return r,
-            Ok(offset) => wcodec::write_chunk(&mut value.filter, offset, data),
-        },
-    };
-    loaded(ctx, &key_name, result)
-}
-
-/// Where a BF.LOADCHUNK chunk of `len` bytes at iterator `iter` goes in an existing filter:
-/// `iter` is 1 + the offset just past the chunk, so at least 1 and at least `len` (checked
-/// before anything else about the filter). Only a filter that awaits its chunks takes one from
-/// a client; replicated commands and AOF replay are not checked, as the primary (or the server
-/// that wrote the AOF) already was.
-fn chunk_offset(ctx: &Call, iter: i64, len: usize, awaiting_chunks: bool) -> Result<u64, Reply> {
-    let Some(end) = u64::try_from(iter).ok().filter(|&i| i >= 1 && i >= len as u64) else {
-        return Err(Reply::err(errors::BAD_DATA));
-    };
-    if !awaiting_chunks && !ctx.trusted() {
-        return Err(Reply::err(errors::NOT_RESTORING));
-    }
-    end.checked_sub(len as u64 + 1).ok_or_else(|| core_err(&BloomError::ChunkOffset))
-}
-
-/// The reply to a BF.LOADCHUNK, replicated as sent and notified when it changed the key.
-fn loaded(ctx: &Call, key_name: &RedisString, result: Result<(), BloomError>) -> Reply {
-    match result {
-        Ok(()) => {
-            ctx.replicate_verbatim();
-            notify(ctx, c"bf.loadchunk", key_name);
-            Reply::Ok
-        }
-        Err(e) => core_err(&e),
-    }
-}
-
-/// `BF.LOADCHUNK key iterator data`: iterator 1 on a missing key creates the filter from a
-/// header; later iterators write a chunk at byte `iterator − len − 1`, into a filter that a
-/// header created and that has taken no add since ([`Chain::awaiting_chunks`]) — never into
-/// another filter, whose bits it would silently replace. Replicated commands and AOF replay
-/// are not checked: the primary (or the server that wrote the AOF) already was.
+/// `BF.LOADCHUNK key iterator data`: a header (iterator 1) at a missing key makes a Bloom
+/// chain or, by its magic, a windowed filter; a chunk goes into the filter at the key.
 ///
-/// [`Chain::awaiting_chunks`]: crate::filter::Chain::awaiting_chunks
-///
-/// Into an existing filter, as RedisBloom answers: a header (iterator 1) is refused as
-/// `ERR received bad data`, followed by the reason (the key exists); an iterator below 1 or below the chunk's
+/// Into an existing filter, as RedisBloom answers: a header is refused as `ERR received bad
+/// data` (followed by the reason, the key exists); an iterator below 1 or below the chunk's
 /// length (its offset would be negative) is `ERR received bad data`; an offset past the end
 /// `ERR invalid offset - no link found`.
 pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
-    let Some(iter) = parse_i64(args.bytes(2)) else {
-        return Reply::err(errors::LOADCHUNK_ITER);
-    };
-    let data = args.bytes(3);
-    let key_name = args.key();
-    let mut key = Key::writable(ctx, &key_name);
-    let empty = matches!(key.value::<Chain>(), Ok(None));
-    if key.holds::<WindowValue>() || (empty && iter == 1 && wcodec::is_window_header(data)) {
-        return loadchunk_window(ctx, args, iter, &mut key);
-    }
-    let result = match key.value_mut::<Chain>() {
+    let it = match (BLOOM_CHUNKS.load_iterator)(args.bytes(2)) {
+        Ok(it) => it,
         Err(r) => return r,
-        Ok(None) if iter == 1 => {
-            match parse_any_header(data)
-                .and_then(|meta| meta.allocate(&ServerGuard::for_command(ctx)))
-            {
-                Err(e) => Err(e),
-                Ok(chain) => match key.set_value(chain) {
-                    Err(r) => return r,
-                    Ok(()) => Ok(()),
-                },
-            }
-        }
-        Ok(None) => return Reply::err(errors::NOT_FOUND),
-        // Iterator 1 is where a header goes; an existing key takes none.
-        Ok(Some(_)) if iter == 1 && !data.is_empty() => {
-            return Reply::err(errors::LOADCHUNK_KEY_EXISTS);
-        }
-        Ok(Some(chain)) => match chunk_offset(ctx, iter, data.len(), chain.awaiting_chunks()) {
-            Err(r) => return r,
-            Ok(offset) => write_chunk(chain, offset, data),
-        },
     };
-    loaded(ctx, &key_name, result)
+    let mut key = Key::writable(ctx, &args.key());
+    let empty = matches!(key.value::<Chain>(), Ok(None));
+    if key.holds::<WindowValue>() || (empty && it == 1 && is_window_header(args.bytes(3))) {
+        load::<WindowValue>(ctx, args, it, &mut key)
+    } else {
+        load::<Chain>(ctx, args, it, &mut key)
+    }
+}
+
+/// `CF.LOADCHUNK key iterator data`: iterator 1 creates the filter a header describes (on a
+/// missing key); later iterators write a chunk. Every chunk is replicated (RedisBloom #1014
+/// lost them on failover).
+pub fn cf_loadchunk(ctx: &Call, args: &Args) -> Reply {
+    match (CUCKOO_CHUNKS.load_iterator)(args.bytes(2)) {
+        Ok(it) => load::<CuckooValue>(ctx, args, it, &mut Key::writable(ctx, &args.key())),
+        Err(r) => r,
+    }
+}
+
+/// One LOADCHUNK of a `T` at `key`: iterator 1 at a missing key makes a value from the header,
+/// awaiting its chunks; another iterator writes a chunk into a value that awaits them (or
+/// into any, from the replication link or AOF replay). Replicated as sent and notified when it
+/// changed the key.
+fn load<T: Chunked>(ctx: &Call, args: &Args, it: i64, key: &mut Key) -> Reply {
+    let d: &Dialect = T::DIALECT;
+    let data = args.bytes(3);
+    let header = it == 1 && !(d.empty_header_is_chunk && data.is_empty());
+    let done = match key.value_mut::<T>() {
+        Err(r) => Err(r),
+        Ok(None) if it == 1 => T::from_header(ctx, data).and_then(|value| key.set_value(value)),
+        Ok(None) => Err(Reply::err(d.not_found)),
+        Ok(Some(_)) if header => Err(Reply::err(d.key_exists)),
+        Ok(Some(value)) => T::chunk_position(it, data.len()).and_then(|at| {
+            if !value.awaiting_chunks() && !ctx.trusted() {
+                return Err(Reply::err(d.not_restoring));
+            }
+            value.write_chunk(at, data)
+        }),
+    };
+    match done {
+        Ok(()) => {
+            ctx.replicate_verbatim();
+            notify(ctx, d.event, &args.key());
+            Reply::Ok
+        }
+        Err(r) => r,
+    }
 }

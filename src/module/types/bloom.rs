@@ -6,13 +6,20 @@ use std::os::raw::c_int;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use super::chunked::{self, Chunked, Dialect};
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
-use super::{NativeType, aux, methods};
-use crate::filter::chunks::read_chunk;
+use super::{NativeType, aux, load_refusal, methods};
+use std::borrow::Cow;
+
+use crate::filter::chunks::{read_chunk, write_chunk};
 use crate::filter::codec::{self, RDB_ENCODING_VERSION, dump_header};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError, Chain, redisbloom};
+use crate::module::args::parse_i64;
+use crate::module::call::Call;
 use crate::module::errors;
+use crate::module::limits::ServerGuard;
+use crate::module::reply::Reply;
 
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients
 /// expect; its encoding version is ours ([`RDB_ENCODING_VERSION`]). It carries the module's aux
@@ -40,29 +47,15 @@ impl NativeType for Chain {
             return redisbloom::read_rdb(io, encver, guard)
                 .map_err(|why| format!("scalebloom: refused a RedisBloom MBbloom-- value: {why}"));
         }
-        codec::read_chain_version(io, guard, encver).map_err(|e| match e {
-            BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
-                format!("scalebloom: RESTORE refused: {}", errors::text(&e))
-            }
-            _ => "scalebloom: refused a corrupt or inconsistent MBbloom-- value".to_string(),
-        })
+        codec::read_chain_version(io, guard, encver).map_err(|e| load_refusal("MBbloom--", &e))
     }
 
     fn save(&self, io: &mut RdbWriter) {
         codec::write_chain(self, io);
     }
 
-    /// `BF.LOADCHUNK key 1 <header>`, then one LOADCHUNK per non-zero chunk (zero chunks are
-    /// already zero after the header creates the filter).
     fn rewrite(&self, aof: &mut AofWriter) {
-        aof.emit_key_number_data(c"BF.LOADCHUNK", 1, &dump_header(self));
-        let mut offset = 0u64;
-        while let Some(chunk) = read_chunk(self, offset) {
-            offset += chunk.len() as u64;
-            if chunk.iter().any(|&b| b != 0) {
-                aof.emit_key_number_data(c"BF.LOADCHUNK", (offset + 1) as i64, &chunk);
-            }
-        }
+        chunked::rewrite(self, aof);
     }
 
     fn mem_usage(&self) -> usize {
@@ -87,5 +80,75 @@ impl NativeType for Chain {
     unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
         // SAFETY: the caller keeps the `Mover` contract, which `Chain::relocate` requires.
         unsafe { Chain::relocate(self, mv) }
+    }
+}
+
+/// `BF.SCANDUMP` and `BF.LOADCHUNK` in RedisBloom's words, for every type the `BF.*` commands
+/// take (Bloom chains and windowed filters).
+pub static BLOOM_CHUNKS: Dialect = Dialect {
+    not_found: errors::NOT_FOUND,
+    scan_iterator: bloom_scan_iterator,
+    iterator_first: false,
+    end: || Reply::Bulk(Vec::new()),
+    load_iterator: |b| parse_i64(b).ok_or_else(|| Reply::err(errors::LOADCHUNK_ITER)),
+    key_exists: errors::LOADCHUNK_KEY_EXISTS,
+    empty_header_is_chunk: true,
+    not_restoring: errors::NOT_RESTORING,
+    event: c"bf.loadchunk",
+    load_command: c"BF.LOADCHUNK",
+};
+
+/// `BF.SCANDUMP`'s iterator: an integer; a negative one ends the dump at once.
+fn bloom_scan_iterator(b: &[u8]) -> Result<Option<u64>, Reply> {
+    match parse_i64(b) {
+        None => Err(Reply::err(errors::SCANDUMP_ITER)),
+        Some(it) => Ok(u64::try_from(it).ok()),
+    }
+}
+
+/// Where a `BF.LOADCHUNK` chunk goes: iterator `it` is 1 + the offset just past the chunk, so
+/// at least 1 and at least the chunk's length (the offset is worked out when it is written).
+pub fn bloom_chunk_position(it: i64, len: usize) -> Result<u64, Reply> {
+    u64::try_from(it)
+        .ok()
+        .filter(|&it| it >= 1 && it >= len as u64)
+        .ok_or_else(|| Reply::err(errors::BAD_DATA))
+}
+
+/// The byte offset of a `BF.LOADCHUNK` chunk of `len` bytes at iterator `at`.
+pub fn bloom_chunk_offset(at: u64, len: usize) -> Result<u64, Reply> {
+    at.checked_sub(len as u64 + 1)
+        .ok_or_else(|| Reply::Error(errors::text(&BloomError::ChunkOffset)))
+}
+
+impl Chunked for Chain {
+    const DIALECT: &'static Dialect = &BLOOM_CHUNKS;
+
+    fn header(&self) -> Vec<u8> {
+        dump_header(self)
+    }
+
+    fn chunk(&self, it: u64) -> Option<(u64, Cow<'_, [u8]>)> {
+        let data = read_chunk(self, it.checked_sub(1)?)?;
+        Some((it.checked_add(data.len() as u64)?, Cow::Owned(data)))
+    }
+
+    fn from_header(call: &Call, header: &[u8]) -> Result<Self, Reply> {
+        codec::parse_any_header(header)
+            .and_then(|meta| meta.allocate(&ServerGuard::for_command(call)))
+            .map_err(|e| Reply::Error(errors::text(&e)))
+    }
+
+    fn chunk_position(it: i64, len: usize) -> Result<u64, Reply> {
+        bloom_chunk_position(it, len)
+    }
+
+    fn awaiting_chunks(&self) -> bool {
+        Chain::awaiting_chunks(self)
+    }
+
+    fn write_chunk(&mut self, at: u64, data: &[u8]) -> Result<(), Reply> {
+        let offset = bloom_chunk_offset(at, data.len())?;
+        write_chunk(self, offset, data).map_err(|e| Reply::Error(errors::text(&e)))
     }
 }

@@ -7,20 +7,26 @@
 //! in by RDB file, `RESTORE` and full sync. RedisBloom's versions 1–3 (≤ 2.0, another hash)
 //! are refused with a log line.
 
+use std::borrow::Cow;
 use std::os::raw::c_int;
 
 use redis_module::native_types::RedisType;
 use redis_module::{Context, ContextFlags};
 
+use super::chunked::{self, Chunked, Dialect};
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, methods};
 use crate::filter::cuckoo::codec::RDB_ENCODING_VERSION;
 use crate::filter::cuckoo::params::MAX_FILTERS;
-use crate::filter::cuckoo::{CuckooError, CuckooFilter};
+use crate::filter::cuckoo::{CuckooError, CuckooFilter, Header};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, BloomError};
+use crate::module::args::parse_i64;
+use crate::module::call::Call;
 use crate::module::config;
 use crate::module::errors;
+use crate::module::limits::ServerGuard;
+use crate::module::reply::Reply;
 
 /// The data type. Its name is RedisBloom's, so `TYPE key` answers `MBbloomCF` and RedisBloom's
 /// RDB values and DUMP payloads of the type load here.
@@ -118,17 +124,8 @@ impl NativeType for CuckooValue {
         self.filter.write_rdb(io);
     }
 
-    /// `CF.LOADCHUNK key 1 <header>`, then `CF.LOADCHUNK key <it> <chunk>` for each chunk with
-    /// a fingerprint (all-empty chunks are already empty after the header).
     fn rewrite(&self, aof: &mut AofWriter) {
-        aof.emit_key_number_data(c"CF.LOADCHUNK", 1, &self.filter.header().encode());
-        let mut it = 1u64;
-        while let Some((next, data)) = self.filter.chunk(it) {
-            if data.iter().any(|&b| b != 0) {
-                aof.emit_key_number_data(c"CF.LOADCHUNK", next as i64, &data);
-            }
-            it = next;
-        }
+        chunked::rewrite(self, aof);
     }
 
     fn mem_usage(&self) -> usize {
@@ -146,5 +143,78 @@ impl NativeType for CuckooValue {
     unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
         // SAFETY: the caller keeps the `Mover` contract, which `CuckooFilter::relocate` requires.
         unsafe { self.filter.relocate(mv) }
+    }
+}
+
+/// `CF.SCANDUMP` and `CF.LOADCHUNK` in RedisBloom's words: the iterator is checked first and
+/// must not be negative, the dump ends with a null, a header at an existing key is refused.
+pub static CUCKOO_CHUNKS: Dialect = Dialect {
+    not_found: errors::CF_NOT_FOUND,
+    scan_iterator: |b| {
+        parse_i64(b)
+            .and_then(|it| u64::try_from(it).ok())
+            .map(Some)
+            .ok_or_else(|| Reply::err(errors::CF_INVALID_POSITION))
+    },
+    iterator_first: true,
+    end: || Reply::Null,
+    load_iterator: |b| {
+        parse_i64(b).filter(|&it| it != 0).ok_or_else(|| Reply::err(errors::CF_INVALID_POSITION))
+    },
+    key_exists: errors::CF_ITEM_EXISTS,
+    empty_header_is_chunk: false,
+    not_restoring: errors::CF_NOT_RESTORING,
+    event: c"cf.loadchunk",
+    load_command: c"CF.LOADCHUNK",
+};
+
+impl Chunked for CuckooValue {
+    const DIALECT: &'static Dialect = &CUCKOO_CHUNKS;
+
+    fn header(&self) -> Vec<u8> {
+        self.filter.header().encode()
+    }
+
+    fn chunk(&self, it: u64) -> Option<(u64, Cow<'_, [u8]>)> {
+        self.filter.chunk(it)
+    }
+
+    fn dumps_nothing(&self) -> bool {
+        self.filter.info().items == 0
+    }
+
+    /// More sub-filters than `cf-max-expansions` are refused from a client: a filter that
+    /// could take no insert, and whose compaction would take time quadratic in their number
+    /// (65,535 tiny ones).
+    fn from_header(call: &Call, header: &[u8]) -> Result<Self, Reply> {
+        let header = match Header::parse(header) {
+            Ok(h) => h,
+            Err(CuckooError::BadHeader) => return Err(Reply::err(errors::CF_INVALID_HEADER)),
+            Err(_) => return Err(Reply::err(errors::CF_BAD_HEADER)),
+        };
+        let (filters, max) = (header.shape.filters, config::cf_max_filters());
+        if filters > max && !call.trusted() {
+            return Err(Reply::Error(errors::cf_header_max_filters(filters, max)));
+        }
+        match header.allocate(&ServerGuard::for_command(call)) {
+            Ok(filter) => Ok(CuckooValue::awaiting_chunks(filter)),
+            Err(e @ (CuckooError::Alloc(_) | CuckooError::OutOfMemory)) => {
+                Err(Reply::Error(errors::cf_create(&e)))
+            }
+            Err(CuckooError::BadHeader) => Err(Reply::err(errors::CF_INVALID_HEADER)),
+            Err(_) => Err(Reply::err(errors::CF_BAD_HEADER)),
+        }
+    }
+
+    fn chunk_position(it: i64, _len: usize) -> Result<u64, Reply> {
+        u64::try_from(it).map_err(|_| Reply::err(errors::CF_BAD_CHUNK))
+    }
+
+    fn awaiting_chunks(&self) -> bool {
+        self.is_awaiting_chunks()
+    }
+
+    fn write_chunk(&mut self, at: u64, data: &[u8]) -> Result<(), Reply> {
+        self.filter.load_chunk(at, data).map_err(|_| Reply::err(errors::CF_BAD_CHUNK))
     }
 }

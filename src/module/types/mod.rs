@@ -12,6 +12,7 @@
 
 pub mod aux;
 pub mod bloom;
+pub mod chunked;
 pub mod cuckoo;
 pub mod io;
 pub mod window;
@@ -34,7 +35,7 @@ pub use self::window::WINDOW_TYPE;
 use super::call::Call;
 use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, Unlimited};
+use crate::filter::{AllocGuard, BloomError, Unlimited};
 
 /// Every native type of the module, one row each; `RedisModule_OnLoad` creates them all.
 const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE, &WINDOW_TYPE];
@@ -107,6 +108,17 @@ pub const fn methods<T: NativeType>() -> raw::RedisModuleTypeMethods {
         free_effort2: None,
         mem_usage2: None,
         unlink2: None,
+    }
+}
+
+/// The log line of a value `rdb_load` refuses: a limit a client's RESTORE passed (and which),
+/// or data that fails validation.
+fn load_refusal(type_name: &str, e: &BloomError) -> String {
+    match e {
+        BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
+            format!("scalebloom: RESTORE refused: {}", super::errors::text(e))
+        }
+        _ => format!("scalebloom: refused a corrupt or inconsistent {type_name} value"),
     }
 }
 

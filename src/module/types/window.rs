@@ -1,17 +1,23 @@
 //! The `SBwindow-` type: a windowed filter ([`WindowFilter`], `BF.RESERVE … WINDOW …`) as a
 //! Redis value, and its registration. RedisBloom has no such type; the name is scalebloom's.
 
+use std::borrow::Cow;
 use std::os::raw::c_int;
 
 use redis_module::native_types::RedisType;
 
+use super::bloom::{BLOOM_CHUNKS, bloom_chunk_offset, bloom_chunk_position};
+use super::chunked::{self, Chunked, Dialect};
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
-use super::{NativeType, methods};
+use super::{NativeType, load_refusal, methods};
+use crate::filter::AllocGuard;
 use crate::filter::mem::Mover;
 use crate::filter::window::WindowFilter;
 use crate::filter::window::codec::{self, RDB_ENCODING_VERSION};
-use crate::filter::{AllocGuard, BloomError};
+use crate::module::call::Call;
 use crate::module::errors;
+use crate::module::limits::ServerGuard;
+use crate::module::reply::Reply;
 
 /// The data type (9 characters, as Redis requires).
 pub static WINDOW_TYPE: RedisType =
@@ -42,28 +48,16 @@ impl NativeType for WindowValue {
                 ));
             }
         };
-        read.map(|filter| WindowValue { filter, awaiting_chunks: false }).map_err(|e| match e {
-            BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
-                format!("scalebloom: RESTORE refused: {}", errors::text(&e))
-            }
-            _ => "scalebloom: refused a corrupt or inconsistent SBwindow- value".to_string(),
-        })
+        read.map(|filter| WindowValue { filter, awaiting_chunks: false })
+            .map_err(|e| load_refusal("SBwindow-", &e))
     }
 
     fn save(&self, io: &mut RdbWriter) {
         codec::write_rdb(&self.filter, io);
     }
 
-    /// `BF.LOADCHUNK key 1 <header>`, then one LOADCHUNK per non-zero chunk.
     fn rewrite(&self, aof: &mut AofWriter) {
-        aof.emit_key_number_data(c"BF.LOADCHUNK", 1, &codec::dump_header(&self.filter));
-        let mut offset = 0u64;
-        while let Some(chunk) = codec::read_chunk(&self.filter, offset) {
-            offset += chunk.len() as u64;
-            if chunk.iter().any(|&b| b != 0) {
-                aof.emit_key_number_data(c"BF.LOADCHUNK", (offset + 1) as i64, &chunk);
-            }
-        }
+        chunked::rewrite(self, aof);
     }
 
     fn mem_usage(&self) -> usize {
@@ -89,5 +83,39 @@ impl NativeType for WindowValue {
     unsafe fn relocate(&mut self, mv: &mut Mover<'_>) {
         // SAFETY: the caller keeps the `Mover` contract, which `WindowFilter::relocate` requires.
         unsafe { self.filter.relocate(mv) }
+    }
+}
+
+impl Chunked for WindowValue {
+    const DIALECT: &'static Dialect = &BLOOM_CHUNKS;
+
+    fn header(&self) -> Vec<u8> {
+        codec::dump_header(&self.filter)
+    }
+
+    fn chunk(&self, it: u64) -> Option<(u64, Cow<'_, [u8]>)> {
+        let data = codec::read_chunk(&self.filter, it.checked_sub(1)?)?;
+        Some((it.checked_add(data.len() as u64)?, Cow::Owned(data)))
+    }
+
+    fn from_header(call: &Call, header: &[u8]) -> Result<Self, Reply> {
+        codec::parse_dump_header(header)
+            .and_then(|meta| meta.allocate(&ServerGuard::for_command(call)))
+            .map(|filter| WindowValue { filter, awaiting_chunks: true })
+            .map_err(|e| Reply::Error(errors::text(&e)))
+    }
+
+    fn chunk_position(it: i64, len: usize) -> Result<u64, Reply> {
+        bloom_chunk_position(it, len)
+    }
+
+    fn awaiting_chunks(&self) -> bool {
+        self.awaiting_chunks
+    }
+
+    fn write_chunk(&mut self, at: u64, data: &[u8]) -> Result<(), Reply> {
+        let offset = bloom_chunk_offset(at, data.len())?;
+        codec::write_chunk(&mut self.filter, offset, data)
+            .map_err(|e| Reply::Error(errors::text(&e)))
     }
 }
