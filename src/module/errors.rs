@@ -120,7 +120,6 @@ pub fn text(e: &BloomError) -> String {
 
 // ---- cuckoo filters (RedisBloom 8's words) ----
 
-pub const CF_BAD_CAPACITY: &str = "Bad capacity";
 pub const CF_CAPACITY_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
 pub const CF_INSERT_CAPACITY_RANGE: &str =
     "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
@@ -128,14 +127,11 @@ pub const CF_BUCKET_SIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [
 pub const CF_MAX_ITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
 pub const CF_EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
 pub const CF_FINGERPRINT_RANGE: &str = "FINGERPRINT: value must be 8, 16 or 32";
-pub const CF_ITEM_EXISTS: &str = "ERR item exists";
-pub const CF_NOT_FOUND: &str = "ERR not found";
 pub const CF_DEL_NOT_FOUND: &str = "Not found";
 pub const CF_COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
 pub const CF_MAX_EXPANSIONS: &str = "Maximum expansions reached";
 pub const CF_FULL: &str = "Filter is full";
 pub const CF_INSERT_NO_MEMORY: &str = "ERR Insufficient memory";
-pub const CF_CREATE_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 pub const CF_CANNOT_CREATE: &str = "ERR Could not create filter";
 pub const CF_INVALID_POSITION: &str = "Invalid position";
 pub const CF_INVALID_HEADER: &str = "Invalid header";
@@ -153,7 +149,7 @@ pub fn cf_header_max_filters(filters: u16, max: u16) -> String {
 pub fn cf_create(e: &CuckooError) -> String {
     match e {
         CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
-            CF_CREATE_NO_MEMORY.to_string()
+            NO_MEMORY.to_string()
         }
         CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => cuckoo_text(e),
         _ => CF_CANNOT_CREATE.to_string(),

@@ -81,13 +81,42 @@ impl Keyword {
     }
 }
 
-/// The options of cuckoo filters (`CF.RESERVE`, `CF.INSERT`): a Bloom filter command that
-/// meets one says so, rather than that it does not know the word.
-const CUCKOO_OPTIONS: [&str; 3] = ["BUCKETSIZE", "MAXITERATIONS", "FINGERPRINT"];
+/// The options only cuckoo filters take (`CF.RESERVE`, `CF.INSERT`): a Bloom filter command
+/// that meets one says so, rather than that it does not know the word.
+const CUCKOO_ONLY: [&str; 3] = ["BUCKETSIZE", "MAXITERATIONS", "FINGERPRINT"];
+
+/// Every option of cuckoo filter commands, each of which may be given once.
+const CUCKOO_OPTIONS: [&str; 6] =
+    ["BUCKETSIZE", "MAXITERATIONS", "EXPANSION", "FINGERPRINT", "CAPACITY", "NOCREATE"];
+
+/// The options only Bloom filters take: a cuckoo filter command that meets one says so, where
+/// RedisBloom ignores it.
+const BLOOM_ONLY: [Keyword; 5] =
+    [Keyword::Error, Keyword::Nonscaling, Keyword::Counting, Keyword::Window, Keyword::Layout];
 
 /// The cuckoo-filter option `word` spells, in capitals, if it is one.
 fn cuckoo_option(word: &[u8]) -> Option<&'static str> {
-    CUCKOO_OPTIONS.iter().copied().find(|name| word.eq_ignore_ascii_case(name.as_bytes()))
+    CUCKOO_ONLY.iter().copied().find(|name| word.eq_ignore_ascii_case(name.as_bytes()))
+}
+
+/// The option names of a cuckoo filter command (`names`, in order): a Bloom filter's option
+/// and an option given twice are refused (RedisBloom ignores the first and takes the first of
+/// a repeated one); an unknown name is left to the command, as there.
+pub fn check_cuckoo_names<'a>(names: impl Iterator<Item = &'a [u8]>) -> Result<(), Reply> {
+    let mut given = [false; CUCKOO_OPTIONS.len()];
+    for name in names {
+        if let Some(k) = Keyword::of(name).filter(|k| BLOOM_ONLY.contains(k)) {
+            return Err(Reply::Error(errors::bloom_option(k.name())));
+        }
+        let known = CUCKOO_OPTIONS.iter().position(|o| name.eq_ignore_ascii_case(o.as_bytes()));
+        if let Some(i) = known {
+            if given[i] {
+                return Err(Reply::Error(errors::repeated_option(CUCKOO_OPTIONS[i])));
+            }
+            given[i] = true;
+        }
+    }
+    Ok(())
 }
 
 /// What a command answers when an option's value is missing.

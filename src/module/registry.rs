@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::args::Args;
 use super::call::Call;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, cuckoo_stats, dump, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, dump, replconf, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -77,7 +77,26 @@ enum KeyUse {
     None,
 }
 
-/// One command: name, entry point, arity (negative: at least), key use, summary, complexity
+/// Whom a command is for: its ACL category and whether clients may run it at all.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `BF.*`: in `@bloom`.
+    Bloom,
+    /// `CF.*`: in `@cuckoo`, as RedisBloom 8 registers them (not in `@bloom`).
+    Cuckoo,
+    /// Only the replication link and AOF replay may run it (BF.REPLCONF; BF.WINDOWADD, a
+    /// primary's adds to a windowed filter at the time it ran them): registered with Redis 8's
+    /// `internal` flag where the server has it, refusing clients itself where it does not, and
+    /// in no ACL category, so that `+@bloom` does not name it and `ACL CAT bloom` does not
+    /// list it.
+    Internal,
+    /// For tests only (BF.DEBUGCLOCK, refused unless the module was loaded with the debug
+    /// clock on): in no ACL category a user is granted.
+    Test,
+}
+
+/// One command: name, entry point, arity (negative: at least), key use, family, summary,
+/// complexity
 /// and arguments for `COMMAND DOCS`. All but BF.REPLCONF take their one key at `argv[1]`; flags,
 /// key spec and ACL categories follow from whether the command reads or writes it.
 struct Command {
@@ -85,6 +104,7 @@ struct Command {
     entry: EntryPoint,
     arity: c_int,
     key: KeyUse,
+    family: Family,
     summary: &'static str,
     complexity: &'static str,
     /// The arguments after the command's name, as RedisBloom's documentation gives them.
@@ -105,31 +125,22 @@ impl Command {
         }
     }
 
-    /// Whether only the replication link and AOF replay may run it: BF.REPLCONF, and
-    /// BF.WINDOWADD (a primary's adds to a windowed filter at the time it ran them). Both are
-    /// registered with Redis 8's `internal` flag where the server has it, and refuse clients
-    /// themselves where it does not.
+    /// Whether only the replication link and AOF replay may run it.
     fn internal(&self) -> bool {
-        matches!(self.key, KeyUse::None) || self.name == "bf.windowadd"
+        self.family == Family::Internal
     }
 
-    /// ACL categories (Redis 7.2+ / Valkey 8); none for the internal commands, which no client
-    /// may run, and the tests-only BF.DEBUGCLOCK, so that `+@bloom` does not name them and
-    /// `ACL CAT bloom` does not list them. `CF.*`
-    /// commands are in `@cuckoo`, as RedisBloom 8 registers them (not in `@bloom`).
+    /// ACL categories (Redis 7.2+ / Valkey 8): the family's, then whether it reads or writes.
     fn acl(&self) -> Option<&'static str> {
-        let cuckoo = self.name.starts_with("cf.");
-        if self.internal() {
-            return None;
-        }
-        match (self.key, cuckoo) {
-            // BF.DEBUGCLOCK (tests only) and BF.REPLCONF: in no category a user is granted.
-            (KeyUse::None | KeyUse::Admin, _) => None,
-            (KeyUse::Read, false) => Some("bloom read fast"),
-            (_, false) => Some("bloom write"),
-            (KeyUse::Read, true) => Some("cuckoo read fast"),
-            (KeyUse::Delete | KeyUse::Rearrange, true) => Some("cuckoo write fast"),
-            (_, true) => Some("cuckoo write"),
+        let read = matches!(self.key, KeyUse::Read);
+        let fast_write = matches!(self.key, KeyUse::Delete | KeyUse::Rearrange);
+        match self.family {
+            Family::Internal | Family::Test => None,
+            Family::Bloom if read => Some("bloom read fast"),
+            Family::Bloom => Some("bloom write"),
+            Family::Cuckoo if read => Some("cuckoo read fast"),
+            Family::Cuckoo if fast_write => Some("cuckoo write fast"),
+            Family::Cuckoo => Some("cuckoo write"),
         }
     }
 }
@@ -138,7 +149,7 @@ impl Command {
 /// summary, complexity, arguments — each with a C entry point that runs its handler with its
 /// arity. A new command is a row here and its handler; nothing else names it.
 macro_rules! commands {
-    ($($entry:ident: $name:literal => $handler:path, $arity:literal, $key:ident,
+    ($($entry:ident: $name:literal => $handler:path, $arity:literal, $key:ident, $family:ident,
        $summary:literal, $complexity:literal, [$($arg:expr),* $(,)?];)*) => {
         $(
             extern "C" fn $entry(
@@ -155,6 +166,7 @@ macro_rules! commands {
                 entry: $entry,
                 arity: $arity,
                 key: KeyUse::$key,
+                family: Family::$family,
                 summary: $summary,
                 complexity: $complexity,
                 args: &[$($arg),*],
@@ -184,17 +196,17 @@ const LAYOUT: Arg = Arg::option(
 const CF_CAPACITY: Arg = Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer);
 
 commands! {
-    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert,
+    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert, Bloom,
         "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
         [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
          EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT];
-    cmd_add: "bf.add" => bloom::add, 3, Insert,
+    cmd_add: "bf.add" => bloom::add, 3, Insert, Bloom,
         "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
         [KEY, ITEM];
-    cmd_madd: "bf.madd" => bloom::madd, -3, Insert,
+    cmd_madd: "bf.madd" => bloom::madd, -3, Insert, Bloom,
         "Adds one or more items, creating the filter if needed", "O(n * (k + i))",
         [KEY, ITEMS];
-    cmd_insert: "bf.insert" => bloom::insert, -4, Insert,
+    cmd_insert: "bf.insert" => bloom::insert, -4, Insert, Bloom,
         "Adds items, creating the filter with the given options if needed", "O(n * (k + i))",
         [KEY,
          Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer),
@@ -206,16 +218,16 @@ commands! {
          WINDOW,
          LAYOUT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update,
+    cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update, Bloom,
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];
-    cmd_exists: "bf.exists" => bloom::exists, 3, Read,
+    cmd_exists: "bf.exists" => bloom::exists, 3, Read, Bloom,
         "Tells whether an item may have been added", "O(k * i)",
         [KEY, ITEM];
-    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read,
+    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read, Bloom,
         "Tells for each item whether it may have been added", "O(n * k * i)",
         [KEY, ITEMS];
-    cmd_info: "bf.info" => bloom::info, -2, Read,
+    cmd_info: "bf.info" => bloom::info, -2, Read, Bloom,
         "Returns a filter's capacity, size, layers, items and expansion", "O(1)",
         [KEY,
          Arg::new(c"single_value", ArgKind::OneOf(&[
@@ -225,86 +237,86 @@ commands! {
              Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
              Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
          ])).optional()];
-    cmd_card: "bf.card" => bloom::card, 2, Read,
+    cmd_card: "bf.card" => bloom::card, 2, Read, Bloom,
         "Returns the number of items added to a filter", "O(1)",
         [KEY];
-    cmd_debug: "bf.debug" => bloom::debug, 2, Read,
+    cmd_debug: "bf.debug" => bloom::debug, 2, Read, Bloom,
         "Describes every layer of a filter", "O(i)",
         [KEY];
-    cmd_scandump: "bf.scandump" => dump::scandump, 3, Read,
+    cmd_scandump: "bf.scandump" => dump::scandump, 3, Read, Bloom,
         "Returns a filter's header or its next chunk of bits", "O(n), n bytes",
         [KEY, ITERATOR];
-    cmd_del: "bf.del" => bloom::del, 3, Delete,
+    cmd_del: "bf.del" => bloom::del, 3, Delete, Bloom,
         "Deletes one occurrence of an item from a counting filter", "O(k * i)",
         [KEY, ITEM];
-    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete,
+    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete, Bloom,
         "Deletes one occurrence of each item from a counting filter", "O(n * k * i)",
         [KEY, ITEMS];
-    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None,
+    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None, Internal,
         "Internal: the creation settings of the primary whose stream follows", "O(1)",
         [Arg::new(c"settings", ArgKind::String), Arg::new(c"padding", ArgKind::String).optional()];
-    cmd_stats: "bf.stats" => bloom::stats, 2, Read,
+    cmd_stats: "bf.stats" => bloom::stats, 2, Read, Bloom,
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers",
         [KEY];
-    cmd_windowadd: "bf.windowadd" => window::windowadd, -4, Insert,
+    cmd_windowadd: "bf.windowadd" => window::windowadd, -4, Insert, Internal,
         "Internal: adds items to a windowed filter at the primary's time", "O(n * k)",
         [KEY, Arg::new(c"ms", ArgKind::Integer), ITEMS];
-    cmd_debugclock: "bf.debugclock" => clock::debugclock, -2, Admin,
+    cmd_debugclock: "bf.debugclock" => clock::debugclock, -2, Admin, Test,
         "Tests only: reads or moves the debug clock of windowed filters", "O(1)",
         [Arg::new(c"subcommand", ArgKind::String), Arg::new(c"ms", ArgKind::Integer).optional()];
-    cmd_cf_reserve: "cf.reserve" => cuckoo::reserve, -3, Insert,
+    cmd_cf_reserve: "cf.reserve" => cuckoo::reserve, -3, Insert, Cuckoo,
         "Creates an empty cuckoo filter with an initial capacity", "O(1)",
         [KEY, Arg::new(c"capacity", ArgKind::Integer),
          Arg::option(c"bucketsize", c"BUCKETSIZE", ArgKind::Integer),
          Arg::option(c"maxiterations", c"MAXITERATIONS", ArgKind::Integer),
          Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer),
          FINGERPRINT];
-    cmd_cf_add: "cf.add" => cuckoo::add, 3, Insert,
+    cmd_cf_add: "cf.add" => cuckoo::add, 3, Insert, Cuckoo,
         "Adds an item to a cuckoo filter, creating the filter if needed", "O(k + i)",
         [KEY, ITEM];
-    cmd_cf_addnx: "cf.addnx" => cuckoo::addnx, 3, Insert,
+    cmd_cf_addnx: "cf.addnx" => cuckoo::addnx, 3, Insert, Cuckoo,
         "Adds an item to a cuckoo filter if it is not present yet", "O(k + i)",
         [KEY, ITEM];
-    cmd_cf_insert: "cf.insert" => cuckoo::insert, -4, Insert,
+    cmd_cf_insert: "cf.insert" => cuckoo::insert, -4, Insert, Cuckoo,
         "Adds items to a cuckoo filter, creating it with the given options if needed",
         "O(n * (k + i))",
         [KEY, CF_CAPACITY, Arg::flag(c"nocreate", c"NOCREATE"), FINGERPRINT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_cf_insertnx: "cf.insertnx" => cuckoo::insertnx, -4, Insert,
+    cmd_cf_insertnx: "cf.insertnx" => cuckoo::insertnx, -4, Insert, Cuckoo,
         "Adds the items not present yet to a cuckoo filter, creating it if needed",
         "O(n * (k + i))",
         [KEY, CF_CAPACITY, Arg::flag(c"nocreate", c"NOCREATE"), FINGERPRINT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_cf_exists: "cf.exists" => cuckoo::exists, 3, Read,
+    cmd_cf_exists: "cf.exists" => cuckoo::exists, 3, Read, Cuckoo,
         "Tells whether an item may be in a cuckoo filter", "O(k), k sub-filters",
         [KEY, ITEM];
-    cmd_cf_mexists: "cf.mexists" => cuckoo::mexists, -3, Read,
+    cmd_cf_mexists: "cf.mexists" => cuckoo::mexists, -3, Read, Cuckoo,
         "Tells for each item whether it may be in a cuckoo filter", "O(n * k)",
         [KEY, ITEMS];
-    cmd_cf_count: "cf.count" => cuckoo::count, 3, Read,
+    cmd_cf_count: "cf.count" => cuckoo::count, 3, Read, Cuckoo,
         "Counts the copies of an item's fingerprint in a cuckoo filter", "O(k)",
         [KEY, ITEM];
-    cmd_cf_del: "cf.del" => cuckoo::del, 3, Delete,
+    cmd_cf_del: "cf.del" => cuckoo::del, 3, Delete, Cuckoo,
         "Deletes one copy of an item from a cuckoo filter", "O(k)",
         [KEY, ITEM];
-    cmd_cf_compact: "cf.compact" => cuckoo::compact, 2, Rearrange,
+    cmd_cf_compact: "cf.compact" => cuckoo::compact, 2, Rearrange, Cuckoo,
         "Moves fingerprints to older sub-filters and frees emptied ones", "O(n), n slots",
         [KEY];
-    cmd_cf_info: "cf.info" => cuckoo::info, 2, Read,
+    cmd_cf_info: "cf.info" => cuckoo::info, 2, Read, Cuckoo,
         "Returns a cuckoo filter's size, buckets, sub-filters, items and parameters", "O(1)",
         [KEY];
-    cmd_cf_stats: "cf.stats" => cuckoo_stats::stats, 2, Read,
+    cmd_cf_stats: "cf.stats" => cuckoo::stats, 2, Read, Cuckoo,
         "Tells how full a cuckoo filter is: capacity, items, load factors, saturation",
         "O(1), or O(s) with s the slots of the newest sub-filter when there are several",
         [KEY];
-    cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read,
+    cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read, Cuckoo,
         "Describes a cuckoo filter in one line", "O(1)",
         [KEY];
-    cmd_cf_scandump: "cf.scandump" => dump::cf_scandump, 3, Read,
+    cmd_cf_scandump: "cf.scandump" => dump::cf_scandump, 3, Read, Cuckoo,
         "Returns a cuckoo filter's header or its next chunk of slots", "O(n), n bytes",
         [KEY, ITERATOR];
-    cmd_cf_loadchunk: "cf.loadchunk" => dump::cf_loadchunk, 4, Update,
+    cmd_cf_loadchunk: "cf.loadchunk" => dump::cf_loadchunk, 4, Update, Cuckoo,
         "Restores a cuckoo filter from a header or chunk produced by CF.SCANDUMP",
         "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];

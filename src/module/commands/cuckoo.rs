@@ -1,5 +1,5 @@
 //! CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS, CF.MEXISTS, CF.COUNT,
-//! CF.DEL, CF.COMPACT, CF.INFO, CF.DEBUG, CF.SCANDUMP, CF.LOADCHUNK: RedisBloom's grammar and
+//! CF.DEL, CF.COMPACT, CF.INFO, CF.STATS, CF.DEBUG: RedisBloom's grammar and
 //! replies (RESP2 and RESP3) over the core in `crate::filter::cuckoo`, with RedisBloom 8's
 //! error texts.
 //!
@@ -34,6 +34,7 @@ use crate::module::config;
 use crate::module::creation::{self, CfDefaults};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
+use crate::module::options;
 use crate::module::replicate::replicate;
 use crate::module::reply::Reply;
 use crate::module::types::cuckoo::CuckooValue;
@@ -53,33 +54,6 @@ fn parse_fingerprint(b: &[u8]) -> Result<FingerprintWidth, Reply> {
         .and_then(|v| u64::try_from(v).ok())
         .and_then(FingerprintWidth::from_bits)
         .ok_or_else(|| Reply::err(errors::CF_FINGERPRINT_RANGE))
-}
-
-/// The option names of cuckoo filter commands, each of which may be given once.
-const OPTIONS: [&str; 6] =
-    ["BUCKETSIZE", "MAXITERATIONS", "EXPANSION", "FINGERPRINT", "CAPACITY", "NOCREATE"];
-
-/// The options of Bloom filters: a cuckoo filter command that meets one says so, where
-/// RedisBloom ignores it.
-const BLOOM_OPTIONS: [&str; 5] = ["ERROR", "NONSCALING", "COUNTING", "WINDOW", "LAYOUT"];
-
-/// Refuses a Bloom filter's option and an option given twice among the option `names` of a
-/// command (RedisBloom ignores the first and takes the first of a repeated one; an unknown
-/// name is still ignored, as there).
-fn check_option_names<'a>(names: impl Iterator<Item = &'a [u8]>) -> Result<(), Reply> {
-    let mut given = [false; OPTIONS.len()];
-    for name in names {
-        if let Some(b) = BLOOM_OPTIONS.iter().find(|b| name.eq_ignore_ascii_case(b.as_bytes())) {
-            return Err(Reply::Error(errors::bloom_option(b)));
-        }
-        if let Some(i) = OPTIONS.iter().position(|o| name.eq_ignore_ascii_case(o.as_bytes())) {
-            if given[i] {
-                return Err(Reply::Error(errors::repeated_option(OPTIONS[i])));
-            }
-            given[i] = true;
-        }
-    }
-    Ok(())
 }
 
 /// The parameters of a filter made from the `cf-*` defaults, with `capacity` (a `CAPACITY`
@@ -111,9 +85,9 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     }
     let cf = cf_defaults(ctx);
     let parsed = (|| {
-        check_option_names((3..args.len()).step_by(2).map(|i| args.bytes(i)))?;
+        options::check_cuckoo_names((3..args.len()).step_by(2).map(|i| args.bytes(i)))?;
         let capacity =
-            parse_i64(args.bytes(2)).ok_or_else(|| Reply::err(errors::CF_BAD_CAPACITY))?;
+            parse_i64(args.bytes(2)).ok_or_else(|| Reply::err(errors::INSERT_BAD_CAPACITY))?;
         let find = |name: &str| (3..args.len()).step_by(2).find(|&i| args.is(i, name));
         let mut max_iterations = i64::from(cf.max_iterations);
         if let Some(i) = find("MAXITERATIONS") {
@@ -164,7 +138,7 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     let key = Key::writable(ctx, &key_name);
     match key.value::<CuckooValue>() {
         Err(r) => return r,
-        Ok(Some(_)) => return Reply::err(errors::CF_ITEM_EXISTS),
+        Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
     }
     let guard = ServerGuard::for_command(ctx);
@@ -272,7 +246,7 @@ fn insert_items(
     let mut header: Option<Header> = None;
     let value = match existing {
         Some(v) => v,
-        None if create.nocreate => return Err(Reply::err(errors::CF_NOT_FOUND)),
+        None if create.nocreate => return Err(Reply::err(errors::NOT_FOUND)),
         None => {
             let params = default_params(&create.cf, create.capacity)?;
             let filter = CuckooFilter::new(&params, create.width, &guard)
@@ -405,7 +379,7 @@ fn insert_common(ctx: &Call, args: &Args, nx: bool) -> Reply {
             return Reply::WrongArity;
         }
         given.push(args.bytes(i));
-        if let Err(r) = check_option_names(given.iter().copied()) {
+        if let Err(r) = options::check_cuckoo_names(given.iter().copied()) {
             return r;
         }
         if args.is(i, "ITEMS") {
@@ -425,7 +399,7 @@ fn insert_common(ctx: &Call, args: &Args, nx: bool) -> Reply {
                 }
             } else {
                 let Some(c) = parse_i64(value) else {
-                    return Reply::err(errors::CF_BAD_CAPACITY);
+                    return Reply::err(errors::INSERT_BAD_CAPACITY);
                 };
                 if c < 2 * i64::from(cf.bucket_size) || c > MAX_CAPACITY_8X as i64 {
                     return Reply::err(errors::CF_INSERT_CAPACITY_RANGE);
@@ -557,7 +531,7 @@ pub fn info(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
-        || Reply::err(errors::CF_NOT_FOUND),
+        || Reply::err(errors::NOT_FOUND),
         |v: &CuckooValue| {
             let i = v.filter.info();
             let n = |x: u64| Reply::Int(i64::try_from(x).unwrap_or(i64::MAX));
@@ -584,7 +558,34 @@ pub fn debug(ctx: &Call, args: &Args) -> Reply {
     with_value(
         ctx,
         args,
-        || Reply::err(errors::CF_NOT_FOUND),
+        || Reply::err(errors::NOT_FOUND),
         |v: &CuckooValue| Reply::Bulk(v.filter.debug_string().into_bytes()),
+    )
+}
+
+/// `CF.STATS key` (scalebloom's own: RedisBloom has none), in `BF.STATS`'s shape: `Capacity`, `Items`, `Load factor`, `Load factor of newest filter`,
+/// `Number of filters`, `Max filters`, `Saturated`, in that order (clients parse them). The
+/// saturation checks are an insert's: `cf-max-expansions`, and whether the next sub-filter
+/// passes `bf.max-filter-bytes` and `maxmemory` for a client's command (see
+/// `CuckooFilter::stats`).
+pub fn stats(ctx: &Call, args: &Args) -> Reply {
+    with_value(
+        ctx,
+        args,
+        || Reply::err(errors::NOT_FOUND),
+        |v: &CuckooValue| {
+            let guard = ServerGuard::for_command(ctx);
+            let s = v.filter.stats(config::cf_max_filters(), &guard);
+            let int = |x: u64| Reply::Int(i64::try_from(x).unwrap_or(i64::MAX));
+            Reply::Map(vec![
+                ("Capacity", int(s.capacity)),
+                ("Items", int(s.items)),
+                ("Load factor", Reply::Double(s.load)),
+                ("Load factor of newest filter", Reply::Double(s.newest_load)),
+                ("Number of filters", int(s.filters)),
+                ("Max filters", int(s.max_filters)),
+                ("Saturated", Reply::Int(i64::from(s.saturated))),
+            ])
+        },
     )
 }

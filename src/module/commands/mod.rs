@@ -4,7 +4,6 @@
 
 pub mod bloom;
 pub mod cuckoo;
-pub mod cuckoo_stats;
 pub mod dump;
 pub mod key;
 pub mod replconf;

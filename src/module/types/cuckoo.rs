@@ -149,7 +149,7 @@ impl NativeType for CuckooValue {
 /// `CF.SCANDUMP` and `CF.LOADCHUNK` in RedisBloom's words: the iterator is checked first and
 /// must not be negative, the dump ends with a null, a header at an existing key is refused.
 pub static CUCKOO_CHUNKS: Dialect = Dialect {
-    not_found: errors::CF_NOT_FOUND,
+    not_found: errors::NOT_FOUND,
     scan_iterator: |b| {
         parse_i64(b)
             .and_then(|it| u64::try_from(it).ok())
@@ -161,7 +161,7 @@ pub static CUCKOO_CHUNKS: Dialect = Dialect {
     load_iterator: |b| {
         parse_i64(b).filter(|&it| it != 0).ok_or_else(|| Reply::err(errors::CF_INVALID_POSITION))
     },
-    key_exists: errors::CF_ITEM_EXISTS,
+    key_exists: errors::ITEM_EXISTS,
     empty_header_is_chunk: false,
     not_restoring: errors::CF_NOT_RESTORING,
     event: c"cf.loadchunk",
