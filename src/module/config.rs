@@ -245,241 +245,265 @@ pub fn max_filter_bytes() -> u64 {
     MAX_FILTER_BYTES.load(Ordering::Relaxed) as u64
 }
 
-/// Starting values read from `--loadmodule` arguments.
-struct Start {
-    error_rate: String,
-    initial_size: i64,
-    expansion: i64,
-    max_filter_bytes: i64,
-    random_seeds: bool,
-    huge_pages: bool,
-    huge_pages_at_fault: bool,
-    redisbloom_scheme: bool,
-    /// `layout`: `standard` or `blocked`.
-    layout: &'static str,
-    window_debug_clock: bool,
-    /// `cf-*` starting values, in the order of [`CF_SETTINGS`].
-    cf: [i64; 5],
+/// Where a setting's value lives, which says how it is read, checked and registered.
+enum Holds {
+    /// An integer within its bounds.
+    Int(&'static Bounded),
+    /// `yes` or `no`.
+    Bool(&'static AtomicBool),
+    /// `bf.error-rate`: a number in (0, 1), capped at 0.25.
+    ErrorRate,
+    /// `bf.max-filter-bytes`: a size with an optional unit.
+    MaxFilterBytes,
+    /// `bf.layout`: `standard` or `blocked`.
+    Layout,
 }
 
-/// The `cf-*` settings: module-argument and config name, and the setting.
-static CF_SETTINGS: [(&str, &Bounded); 5] = [
-    ("cf-bucket-size", &CF_BUCKET_SIZE),
-    ("cf-initial-size", &CF_INITIAL_SIZE),
-    ("cf-max-iterations", &CF_MAX_ITERATIONS),
-    ("cf-expansion-factor", &CF_EXPANSION),
-    ("cf-max-expansions", &CF_MAX_EXPANSIONS),
+/// One setting: its name (`bf.<name>` as a config, `<name>` as a module argument), the name
+/// RedisBloom 8 gives it where it has one (registered without prefix on Redis 8, see
+/// [`redis8_names`]; always taken as a module argument), other spellings a module argument may
+/// use, and where its value lives. A new setting is a row of [`SETTINGS`].
+struct Setting {
+    name: &'static str,
+    redisbloom: Option<&'static str>,
+    aliases: &'static [&'static str],
+    holds: Holds,
+}
+
+/// Every setting.
+static SETTINGS: [Setting; 14] = [
+    Setting {
+        name: "error-rate",
+        redisbloom: Some("bf-error-rate"),
+        aliases: &[],
+        holds: Holds::ErrorRate,
+    },
+    Setting {
+        name: "initial-size",
+        redisbloom: Some("bf-initial-size"),
+        aliases: &[],
+        holds: Holds::Int(&INITIAL_SIZE),
+    },
+    Setting {
+        name: "expansion-factor",
+        redisbloom: Some("bf-expansion-factor"),
+        aliases: &["expansion"],
+        holds: Holds::Int(&EXPANSION),
+    },
+    Setting {
+        name: "cf-bucket-size",
+        redisbloom: Some("cf-bucket-size"),
+        aliases: &[],
+        holds: Holds::Int(&CF_BUCKET_SIZE),
+    },
+    Setting {
+        name: "cf-initial-size",
+        redisbloom: Some("cf-initial-size"),
+        aliases: &[],
+        holds: Holds::Int(&CF_INITIAL_SIZE),
+    },
+    Setting {
+        name: "cf-max-iterations",
+        redisbloom: Some("cf-max-iterations"),
+        aliases: &[],
+        holds: Holds::Int(&CF_MAX_ITERATIONS),
+    },
+    Setting {
+        name: "cf-expansion-factor",
+        redisbloom: Some("cf-expansion-factor"),
+        aliases: &[],
+        holds: Holds::Int(&CF_EXPANSION),
+    },
+    Setting {
+        name: "cf-max-expansions",
+        redisbloom: Some("cf-max-expansions"),
+        aliases: &[],
+        holds: Holds::Int(&CF_MAX_EXPANSIONS),
+    },
+    Setting {
+        name: "max-filter-bytes",
+        redisbloom: None,
+        aliases: &[],
+        holds: Holds::MaxFilterBytes,
+    },
+    Setting {
+        name: "random-seeds",
+        redisbloom: None,
+        aliases: &[],
+        holds: Holds::Bool(&RANDOM_SEEDS),
+    },
+    Setting { name: "huge-pages", redisbloom: None, aliases: &[], holds: Holds::Bool(&HUGE_PAGES) },
+    Setting {
+        name: "huge-pages-at-fault",
+        redisbloom: None,
+        aliases: &[],
+        holds: Holds::Bool(&HUGE_PAGES_AT_FAULT),
+    },
+    Setting {
+        name: "redisbloom-scheme",
+        redisbloom: None,
+        aliases: &[],
+        holds: Holds::Bool(&REDISBLOOM_SCHEME),
+    },
+    // RedisBloom 8 has no such setting; its Redis 8 name follows its bf-* ones.
+    Setting { name: "layout", redisbloom: Some("bf-layout"), aliases: &[], holds: Holds::Layout },
 ];
 
-/// Reads `name value` pairs; refuses unknown names and out-of-range values with a message the
-/// server log shows when the module fails to load.
-fn parse_module_args(args: &[RedisString]) -> Result<Start, String> {
-    let mut start = Start {
-        error_rate: DEFAULT_ERROR_RATE.to_string(),
-        initial_size: DEFAULT_INITIAL_SIZE,
-        expansion: DEFAULT_EXPANSION,
-        max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
-        random_seeds: true,
-        huge_pages: true,
-        huge_pages_at_fault: false,
-        redisbloom_scheme: false,
-        layout: "standard",
-        window_debug_clock: false,
-        cf: CF_SETTINGS.map(|(_, s)| s.get()),
-    };
+impl Setting {
+    /// Whether a module argument spelled `arg` (lower case, `_` as `-`: RedisBloom 2.x wrote
+    /// `ERROR_RATE`, `CF_MAX_EXPANSIONS`) names this setting.
+    fn is_named(&self, arg: &str) -> bool {
+        arg == self.name || self.redisbloom == Some(arg) || self.aliases.contains(&arg)
+    }
+
+    /// The value before any module argument: the compiled-in default.
+    fn default_value(&self) -> String {
+        match self.holds {
+            Holds::Int(b) => b.get().to_string(),
+            Holds::Bool(b) => yes_no(b.load(Ordering::Relaxed)).to_string(),
+            Holds::ErrorRate => DEFAULT_ERROR_RATE.to_string(),
+            Holds::MaxFilterBytes => DEFAULT_MAX_FILTER_BYTES.to_string(),
+            Holds::Layout => "standard".to_string(),
+        }
+    }
+
+    /// A module argument's `value`, checked and in the form [`Setting::register`] takes; the
+    /// error says why not, naming the argument as given (`arg`).
+    fn start_value(&self, arg: &str, value: &str) -> Result<String, String> {
+        match self.holds {
+            Holds::Int(b) => value
+                .parse::<i64>()
+                .ok()
+                .filter(|v| (b.min..=b.max).contains(v))
+                .map(|v| v.to_string())
+                .ok_or_else(|| {
+                    format!("{arg} must be an integer in [{}, {}], got '{value}'", b.min, b.max)
+                }),
+            Holds::Bool(_) => yes_no_arg(arg, value).map(|b| yes_no(b).to_string()),
+            Holds::ErrorRate => parse_f64(value.as_bytes())
+                .filter(|&e| valid_error_rate(e))
+                .map(|e| capped_error(e).to_string())
+                .ok_or_else(|| format!("{arg} must be a number in (0, 1), got '{value}'")),
+            Holds::MaxFilterBytes => parse_max_filter_bytes(value)
+                .map(|v| v.to_string())
+                .map_err(|e| format!("{arg} {e}")),
+            Holds::Layout => match parse_layout_setting(value.as_bytes()) {
+                Some(true) => Ok("blocked".to_string()),
+                Some(false) => Ok("standard".to_string()),
+                None => Err(format!("{arg} must be standard or blocked, got '{value}'")),
+            },
+        }
+    }
+
+    /// Registers the setting under `name` with `flags`, starting at `start` (from
+    /// [`Setting::default_value`] or [`Setting::start_value`]). Integers take the full i64
+    /// range for Redis: [`Bounded`] checks its bounds itself, in RedisBloom 8's words.
+    fn register(&self, ctx: &Context, name: &str, start: &str, flags: ConfigurationFlags) {
+        match self.holds {
+            Holds::Int(b) => {
+                let start = start.parse().unwrap_or_else(|_| b.get());
+                register_i64_configuration(ctx, name, b, start, i64::MIN, i64::MAX, flags, None);
+            }
+            Holds::Bool(b) => {
+                register_bool_configuration(ctx, name, b, start == "yes", flags, None)
+            }
+            Holds::ErrorRate => {
+                register_string_configuration(ctx, name, &ERROR_RATE, start, flags, None)
+            }
+            Holds::MaxFilterBytes => {
+                register_string_configuration(ctx, name, &MaxFilterBytes, start, flags, None)
+            }
+            Holds::Layout => {
+                register_string_configuration(ctx, name, &LayoutSetting, start, flags, None)
+            }
+        }
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// A yes/no module argument.
+fn yes_no_arg(arg: &str, value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("{arg} must be yes or no, got '{value}'")),
+    }
+}
+
+/// Reads the module arguments, `name value` pairs, into the starting value of each setting
+/// (in [`SETTINGS`]' order) and whether the debug clock is on; refuses unknown names and bad
+/// values with a message the server log shows when the module fails to load.
+fn parse_module_args(args: &[RedisString]) -> Result<(Vec<String>, bool), String> {
+    let mut start: Vec<String> = SETTINGS.iter().map(Setting::default_value).collect();
+    let mut debug_clock = false;
     if args.len() % 2 != 0 {
         return Err("module arguments must be name/value pairs".into());
     }
     for pair in args.chunks(2) {
         let name = pair[0].to_string_lossy().to_ascii_lowercase().replace('_', "-");
         let value = pair[1].to_string_lossy();
-        let yes_no = || match value.to_ascii_lowercase().as_str() {
-            "yes" => Ok(true),
-            "no" => Ok(false),
-            _ => Err(format!("{name} must be yes or no, got '{value}'")),
-        };
-        let int =
-            |lo: i64, hi: i64| {
-                value.parse::<i64>().ok().filter(|v| (lo..=hi).contains(v)).ok_or_else(|| {
-                    format!("{name} must be an integer in [{lo}, {hi}], got '{value}'")
-                })
-            };
-        match name.as_str() {
-            "error-rate" | "bf-error-rate" => {
-                match parse_f64(value.as_bytes()).filter(|&e| valid_error_rate(e)) {
-                    Some(e) => start.error_rate = capped_error(e).to_string(),
-                    None => {
-                        return Err(format!("{name} must be a number in (0, 1), got '{value}'"));
-                    }
-                }
-            }
-            "initial-size" | "bf-initial-size" => start.initial_size = int(1, MAX_CAPACITY as i64)?,
-            "expansion-factor" | "expansion" | "bf-expansion-factor" => {
-                start.expansion = int(0, MAX_EXPANSION as i64)?
-            }
-            "max-filter-bytes" => {
-                start.max_filter_bytes =
-                    parse_max_filter_bytes(&value).map_err(|e| format!("max-filter-bytes {e}"))?
-            }
-            // RedisBloom 2.x spelled them `CF_MAX_EXPANSIONS` etc. (`_` becomes `-` above).
-            cf_name if cf_name.starts_with("cf-") => {
-                let Some(i) = CF_SETTINGS.iter().position(|(n, _)| *n == cf_name) else {
-                    return Err(format!("unknown module argument '{name}'"));
-                };
-                let s = CF_SETTINGS[i].1;
-                start.cf[i] = int(s.min, s.max)?;
-            }
-            "random-seeds" => start.random_seeds = yes_no()?,
-            "huge-pages" => start.huge_pages = yes_no()?,
-            "huge-pages-at-fault" => start.huge_pages_at_fault = yes_no()?,
-            "redisbloom-scheme" => start.redisbloom_scheme = yes_no()?,
-            "layout" | "bf-layout" => {
-                start.layout = match parse_layout_setting(value.as_bytes()) {
-                    Some(true) => "blocked",
-                    Some(false) => "standard",
-                    None => {
-                        return Err(format!("{name} must be standard or blocked, got '{value}'"));
-                    }
-                }
-            }
-            // Tests only: windowed filters follow BF.DEBUGCLOCK instead of the wall clock.
-            "window-debug-clock" => start.window_debug_clock = yes_no()?,
-            _ => return Err(format!("unknown module argument '{name}'")),
+        // Tests only: windowed filters follow BF.DEBUGCLOCK instead of the wall clock.
+        if name == "window-debug-clock" {
+            debug_clock = yes_no_arg(&name, &value)?;
+            continue;
         }
+        let Some(i) = SETTINGS.iter().position(|s| s.is_named(&name)) else {
+            return Err(format!("unknown module argument '{name}'"));
+        };
+        start[i] = SETTINGS[i].start_value(&name, &value)?;
     }
-    Ok(start)
+    Ok((start, debug_clock))
 }
 
-/// The names of the three settings RedisBloom has, and the flags they are registered with.
+/// Whether this server takes RedisBloom 8's unprefixed config names beside `bf.*`.
 ///
 /// Redis 8 lets a module register a config without the `<module>.` prefix
 /// (`REDISMODULE_CONFIG_UNPREFIXED`), under a name with at most one dot, optionally followed by
 /// `|alias` (module.c, `moduleVerifyUnprefixedName`). RedisBloom 8 registers `bf-error-rate`,
-/// `bf-initial-size` and `bf-expansion-factor` that way; on Redis 8 scalebloom registers each as
-/// `bf-<name>|bf.<name>`, so both its own name and RedisBloom 8's work in `CONFIG GET/SET` and
-/// redis.conf. Older servers (Redis 7.x and Valkey, which reports Redis 7.2.4 here) refuse the
-/// flag, so there they stay `bf.<name>` (prefixed by the server).
+/// `cf-bucket-size`, … that way; on Redis 8 scalebloom registers each setting RedisBloom 8 has
+/// as `<its name>|bf.<name>`, so both its own name and RedisBloom 8's work in `CONFIG GET/SET`
+/// and redis.conf. Older servers (Redis 7.x and Valkey, which reports Redis 7.2.4 here) refuse
+/// the flag, so there they stay `bf.<name>` (prefixed by the server).
 ///
 /// Redis 8 is told by its version and its name: Valkey reports its own version (8.x, 9.x)
 /// through `RedisModule_GetServerVersion`, and Valkey 9 accepts unprefixed configs but not the
 /// `|alias` syntax (`Invalid character | in Module resource name`), so a Valkey server
 /// (`server_name:valkey` in `INFO server`) keeps the prefixed names.
-fn redisbloom_config_names(ctx: &Context) -> ([&'static str; 3], ConfigurationFlags) {
+fn redis8_names(ctx: &Context) -> bool {
     let valkey = ctx
         .server_info("server")
         .field("server_name")
         .is_some_and(|name| name.as_slice().eq_ignore_ascii_case(b"valkey"));
-    let unprefixed = !valkey && ctx.get_redis_version().is_ok_and(|v| v.major >= 8);
-    if unprefixed {
-        (
-            [
-                "bf-error-rate|bf.error-rate",
-                "bf-initial-size|bf.initial-size",
-                "bf-expansion-factor|bf.expansion-factor",
-            ],
-            ConfigurationFlags::UNPREFIXED,
-        )
-    } else {
-        (["error-rate", "initial-size", "expansion-factor"], ConfigurationFlags::DEFAULT)
-    }
+    !valkey && ctx.get_redis_version().is_ok_and(|v| v.major >= 8)
 }
 
 /// Registers the configs with their starting values. The caller then calls
 /// `RedisModule_LoadConfigs` so redis.conf values apply. Returns the config names, for the
 /// start-up log line.
 pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, String> {
-    let start = parse_module_args(args)?;
-    if start.window_debug_clock {
+    let (start, debug_clock) = parse_module_args(args)?;
+    if debug_clock {
         super::clock::enable_debug_clock();
     }
-    let ([error_rate, initial_size, expansion], flags) = redisbloom_config_names(ctx);
-    UNPREFIXED.store(flags.contains(ConfigurationFlags::UNPREFIXED), Ordering::Relaxed);
-    let names = if flags.contains(ConfigurationFlags::UNPREFIXED) {
-        "bf.*, and RedisBloom 8's bf-error-rate, bf-initial-size, bf-expansion-factor"
-    } else {
-        "bf.* (this server has no unprefixed module configs for RedisBloom 8's bf-* names)"
-    };
-    // `ConfigurationFlags` is not `Copy`: one value per call.
-    let flags = || ConfigurationFlags::from_bits_truncate(flags.bits());
-    register_string_configuration(ctx, error_rate, &ERROR_RATE, &start.error_rate, flags(), None);
-    // Full i64 range for Redis: `Bounded::set` checks the bounds, in RedisBloom 8's words.
-    for (name, setting, start) in [
-        (initial_size, &INITIAL_SIZE, start.initial_size),
-        (expansion, &EXPANSION, start.expansion),
-    ] {
-        register_i64_configuration(ctx, name, setting, start, i64::MIN, i64::MAX, flags(), None);
+    let unprefixed = redis8_names(ctx);
+    UNPREFIXED.store(unprefixed, Ordering::Relaxed);
+    for (setting, start) in SETTINGS.iter().zip(&start) {
+        match setting.redisbloom {
+            Some(theirs) if unprefixed => setting.register(
+                ctx,
+                &format!("{theirs}|bf.{}", setting.name),
+                start,
+                ConfigurationFlags::UNPREFIXED,
+            ),
+            _ => setting.register(ctx, setting.name, start, ConfigurationFlags::DEFAULT),
+        }
     }
-    // The cf-* settings: `cf-bucket-size|bf.cf-bucket-size` on Redis 8, `bf.cf-bucket-size`
-    // elsewhere.
-    const CF_NAMES: [[&str; 2]; 5] = [
-        ["cf-bucket-size|bf.cf-bucket-size", "cf-bucket-size"],
-        ["cf-initial-size|bf.cf-initial-size", "cf-initial-size"],
-        ["cf-max-iterations|bf.cf-max-iterations", "cf-max-iterations"],
-        ["cf-expansion-factor|bf.cf-expansion-factor", "cf-expansion-factor"],
-        ["cf-max-expansions|bf.cf-max-expansions", "cf-max-expansions"],
-    ];
-    let unprefixed = usize::from(!flags().contains(ConfigurationFlags::UNPREFIXED));
-    for (i, (_, setting)) in CF_SETTINGS.iter().enumerate() {
-        let name = CF_NAMES[i][unprefixed];
-        register_i64_configuration(
-            ctx,
-            name,
-            *setting,
-            start.cf[i],
-            i64::MIN,
-            i64::MAX,
-            flags(),
-            None,
-        );
-    }
-    let max_filter_bytes = start.max_filter_bytes.to_string();
-    register_string_configuration(
-        ctx,
-        "max-filter-bytes",
-        &MaxFilterBytes,
-        &max_filter_bytes,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_bool_configuration(
-        ctx,
-        "random-seeds",
-        &RANDOM_SEEDS,
-        start.random_seeds,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_bool_configuration(
-        ctx,
-        "huge-pages",
-        &HUGE_PAGES,
-        start.huge_pages,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_bool_configuration(
-        ctx,
-        "huge-pages-at-fault",
-        &HUGE_PAGES_AT_FAULT,
-        start.huge_pages_at_fault,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_bool_configuration(
-        ctx,
-        "redisbloom-scheme",
-        &REDISBLOOM_SCHEME,
-        start.redisbloom_scheme,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    // `bf-layout|bf.layout` on Redis 8 (RedisBloom 8 has no such setting; the name follows its
-    // bf-* ones), `bf.layout` elsewhere.
-    let layout_name = if flags().contains(ConfigurationFlags::UNPREFIXED) {
-        "bf-layout|bf.layout"
+    Ok(if unprefixed {
+        "bf.*, and RedisBloom 8's bf-* and cf-* names"
     } else {
-        "layout"
-    };
-    register_string_configuration(ctx, layout_name, &LayoutSetting, start.layout, flags(), None);
-    Ok(names)
+        "bf.* (this server has no unprefixed module configs for RedisBloom 8's bf-* and cf-* names)"
+    })
 }
