@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::args::{Args, parse_i64};
 use super::call::Call;
+use super::errors;
 use super::reply::Reply;
 
 /// Whether the debug clock is on (`window-debug-clock yes` at module load; never changed
@@ -33,15 +34,11 @@ pub fn enable_debug_clock() {
     DEBUG_CLOCK.store(true, Ordering::Relaxed);
 }
 
-const OFF: &str =
-    "ERR the debug clock is off: load the module with `window-debug-clock yes` (tests only)";
-const USAGE: &str = "ERR BF.DEBUGCLOCK GET | SET <ms> | ADVANCE <ms>";
-
 /// `BF.DEBUGCLOCK GET | SET <ms> | ADVANCE <ms>`: reads or moves the debug clock; the reply is
 /// its time after the call. Refused unless the debug clock is on.
 pub fn debugclock(_ctx: &Call, args: &Args) -> Reply {
     if !DEBUG_CLOCK.load(Ordering::Relaxed) {
-        return Reply::err(OFF);
+        return Reply::err(errors::DEBUG_CLOCK_OFF);
     }
     let value = || {
         (args.len() == 3)
@@ -50,14 +47,14 @@ pub fn debugclock(_ctx: &Call, args: &Args) -> Reply {
     };
     if args.len() == 2 && args.is(1, "GET") {
     } else if args.is(1, "SET") {
-        let Some(v) = value() else { return Reply::err(USAGE) };
+        let Some(v) = value() else { return Reply::err(errors::DEBUG_CLOCK_USAGE) };
         DEBUG_NOW.store(v, Ordering::Relaxed);
     } else if args.is(1, "ADVANCE") {
-        let Some(v) = value() else { return Reply::err(USAGE) };
+        let Some(v) = value() else { return Reply::err(errors::DEBUG_CLOCK_USAGE) };
         let now = DEBUG_NOW.load(Ordering::Relaxed).saturating_add(v);
         DEBUG_NOW.store(now, Ordering::Relaxed);
     } else {
-        return Reply::err(USAGE);
+        return Reply::err(errors::DEBUG_CLOCK_USAGE);
     }
     Reply::Int(i64::try_from(DEBUG_NOW.load(Ordering::Relaxed)).unwrap_or(i64::MAX))
 }

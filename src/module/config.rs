@@ -17,6 +17,7 @@ use redis_module::configuration::{
 use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
+use super::errors;
 use super::options::capped_error;
 use crate::filter::cuckoo::params as cf;
 use crate::filter::mem::{HUGE_PAGES, HUGE_PAGES_AT_FAULT};
@@ -86,10 +87,7 @@ impl ConfigurationValue<RedisString> for LayoutSetting {
                 BLOCKED_LAYOUT.store(blocked, Ordering::Relaxed);
                 Ok(())
             }
-            None => Err(RedisError::String(format!(
-                "Value for `{}` must be standard or blocked",
-                shown_name("bf-layout")
-            ))),
+            None => Err(RedisError::String(errors::config_layout(&shown_name("bf-layout")))),
         }
     }
 }
@@ -120,7 +118,7 @@ impl ConfigurationValue<RedisString> for MaxFilterBytes {
     }
     fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
         let bytes = parse_max_filter_bytes(&val.to_string_lossy())
-            .map_err(|e| RedisError::String(format!("Value for `bf.max-filter-bytes` {e}")))?;
+            .map_err(|e| RedisError::String(errors::config_value("bf.max-filter-bytes", &e)))?;
         MAX_FILTER_BYTES.store(bytes, Ordering::Relaxed);
         Ok(())
     }
@@ -175,15 +173,12 @@ impl ConfigurationValue<RedisString> for ErrorRate {
             }
             // RedisBloom 8's wording (its config.c), which its flow tests and users look for,
             // under the name this server knows the setting by.
-            None if parse_f64(val.as_slice()).is_none() => Err(RedisError::String(format!(
-                "Value for `{}` is not a number: '{}'",
-                shown_name("bf-error-rate"),
-                val.to_string_lossy()
-            ))),
-            None => Err(RedisError::String(format!(
-                "Value for `{}` must be in the range (0.000000, 1.000000)",
-                shown_name("bf-error-rate")
-            ))),
+            None if parse_f64(val.as_slice()).is_none() => Err(RedisError::String(
+                errors::config_not_a_number(&shown_name("bf-error-rate"), &val.to_string_lossy()),
+            )),
+            None => {
+                Err(RedisError::String(errors::config_error_rate(&shown_name("bf-error-rate"))))
+            }
         }
     }
 }
@@ -217,11 +212,10 @@ impl ConfigurationValue<i64> for Bounded {
     }
     fn set(&self, _: &ConfigurationContext, val: i64) -> Result<(), RedisError> {
         if !(self.min..=self.max).contains(&val) {
-            return Err(RedisError::String(format!(
-                "Value for `{}` must be in the range [{}, {}]",
-                shown_name(self.name),
+            return Err(RedisError::String(errors::config_range(
+                &shown_name(self.name),
                 self.min,
-                self.max
+                self.max,
             )));
         }
         self.value.store(val, Ordering::Relaxed);

@@ -58,6 +58,46 @@ pub const WINDOW_NO_DELETE: &str = "ERR a windowed filter has no deletes: its it
 pub const WINDOW_NO_DEBUG: &str =
     "ERR a windowed filter has no layers to show: BF.STATS describes its window and generations";
 
+pub const DEBUG_CLOCK_OFF: &str =
+    "ERR the debug clock is off: load the module with `window-debug-clock yes` (tests only)";
+pub const DEBUG_CLOCK_USAGE: &str = "ERR BF.DEBUGCLOCK GET | SET <ms> | ADVANCE <ms>";
+
+/// A `BF.REPLCONF` whose settings fail validation (`why`).
+pub fn replconf_refused(why: &str) -> String {
+    format!("ERR BF.REPLCONF: {why}")
+}
+
+/// A cuckoo filter option whose value is not an integer (RedisBloom's words).
+pub fn cf_cannot_parse(option: &str) -> String {
+    format!("Couldn't parse {option}")
+}
+
+/// `CONFIG SET` of a setting (named as the server knows it) to a value it refuses, `why`
+/// saying so.
+pub fn config_value(name: &str, why: &str) -> String {
+    format!("Value for `{name}` {why}")
+}
+
+/// `CONFIG SET` of an error rate that is not a number (RedisBloom 8's words, its config.c).
+pub fn config_not_a_number(name: &str, value: &str) -> String {
+    config_value(name, &format!("is not a number: '{value}'"))
+}
+
+/// `CONFIG SET` of an error rate out of range (RedisBloom 8's words).
+pub fn config_error_rate(name: &str) -> String {
+    config_value(name, "must be in the range (0.000000, 1.000000)")
+}
+
+/// `CONFIG SET` of an integer out of its bounds (RedisBloom 8's words).
+pub fn config_range(name: &str, min: i64, max: i64) -> String {
+    config_value(name, &format!("must be in the range [{min}, {max}]"))
+}
+
+/// `CONFIG SET bf.layout` to something else than its two values.
+pub fn config_layout(name: &str) -> String {
+    config_value(name, "must be standard or blocked")
+}
+
 /// A creation option given twice.
 pub fn repeated_option(name: &str) -> String {
     format!("ERR {name} is given more than once")

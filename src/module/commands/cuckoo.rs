@@ -42,7 +42,7 @@ use crate::module::types::cuckoo::CuckooValue;
 /// Parses a RESERVE option value: `Couldn't parse NAME` if not an integer, the range error if
 /// outside `lo..=hi`.
 fn option_value(b: &[u8], name: &str, lo: i64, hi: i64, range: &str) -> Result<i64, Reply> {
-    let v = parse_i64(b).ok_or_else(|| Reply::Error(format!("Couldn't parse {name}")))?;
+    let v = parse_i64(b).ok_or_else(|| Reply::Error(errors::cf_cannot_parse(name)))?;
     if !(lo..=hi).contains(&v) {
         return Err(Reply::err(range));
     }

@@ -23,6 +23,6 @@ pub fn replconf(ctx: &Call, args: &Args) -> Reply {
             ctx.replicate_verbatim();
             Reply::Ok
         }
-        Err(why) => Reply::Error(format!("ERR BF.REPLCONF: {why}")),
+        Err(why) => Reply::Error(errors::replconf_refused(why)),
     }
 }

@@ -1,12 +1,13 @@
 //! Native types: the callbacks Redis calls on a module type's values, written once, generic over
 //! the stored type.
 //!
-//! A type stored in Redis implements [`NativeType`] (load, save, AOF rewrite, sizes, digest,
-//! defrag) in terms of the small handles of `io.rs`; [`methods`] builds its callback table, and
-//! its registration is one `static RedisType` (`bloom.rs`: `MBbloom--`) and a row in `TYPES`.
-//! Adding a type — a cuckoo filter's `MBbloomCF`, a windowed filter — is a file like `bloom.rs`,
-//! not a copy of the callbacks. Commands reach a type's values through
-//! `commands::Key::value::<T>()`.
+//! Three types live here, one file each: `MBbloom--` (`bloom.rs`, the Bloom chain, RedisBloom's
+//! name), `MBbloomCF` (`cuckoo.rs`, the cuckoo filter, RedisBloom's name) and `SBwindow-`
+//! (`window.rs`, the windowed filter). Each implements [`NativeType`] (load, save, sizes,
+//! digest, defrag) in terms of the small handles of `io.rs`, and [`chunked::Chunked`] (its
+//! SCANDUMP/LOADCHUNK bytes, which also give its AOF rewrite); [`methods`] builds its callback
+//! table, and its registration is one `static RedisType` and a row in `TYPES`. Commands reach a
+//! type's values through `commands::Key::value::<T>()`.
 //!
 //! Every callback runs inside `catch_unwind`: a panic here must not take Redis down.
 
