@@ -1,5 +1,5 @@
 //! Replicating a command other than the one running, written once for every type:
-//! [`replicate!`](crate::module::replicate::replicate) takes typed parts and builds the
+//! `replicate!` takes typed parts and builds the
 //! `RedisModule_Replicate` call and its format string from them, so no command writes a
 //! format by hand and no part can disagree with its format letter.
 //!
