@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use scalebloom::filter::codec::{dump_header, write_chain};
+use scalebloom::filter::bloom::codec::{dump_header, write_chain};
 use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
 use scalebloom::filter::fields::SliceReader;
-use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
+use scalebloom::filter::bloom::redisbloom::{one_layer_header, parse_header, write_rdb};
 use scalebloom::filter::window::codec as window_codec;
 use scalebloom::filter::window::params as window_params;
 use scalebloom::filter::window::{WindowFilter, WindowKind, WindowLayout};

@@ -29,8 +29,8 @@
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::bloom::claims::expected_layer_in;
 use scalebloom::filter::bloom::params::Layout;
-use scalebloom::filter::chunks::{MAX_CHUNK_BYTES, chunk_at, read_chunk, write_chunk};
-use scalebloom::filter::codec::{ChainMeta, dump_header, parse_dump_header};
+use scalebloom::filter::bloom::chunks::{MAX_CHUNK_BYTES, chunk_at, read_chunk, write_chunk};
+use scalebloom::filter::bloom::codec::{ChainMeta, dump_header, parse_dump_header};
 use scalebloom::filter::{BloomError, Chain, ChainParams, HashScheme, MaxFilterBytes};
 
 const ERRORS: [f64; 7] = [0.5, 0.1, 0.05, 0.01, 0.001, 1e-5, 1e-9];

@@ -12,7 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::codec::{ChainMeta, dump_header, parse_dump_header};
+use scalebloom::filter::bloom::codec::{ChainMeta, dump_header, parse_dump_header};
 use scalebloom::filter::params::info_size;
 use scalebloom::filter::{BloomError, MaxFilterBytes};
 

@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::codec::{AnyHeader, dump_header, parse_any_header};
+use scalebloom::filter::bloom::codec::{AnyHeader, dump_header, parse_any_header};
 use scalebloom::filter::{BloomError, MaxFilterBytes};
 
 /// Largest filter (as `BF.INFO Size` counts) a header may allocate here.

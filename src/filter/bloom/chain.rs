@@ -165,7 +165,7 @@ impl Chain {
         self.layers[0].width()
     }
 
-    /// A chain in a RedisBloom scheme rebuilt from stored layers (see `filter::redisbloom`,
+    /// A chain in a RedisBloom scheme rebuilt from stored layers (see `filter::bloom::redisbloom`,
     /// which validates each layer's fields): `expansion` 0 when nonscaling. Checks that the
     /// scheme is RedisBloom's, the first layer has no halvings and the others are full, every
     /// layer follows `noround`, a nonscaling chain has one layer, and the counts add up.

@@ -50,7 +50,9 @@ pub mod bits;
 pub mod block;
 pub mod blocked;
 pub mod chain;
+pub mod chunks;
 pub mod claims;
+pub mod codec;
 pub mod counters;
 pub mod counting;
 pub mod dispatch;
@@ -62,6 +64,7 @@ pub mod layers;
 pub mod modular;
 pub mod params;
 pub mod probe;
+pub mod redisbloom;
 pub mod stats;
 mod xxh3short;
 

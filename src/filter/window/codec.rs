@@ -34,7 +34,7 @@
 //! and the slices are offered to the allocation guard before they are read.
 
 use super::super::BloomError;
-use super::super::chunks::MAX_CHUNK_BYTES;
+use crate::filter::bloom::chunks::MAX_CHUNK_BYTES;
 use super::super::fields::{FieldReader, FieldWriter, SliceReader};
 use super::super::guard::AllocGuard;
 use super::super::mem::{Words, le_bytes, set_from_le_bytes};

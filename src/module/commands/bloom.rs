@@ -8,7 +8,7 @@ use redis_module::{Context, ContextFlags};
 use super::{
     Key, core_err, notify, replicate_header, replicate_madd, window, with_either, with_value,
 };
-use crate::filter::codec;
+use crate::filter::bloom::codec;
 use crate::filter::params::Layout;
 use crate::filter::window::WindowParams;
 use crate::filter::{Chain, ChainParams, HashScheme};

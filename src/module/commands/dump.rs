@@ -1,12 +1,12 @@
 //! BF.SCANDUMP and BF.LOADCHUNK: moving a filter in pieces, with RedisBloom's iterator protocol.
-//! The byte formats and their validation are in `crate::filter::codec` (and `filter::redisbloom`),
-//! the chunks in `crate::filter::chunks`.
+//! The byte formats and their validation are in `crate::filter::bloom::codec` (and `filter::bloom::redisbloom`),
+//! the chunks in `crate::filter::bloom::chunks`.
 
 use redis_module::{Context, ContextFlags, RedisString};
 
 use super::{Key, core_err, notify, with_either};
-use crate::filter::chunks::{read_chunk, write_chunk};
-use crate::filter::codec::{dump_header, parse_any_header};
+use crate::filter::bloom::chunks::{read_chunk, write_chunk};
+use crate::filter::bloom::codec::{dump_header, parse_any_header};
 use crate::filter::window::codec as wcodec;
 use crate::filter::{BloomError, Chain};
 use crate::module::args::{Args, parse_i64};

@@ -8,10 +8,11 @@ use redis_module::raw;
 
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, aux, methods};
-use crate::filter::chunks::read_chunk;
-use crate::filter::codec::{self, RDB_ENCODING_VERSION, dump_header};
+use crate::filter::bloom::chunks::read_chunk;
+use crate::filter::bloom::codec::{self, RDB_ENCODING_VERSION, dump_header};
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, BloomError, Chain, redisbloom};
+use crate::filter::bloom::redisbloom;
+use crate::filter::{AllocGuard, BloomError, Chain};
 use crate::module::errors;
 
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients

@@ -2,7 +2,7 @@
 //! reading of the layout, growth, the batched paths, and every byte format.
 
 use super::*;
-use crate::filter::codec::{self, ChainMeta};
+use crate::filter::bloom::codec::{self, ChainMeta};
 use crate::filter::fields::SliceReader;
 use crate::filter::hash::ItemHash;
 use crate::filter::layer::Rule;
@@ -262,8 +262,8 @@ fn blocked_chains_round_trip_every_format() {
     assert_eq!(meta, ChainMeta::of(&c));
     let mut restored = meta.allocate(&Unlimited).unwrap();
     let mut offset = 0;
-    while let Some(bytes) = crate::filter::chunks::read_chunk(&c, offset) {
-        crate::filter::chunks::write_chunk(&mut restored, offset, &bytes).unwrap();
+    while let Some(bytes) = crate::filter::bloom::chunks::read_chunk(&c, offset) {
+        crate::filter::bloom::chunks::write_chunk(&mut restored, offset, &bytes).unwrap();
         offset += bytes.len() as u64;
     }
     assert_eq!(restored, c);

@@ -192,9 +192,9 @@ fn rdb_value_and_own_format_round_trip() {
             assert_eq!(back, c, "{name} encver {encver}");
         }
         let mut ours = Vec::new();
-        crate::filter::codec::write_chain(&c, &mut ours);
+        crate::filter::bloom::codec::write_chain(&c, &mut ours);
         let back =
-            crate::filter::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+            crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
         assert_eq!(back, c, "{name}");
     }
 }
@@ -319,8 +319,8 @@ fn the_widest_redisbloom_chain_loads_and_no_more() {
     write_rdb(&c, &mut rdb);
     assert_eq!(read_rdb(&mut SliceReader::new(&rdb), 4, &Unlimited).unwrap(), c);
     let mut ours = Vec::new();
-    crate::filter::codec::write_chain(&c, &mut ours);
-    let back = crate::filter::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+    crate::filter::bloom::codec::write_chain(&c, &mut ours);
+    let back = crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
     assert_eq!(back, c);
     // One layer more (a copy of the last, so only the count is wrong): refused.
     let mut more = h.clone();

@@ -36,7 +36,7 @@ use crate::filter::bloom::params::{
     MAX_LAYER_BITS, MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR, RbLayerSize, TIGHTENING,
     bits_per_entry, rb_layer_size,
 };
-use crate::filter::chunks;
+use crate::filter::bloom::chunks;
 use crate::filter::guard::AllocGuard;
 use crate::filter::{Chain, HashScheme};
 

@@ -4,11 +4,11 @@
 //! laid end to end; a chunk never crosses a layer boundary. And the one way a chain that awaits
 //! its chunks is allocated.
 
-use super::BloomError;
 use super::bits::BitArray;
 use super::chain::Chain;
-use super::guard::AllocGuard;
 use super::params::info_size;
+use crate::filter::BloomError;
+use crate::filter::guard::AllocGuard;
 
 /// Largest chunk `BF.SCANDUMP` returns.
 pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;

@@ -75,7 +75,7 @@ pub use header::{
 pub use meta::{LinkMeta, RawLink, RbMeta, Refusal};
 pub use rdb::{read_fields, read_rdb, write_fields, write_rdb};
 
-use super::bloom::params::bits_per_entry;
+use super::params::bits_per_entry;
 use super::{Chain, HashScheme};
 
 /// `BLOOM_OPT_NOROUND`: layers sized without rounding to a power of two; positions mod bits.

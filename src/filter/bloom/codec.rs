@@ -80,18 +80,18 @@
 //! Its RDB value and dump header, and the history of every option and version it wrote, are in
 //! [`redisbloom`]; a chain in one of its schemes is written here only through that module.
 
-use super::BloomError;
 use super::bits::BitArray;
-use super::bloom::counters;
 use super::chain::Chain;
 use super::chunks;
 use super::claims::{LayerClaim, check_layers};
-use super::fields::{FieldReader, FieldWriter, SliceReader};
-use super::guard::AllocGuard;
+use super::counters;
 use super::hash::HashScheme;
 use super::layer::{Contents, Layer};
 use super::params::{BLOCK_BITS, ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
+use crate::filter::BloomError;
+use crate::filter::fields::{FieldReader, FieldWriter, SliceReader};
+use crate::filter::guard::AllocGuard;
 
 /// The `MBbloom--` encoding version this build writes: field sequence version 2, the bits,
 /// then the counts ([`write_chain`]). Versions below 512 are left to RedisBloom's formats (it
