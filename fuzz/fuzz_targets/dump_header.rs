@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::bloom::codec::{ChainMeta, dump_header, parse_dump_header};
-use scalebloom::filter::params::info_size;
+use scalebloom::filter::bloom::params::info_size;
 use scalebloom::filter::{BloomError, MaxFilterBytes};
 
 /// Largest filter (as `BF.INFO Size` counts) a header may allocate here.

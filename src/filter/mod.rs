@@ -26,10 +26,6 @@ pub mod mem;
 pub(crate) mod testrng;
 pub mod window;
 
-// The Bloom chain's modules under their old paths (`filter::chain`, …), which the byte
-// formats, the glue, benches and fuzz targets name.
-pub use bloom::{Chain, ChainParams, HashScheme};
-pub use bloom::{batch, bits, chain, claims, counting, hash, layer, params, probe, stats};
 pub use guard::{AllocGuard, MaxFilterBytes, Unlimited};
 
 /// Everything the core can refuse. The module maps each to its reply text in one place.

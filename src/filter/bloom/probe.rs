@@ -355,7 +355,7 @@ unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::hash::HashScheme;
+    use crate::filter::bloom::hash::HashScheme;
 
     /// For every k the kernels dispatch on (and a few past the unrolled ones), in both probe
     /// sequences (schemes 1 and 5), on a half-full
@@ -410,14 +410,14 @@ mod tests {
     #[test]
     fn segmented_kernels_equal_the_iterator() {
         fn table(
-            array: &mut crate::filter::bits::BitArray,
-        ) -> &mut crate::filter::bits::SegmentTable {
+            array: &mut crate::filter::bloom::bits::BitArray,
+        ) -> &mut crate::filter::bloom::bits::SegmentTable {
             match array.view_mut() {
-                crate::filter::bits::ViewMut::Many(t) => t,
-                crate::filter::bits::ViewMut::One(_) => panic!("one segment"),
+                crate::filter::bloom::bits::ViewMut::Many(t) => t,
+                crate::filter::bloom::bits::ViewMut::One(_) => panic!("one segment"),
             }
         }
-        use crate::filter::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
+        use crate::filter::bloom::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
         let bits = (2 * SEGMENT_WORDS + 1000) * 64;
         let cases =
             [1, 7, 8, 11, UNROLLED_MAX + 2].into_iter().flat_map(|k| [(k, false), (k, true)]);

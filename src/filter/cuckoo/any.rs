@@ -4,13 +4,13 @@
 
 use std::borrow::Cow;
 
-use super::super::fields::{FieldReader, FieldWriter};
-use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::filter::{Cuckoo, CuckooStats, Info, Insert, InsertSink};
 use super::fingerprint::FingerprintWidth;
 use super::params::CuckooParams;
+use crate::filter::fields::{FieldReader, FieldWriter};
+use crate::filter::guard::AllocGuard;
 
 /// A cuckoo filter with 8-, 16- or 32-bit fingerprints.
 #[derive(Debug, Clone, PartialEq, Eq)]

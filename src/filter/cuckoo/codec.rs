@@ -44,11 +44,11 @@
 
 use std::borrow::Cow;
 
-use super::super::fields::{FieldReader, FieldWriter};
-use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::filter::{Cuckoo, Shape};
 use super::fingerprint::{Fingerprint, FingerprintWidth};
+use crate::filter::fields::{FieldReader, FieldWriter};
+use crate::filter::guard::AllocGuard;
 
 /// RedisBloom's current (and last) encoding version of `MBbloomCF`.
 pub const REDISBLOOM_ENCODING_VERSION: i32 = 4;

@@ -1,12 +1,12 @@
 //! The cuckoo filter: a chain of sub-filters, with RedisBloom's algorithms step for step
 //! (`src/cuckoo.c`), so that the same commands leave the same fingerprints in the same slots.
 
-use super::super::guard::AllocGuard;
 use super::CuckooError;
 use super::fingerprint::{Fingerprint, Lookup};
 use super::params::{self, CuckooParams, info_size, sub_filter_buckets};
 use super::slots::Slots;
 pub use super::sub::{SubFilter, SubFilterMut};
+use crate::filter::guard::AllocGuard;
 use crate::filter::mem;
 
 mod batch;

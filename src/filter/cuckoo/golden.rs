@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
-use super::super::fields::{FieldWriter, SliceReader};
-use super::super::guard::Unlimited;
 use super::codec::{Header, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::{CuckooFilter, CuckooParams, FingerprintWidth, Insert};
+use crate::filter::fields::{FieldWriter, SliceReader};
+use crate::filter::guard::Unlimited;
 
 const FIXTURES: &[(&str, &str)] = &[
     ("grow", include_str!("../../../tests/fixtures/cuckoo/grow.txt")),

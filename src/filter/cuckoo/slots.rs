@@ -14,9 +14,9 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use super::super::mem::{self, Words};
 use super::CuckooError;
 use super::fingerprint::Fingerprint;
+use crate::filter::mem::{self, Words};
 
 /// The allocation of a sub-filter's slots, zeroed at creation; the owner knows its length.
 #[derive(Clone, PartialEq, Eq, Default)]

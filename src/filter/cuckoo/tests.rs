@@ -2,13 +2,13 @@
 //! `golden.rs`): nothing lost by a failed insert, RedisBloom's bugs absent, every width,
 //! strict loading.
 
-use super::super::fields::SliceReader;
-use super::super::guard::{MaxFilterBytes, Unlimited};
-use super::super::mem::CopyingMover;
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::golden::restore_by_chunks;
 use super::params::DEFAULT_MAX_EXPANSIONS;
 use super::{CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Insert};
+use crate::filter::fields::SliceReader;
+use crate::filter::guard::{MaxFilterBytes, Unlimited};
+use crate::filter::mem::CopyingMover;
 
 const WIDTHS: [FingerprintWidth; 3] =
     [FingerprintWidth::W8, FingerprintWidth::W16, FingerprintWidth::W32];
@@ -302,7 +302,7 @@ fn sizes_are_64_bit_and_count_the_width() {
     let e = h.allocate(&MaxFilterBytes(1 << 30)).unwrap_err();
     assert_eq!(
         e,
-        CuckooError::Alloc(super::super::BloomError::FilterLimit {
+        CuckooError::Alloc(crate::filter::BloomError::FilterLimit {
             needed: 40 + 16 + (1u64 << 33) * 255,
             limit: 1 << 30
         })

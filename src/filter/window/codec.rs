@@ -33,13 +33,13 @@
 //! Every field is validated ([`WindowParams::validate`] ties the derived ones to the others),
 //! and the slices are offered to the allocation guard before they are read.
 
-use super::super::BloomError;
-use crate::filter::bloom::chunks::MAX_CHUNK_BYTES;
-use super::super::fields::{FieldReader, FieldWriter, SliceReader};
-use super::super::guard::AllocGuard;
-use super::super::mem::{Words, le_bytes, set_from_le_bytes};
 use super::params::{WindowKind, WindowLayout, WindowParams};
 use super::{Store, WindowFilter};
+use crate::filter::BloomError;
+use crate::filter::bloom::chunks::MAX_CHUNK_BYTES;
+use crate::filter::fields::{FieldReader, FieldWriter, SliceReader};
+use crate::filter::guard::AllocGuard;
+use crate::filter::mem::{Words, le_bytes, set_from_le_bytes};
 
 /// The first bytes of a sliced windowed filter's dump header (never those of a Bloom chain's
 /// `SCBLOOM\0` header, nor a plausible RedisBloom header: RedisBloom's begins with a u64

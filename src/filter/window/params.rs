@@ -22,8 +22,8 @@
 //! quarter, …). Only after `k` turns past the window does it answer exactly as a never-added
 //! item. That is the slack: `k` generations, `k/l` of the window, at most a quarter.
 
-use super::super::BloomError;
-use super::super::params::{
+use crate::filter::BloomError;
+use crate::filter::bloom::params::{
     BLOCK_BITS, MAX_CAPACITY, MIN_CAPACITY, blocked_error, blocked_layer_size, error_in_range,
 };
 

@@ -9,9 +9,9 @@ use super::{
     Key, core_err, notify, replicate_header, replicate_madd, window, with_either, with_value,
 };
 use crate::filter::bloom::codec;
-use crate::filter::params::Layout;
+use crate::filter::bloom::params::Layout;
+use crate::filter::bloom::{Chain, ChainParams, HashScheme};
 use crate::filter::window::WindowParams;
-use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
 use crate::module::clock;
 use crate::module::creation::{self, Settings};

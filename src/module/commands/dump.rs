@@ -5,10 +5,11 @@
 use redis_module::{Context, ContextFlags, RedisString};
 
 use super::{Key, core_err, notify, with_either};
+use crate::filter::BloomError;
+use crate::filter::bloom::Chain;
 use crate::filter::bloom::chunks::{read_chunk, write_chunk};
 use crate::filter::bloom::codec::{dump_header, parse_any_header};
 use crate::filter::window::codec as wcodec;
-use crate::filter::{BloomError, Chain};
 use crate::module::args::{Args, parse_i64};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
@@ -116,7 +117,7 @@ fn loaded(ctx: &Context, key_name: &RedisString, result: Result<(), BloomError>)
 /// another filter, whose bits it would silently replace. Replicated commands and AOF replay
 /// are not checked: the primary (or the server that wrote the AOF) already was.
 ///
-/// [`Chain::awaiting_chunks`]: crate::filter::Chain::awaiting_chunks
+/// [`Chain::awaiting_chunks`]: crate::filter::bloom::Chain::awaiting_chunks
 ///
 /// Into an existing filter, as RedisBloom answers: a header (iterator 1) is refused as
 /// `ERR received bad data`, followed by the reason (the key exists); an iterator below 1 or below the chunk's

@@ -8,11 +8,12 @@ use redis_module::raw;
 
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, aux, methods};
+use crate::filter::bloom::Chain;
 use crate::filter::bloom::chunks::read_chunk;
 use crate::filter::bloom::codec::{self, RDB_ENCODING_VERSION, dump_header};
-use crate::filter::mem::Mover;
 use crate::filter::bloom::redisbloom;
-use crate::filter::{AllocGuard, BloomError, Chain};
+use crate::filter::mem::Mover;
+use crate::filter::{AllocGuard, BloomError};
 use crate::module::errors;
 
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients

@@ -1,7 +1,7 @@
 use super::*;
 use crate::filter::Unlimited;
-use crate::filter::bloom::counters::array_counts;
 use crate::filter::bloom::chunks::{read_chunk, write_chunk};
+use crate::filter::bloom::counters::array_counts;
 
 fn sample(items: u32, nonscaling: bool) -> Chain {
     let exp = if nonscaling { 0 } else { 2 };

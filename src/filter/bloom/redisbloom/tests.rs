@@ -37,8 +37,8 @@ fn layouts() -> Vec<(&'static str, Chain)> {
 }
 
 #[allow(non_snake_case)]
-fn ChainParams_new() -> crate::filter::ChainParams {
-    crate::filter::ChainParams::new(0.01, 1000, 2).unwrap()
+fn ChainParams_new() -> crate::filter::bloom::ChainParams {
+    crate::filter::bloom::ChainParams::new(0.01, 1000, 2).unwrap()
 }
 
 fn set_bits(chain: &Chain) -> Vec<u64> {
@@ -194,7 +194,8 @@ fn rdb_value_and_own_format_round_trip() {
         let mut ours = Vec::new();
         crate::filter::bloom::codec::write_chain(&c, &mut ours);
         let back =
-            crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+            crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited)
+                .unwrap();
         assert_eq!(back, c, "{name}");
     }
 }
@@ -320,7 +321,8 @@ fn the_widest_redisbloom_chain_loads_and_no_more() {
     assert_eq!(read_rdb(&mut SliceReader::new(&rdb), 4, &Unlimited).unwrap(), c);
     let mut ours = Vec::new();
     crate::filter::bloom::codec::write_chain(&c, &mut ours);
-    let back = crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+    let back =
+        crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
     assert_eq!(back, c);
     // One layer more (a copy of the last, so only the count is wrong): refused.
     let mut more = h.clone();
@@ -352,7 +354,7 @@ fn the_widest_redisbloom_chain_loads_and_no_more() {
 /// way, as RedisBloom grows it, while a native one stops at this module's own limits.
 #[test]
 fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
-    let params = crate::filter::ChainParams::new(0.99, 1, 1).unwrap();
+    let params = crate::filter::bloom::ChainParams::new(0.99, 1, 1).unwrap();
     let mut rb = Chain::new(params, HashScheme::Murmur64, 0, &Unlimited).unwrap();
     let mut i = 0u64;
     while rb.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
@@ -365,9 +367,9 @@ fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
     while native.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
         i += 1;
     }
-    assert!(native.layers().len() <= crate::filter::params::MAX_LAYERS);
+    assert!(native.layers().len() <= crate::filter::bloom::params::MAX_LAYERS);
     // New filters keep this module's error floor, whatever their scheme.
-    let tiny = crate::filter::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
+    let tiny = crate::filter::bloom::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
     assert_eq!(
         Chain::new(tiny, HashScheme::Murmur64, 0, &Unlimited).unwrap_err(),
         BloomError::ErrorTooSmall
@@ -385,7 +387,7 @@ fn byte_rounded_noround_layers_load() {
     assert_eq!((c.layers()[0].len_bits(), c.layers()[0].bytes()), (11032, 1379));
     assert_eq!(c.info_size(), 32 + 64 + 1379);
     c.add(b"hello", &Unlimited).unwrap();
-    let h1 = crate::filter::hash::HashScheme::Murmur64.hash(b"hello", 0);
+    let h1 = crate::filter::bloom::hash::HashScheme::Murmur64.hash(b"hello", 0);
     let want: Vec<u64> = {
         let mut v: Vec<u64> = h1.modular_probes(11032, 8).collect();
         v.sort();
@@ -416,7 +418,7 @@ fn legacy_power_of_two_layers_load() {
     v.u64(1); // layers
     v.u64(0); // options (encver 2+)
     let (cap, err) = (2u64, 0.1);
-    let size = crate::filter::params::rb_layer_size(cap, err, false).unwrap();
+    let size = crate::filter::bloom::params::rb_layer_size(cap, err, false).unwrap();
     assert_eq!(size.n2, 4);
     v.u64(size.capacity);
     v.f64(err);

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::filter::bloom::codec::{self, ChainMeta};
+use crate::filter::bloom::hash::ItemHash;
+use crate::filter::bloom::layer::Rule;
 use crate::filter::fields::SliceReader;
-use crate::filter::hash::ItemHash;
-use crate::filter::layer::Rule;
 
 fn blocked(error: f64, capacity: u64, expansion: u64) -> Chain {
     let p = ChainParams::new(error, capacity, expansion).unwrap();
@@ -128,7 +128,7 @@ fn measured_error_at_capacity_is_within_a_hundredth_of_a_percent() {
 /// textbook probes, and count the bits they set.
 #[test]
 fn kernels_equal_the_textbook_layout() {
-    use crate::filter::bits::{SEGMENT_WORDS, View};
+    use crate::filter::bloom::bits::{SEGMENT_WORDS, View};
     let sizes = [(1000u64, 0.01), (50_000, 1e-6), (((2 * SEGMENT_WORDS + 1000) * 64) / 11, 0.01)];
     for (capacity, error) in sizes {
         let size = blocked_layer_size(capacity, error).unwrap();

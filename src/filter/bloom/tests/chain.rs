@@ -160,8 +160,8 @@ fn expansion_one_stops_at_the_error_floor_with_an_error_not_a_broken_layer() {
     assert_eq!(refused, Some(BloomError::TooManyLayers));
     assert!(c.layers().len() <= MAX_LAYERS);
     for (i, l) in c.layers().iter().enumerate() {
-        assert!(l.hashes() >= 1 && l.hashes() <= crate::filter::params::MAX_HASHES);
-        assert!(c.layer_size(i).error >= crate::filter::params::MIN_LAYER_ERROR);
+        assert!(l.hashes() >= 1 && l.hashes() <= crate::filter::bloom::params::MAX_HASHES);
+        assert!(c.layer_size(i).error >= crate::filter::bloom::params::MIN_LAYER_ERROR);
         assert_eq!(Ok(c.layer_size(i)), expected_layer(&c.params(), i), "layer {i}");
     }
     // Still answers correctly: an absent item is not reported present by a degenerate layer.

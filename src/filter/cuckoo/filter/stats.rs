@@ -2,9 +2,9 @@
 //! filter's contents, its settings and what the caller's limits admit, nothing else, so a
 //! replica or a reloaded server answers the same.
 
-use super::super::fingerprint::Fingerprint;
-use super::super::params::{MAX_FILTERS, info_size, sub_filter_buckets};
 use super::{AllocGuard, Cuckoo, CuckooError};
+use crate::filter::cuckoo::fingerprint::Fingerprint;
+use crate::filter::cuckoo::params::{MAX_FILTERS, info_size, sub_filter_buckets};
 
 /// What `CF.STATS` reports ([`Cuckoo::stats`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
