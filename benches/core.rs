@@ -34,7 +34,8 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use scalebloom::filter::Unlimited;
 use scalebloom::filter::bloom::params::layer_size;
-use scalebloom::filter::bloom::{Chain, ChainParams, HashScheme};
+use scalebloom::filter::bloom::{Chain, ChainParams};
+use scalebloom::filter::hash::HashScheme;
 
 /// Items per iteration: one BF.MADD / BF.MEXISTS batch.
 const BATCH: usize = 1024;

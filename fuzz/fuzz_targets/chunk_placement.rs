@@ -32,7 +32,8 @@ use scalebloom::filter::bloom::params::Layout;
 use scalebloom::filter::bloom::chunks::{MAX_CHUNK_BYTES, chunk_at, read_chunk, write_chunk};
 use scalebloom::filter::bloom::codec::{ChainMeta, dump_header, parse_dump_header};
 use scalebloom::filter::{BloomError, MaxFilterBytes};
-use scalebloom::filter::bloom::{Chain, ChainParams, HashScheme};
+use scalebloom::filter::bloom::{Chain, ChainParams};
+use scalebloom::filter::hash::HashScheme;
 
 const ERRORS: [f64; 7] = [0.5, 0.1, 0.05, 0.01, 0.001, 1e-5, 1e-9];
 

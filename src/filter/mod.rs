@@ -21,6 +21,8 @@ pub mod bloom;
 pub mod cuckoo;
 pub mod fields;
 pub mod guard;
+pub mod hash;
+pub mod masks;
 pub mod mem;
 #[cfg(test)]
 pub(crate) mod testrng;

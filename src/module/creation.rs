@@ -48,8 +48,9 @@ use siphasher::sip::SipHasher13;
 use super::config;
 use super::options::capped_error;
 use crate::filter::BloomError;
+use crate::filter::bloom::ChainParams;
 use crate::filter::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::bloom::{ChainParams, HashScheme};
+use crate::filter::hash::HashScheme;
 
 /// The `cf-*` settings a cuckoo filter's creating command takes its unspecified options from
 /// (`cf-max-expansions`, read on every insert, is not one of them).

@@ -7,7 +7,6 @@
 
 use super::claims::{LayerClaim, check_layers, expected_layer_in, layer_error};
 use super::counters::{self, Width};
-use super::hash::{HashScheme, ItemHash};
 use super::kind::Kind;
 use super::layer::{Layer, Rule};
 use super::layers::Layers;
@@ -17,6 +16,7 @@ use super::params::{
 };
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::{HashScheme, ItemHash};
 
 /// A scalable Bloom filter.
 ///

@@ -85,13 +85,14 @@ use super::chain::Chain;
 use super::chunks;
 use super::claims::{LayerClaim, check_layers};
 use super::counters;
-use super::hash::HashScheme;
 use super::layer::{Contents, Layer};
-use super::params::{BLOCK_BITS, ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
+use super::params::{ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
 use crate::filter::BloomError;
 use crate::filter::fields::{FieldReader, FieldWriter, SliceReader};
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::HashScheme;
+use crate::filter::masks::BLOCK_BITS;
 
 /// The `MBbloom--` encoding version this build writes: field sequence version 2, the bits,
 /// then the counts ([`write_chain`]). Versions below 512 are left to RedisBloom's formats (it

@@ -24,12 +24,12 @@
 use super::block::{Block, Purpose};
 use super::chain::Chain;
 use super::counters::{Width, max};
-use super::hash::ItemHash;
 use super::kernel::{BATCH, LayerKind};
 use super::kind::Kind;
 use super::layer::Layer;
 use crate::filter::BloomError;
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::ItemHash;
 
 /// Counting layers, counters of `W` bits (4 or 8): the positions of [`Plain`](super::kernel::Plain)
 /// layers, each a counter in an array `W` times larger. The kind of counting chains

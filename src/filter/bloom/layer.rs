@@ -4,14 +4,15 @@
 
 use super::bits::BitArray;
 use super::counters::{self, Width};
-use super::params::{BLOCK_BITS, LayerSize, RbLayerSize, layer_size};
+use super::params::{LayerSize, RbLayerSize, layer_size};
 use crate::filter::BloomError;
+use crate::filter::masks::BLOCK_BITS;
 
 /// How a layer turns an item's hash into bit positions: part of the data, like the hash scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     /// Native layers: the chain's probe sequence (scheme 1's enhanced double hashing or scheme
-    /// 5's curved one), multiply-shift into `[0, bits)` ([`ItemHash::probes_in`](super::hash::ItemHash::probes_in)).
+    /// 5's curved one), multiply-shift into `[0, bits)` ([`ItemHash::probes_in`](crate::filter::hash::ItemHash::probes_in)).
     Reduce,
     /// RedisBloom layers sized without rounding (`NOROUND`): `(a + i·b) mod bits`. RedisBloom
     /// 2.2.0–2.2.14 rounded such layers up to whole bytes, not 64-bit words: the array here is

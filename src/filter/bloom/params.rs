@@ -10,6 +10,7 @@
 //! and hashes (and so the same `BF.INFO` / `BF.DEBUG` numbers).
 
 use crate::filter::BloomError;
+use crate::filter::masks::BLOCK_BITS;
 
 /// ln(2)^2, as RedisBloom writes it.
 const LN2_SQUARED: f64 = 0.480453013918201;
@@ -121,10 +122,6 @@ pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
     Ok(LayerSize { capacity, error, bpe, bits, hashes })
 }
 
-/// Bits in one block of a blocked layer ([`Layout::Blocked`]): a 64-byte cache line.
-pub const BLOCK_BITS: u64 = 512;
-/// Bits of an item's probe hash each probe of a blocked layer takes: log2 of [`BLOCK_BITS`].
-pub const BLOCK_PROBE_BITS: u32 = 9;
 /// Blocked layers size their bits per item in steps of 1/`BPE_STEPS` bit.
 const BPE_STEPS: u64 = 16;
 /// Blocked layers are sized for this fraction of their error by the model

@@ -1,6 +1,6 @@
 //! The probe kernels: the innermost loops of every add and every lookup.
 //!
-//! [`hash::Probes`](super::hash::Probes) defines which bits an item probes; this file walks the
+//! [`hash::Probes`](crate::filter::hash::Probes) defines which bits an item probes; this file walks the
 //! same sequence faster. What makes the difference, measured with callgrind (bench/README.md):
 //! - the probe count `k` is made a compile-time constant for every `k` up to [`UNROLLED_MAX`],
 //!   so each loop is fully unrolled: no loop counter, and the step increments become constants;
@@ -13,7 +13,7 @@
 //! ([`SegmentTable`](super::bits::SegmentTable)). Both give exactly the answers and bits of the
 //! iterator path; the tests below check that for every `k` and both builds.
 
-use super::hash::{ItemHash, reduce};
+use crate::filter::hash::{ItemHash, reduce};
 
 /// The largest probe count with an unrolled kernel. Sizing gives `k = ceil(ln 2 · bits/item)`:
 /// 7–8 at 1%, 11 at 0.1%, about 1.44 per halving of the error, so a chain that doubles its
@@ -125,7 +125,7 @@ macro_rules! kernel_table {
 
 impl<A: WordArray + ?Sized> Kernels<A> {
     /// The kernels for `hashes` probes in the sequence of scheme 5 (`curved`,
-    /// [`HashScheme::is_curved`](super::hash::HashScheme::is_curved)) or scheme 1: with BMI2
+    /// [`HashScheme::is_curved`](crate::filter::hash::HashScheme::is_curved)) or scheme 1: with BMI2
     /// (`mulx`, `shlx`: about 3 instructions fewer per probe, measured with callgrind) where
     /// the CPU has it, else the baseline ones.
     #[inline]
@@ -220,7 +220,7 @@ pub fn prefetch_first<A: WordArray + ?Sized>(words: &A, h: ItemHash) {
 
 /// Calls `f(word index, bit)` for each of the `hashes` probes of `h` in an array of `bits`
 /// bits, in order, until `f` returns `false`; the probe sequence of
-/// [`hash::Probes`](super::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
+/// [`hash::Probes`](crate::filter::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
 /// `K` = 0 reads `hashes`. `C`: the sequence of scheme 5 (`step += h3`), else scheme 1's
 /// (`step += i`).
 ///
@@ -355,7 +355,7 @@ unsafe fn prefetch_bmi2<A: WordArray + ?Sized, const K: u32, const C: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::bloom::hash::HashScheme;
+    use crate::filter::hash::HashScheme;
 
     /// For every k the kernels dispatch on (and a few past the unrolled ones), in both probe
     /// sequences (schemes 1 and 5), on a half-full

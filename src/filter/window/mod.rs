@@ -61,12 +61,12 @@ mod gentest;
 pub mod params;
 
 use super::BloomError;
-use super::bloom::blocked::probe_mask;
-#[cfg(target_arch = "x86_64")]
-use super::bloom::blocked::{mask_vector, probe_mask_avx2};
-use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
+use crate::filter::hash::{HashScheme, ItemHash, reduce};
+use crate::filter::masks::probe_mask;
+#[cfg(target_arch = "x86_64")]
+use crate::filter::masks::{mask_vector, probe_mask_avx2};
 use apbf::{age_mask, found, has_run, row_bit};
 use gentest::gen_test;
 #[cfg(target_arch = "x86_64")]

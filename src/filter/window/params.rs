@@ -24,8 +24,9 @@
 
 use crate::filter::BloomError;
 use crate::filter::bloom::params::{
-    BLOCK_BITS, MAX_CAPACITY, MIN_CAPACITY, blocked_error, blocked_layer_size, error_in_range,
+    MAX_CAPACITY, MIN_CAPACITY, blocked_error, blocked_layer_size, error_in_range,
 };
+use crate::filter::masks::BLOCK_BITS;
 
 /// Largest `k` (bits per item, probes per insert).
 pub const MAX_K: u32 = 40;

@@ -97,7 +97,7 @@ fn no_false_negative_in(layout: WindowLayout) {
     let k = g.params().k as usize;
     // One item: one bit per slice it set (its probes' bits in the generations layout).
     let ones = if layout == WindowLayout::Generations {
-        crate::filter::bloom::blocked::probe_mask(g.params.probes, g.hash(b"new").h2)
+        crate::filter::masks::probe_mask(g.params.probes, g.hash(b"new").h2)
     } else {
         [1, 0, 0, 0, 0, 0, 0, 0]
     };
@@ -506,7 +506,7 @@ fn random_block_cases(
     };
     (0..n).map(move |_| {
         let (k, h2) = (1 + (next() % 16) as u32, next());
-        let mask = crate::filter::bloom::blocked::probe_mask(k, h2);
+        let mask = crate::filter::masks::probe_mask(k, h2);
         let blocks: GenBlocks = std::array::from_fn(|i| {
             let w = next() & next();
             if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }

@@ -10,7 +10,8 @@ use super::{
 };
 use crate::filter::bloom::codec;
 use crate::filter::bloom::params::Layout;
-use crate::filter::bloom::{Chain, ChainParams, HashScheme};
+use crate::filter::bloom::{Chain, ChainParams};
+use crate::filter::hash::HashScheme;
 use crate::filter::window::WindowParams;
 use crate::module::args::Args;
 use crate::module::clock;

@@ -11,7 +11,7 @@
 //! rather than from the process-wide table of [`BlockedKernels`].
 
 use super::kernels::{Level, kernel_table};
-use crate::filter::bloom::xxh3short::Xxh3Seeded;
+use crate::filter::hash::xxh3short::Xxh3Seeded;
 
 /// Tests every item of a batch (words, probe count, items, the seeded hash, answers).
 type AllSetItems<T> = unsafe fn(&[u64], u32, &[T], &Xxh3Seeded, &mut Vec<bool>);

@@ -10,8 +10,8 @@ use super::{
     BLOCK_WORDS, BLOCKED_UNROLLED_MAX, Blocks, all_set_scalar, block_of, block_of_mut, is_short,
     set_probes_scalar,
 };
-use crate::filter::bloom::hash::{ItemHash, blocked_hash, reduce};
-use crate::filter::bloom::xxh3short::Xxh3Seeded;
+use crate::filter::hash::xxh3short::Xxh3Seeded;
+use crate::filter::hash::{ItemHash, blocked_hash, reduce};
 
 /// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
 /// CPU features beyond the baseline; [`BlockedKernels::for_hashes`] hands out only those this

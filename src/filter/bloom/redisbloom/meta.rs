@@ -30,6 +30,7 @@ use std::fmt;
 
 use super::{OPT_FORCE64, OPT_NONSCALING, OPT_NOROUND};
 use crate::filter::BloomError;
+use crate::filter::bloom::Chain;
 use crate::filter::bloom::bits::BitArray;
 use crate::filter::bloom::chunks;
 use crate::filter::bloom::layer::{Contents, Layer, array_bits};
@@ -37,8 +38,8 @@ use crate::filter::bloom::params::{
     MAX_LAYER_BITS, MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR, RbLayerSize, TIGHTENING,
     bits_per_entry, rb_layer_size,
 };
-use crate::filter::bloom::{Chain, HashScheme};
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::HashScheme;
 
 /// ln(2), as RedisBloom writes it (see `params.rs`).
 #[allow(clippy::approx_constant)]

@@ -75,8 +75,9 @@ pub use header::{
 pub use meta::{LinkMeta, RawLink, RbMeta, Refusal};
 pub use rdb::{read_fields, read_rdb, write_fields, write_rdb};
 
+use super::Chain;
 use super::params::bits_per_entry;
-use super::{Chain, HashScheme};
+use crate::filter::hash::HashScheme;
 
 /// `BLOOM_OPT_NOROUND`: layers sized without rounding to a power of two; positions mod bits.
 pub const OPT_NOROUND: u64 = 1;

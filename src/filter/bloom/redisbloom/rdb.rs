@@ -6,12 +6,13 @@ use super::meta::{check_counts, check_link, check_options, field, next_link};
 use super::options_of;
 use super::{DEFAULT_GROWTH, MAX_ENCODING_VERSION, RawLink, RbMeta, Refusal, growth_of, links};
 use crate::filter::BloomError;
+use crate::filter::bloom::Chain;
 use crate::filter::bloom::bits::{BitArray, SEGMENT_WORDS};
 use crate::filter::bloom::layer::{Contents, array_bits};
 use crate::filter::bloom::params::{MAX_RB_LAYERS, bits_per_entry, info_size};
-use crate::filter::bloom::{Chain, HashScheme};
 use crate::filter::fields::{FieldReader, FieldWriter};
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::HashScheme;
 use crate::filter::mem::Words;
 
 /// Copies a stored bit array of `stored` bytes into an array of `bits` bits (zero-padded when

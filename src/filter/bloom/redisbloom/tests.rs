@@ -387,7 +387,7 @@ fn byte_rounded_noround_layers_load() {
     assert_eq!((c.layers()[0].len_bits(), c.layers()[0].bytes()), (11032, 1379));
     assert_eq!(c.info_size(), 32 + 64 + 1379);
     c.add(b"hello", &Unlimited).unwrap();
-    let h1 = crate::filter::bloom::hash::HashScheme::Murmur64.hash(b"hello", 0);
+    let h1 = crate::filter::hash::HashScheme::Murmur64.hash(b"hello", 0);
     let want: Vec<u64> = {
         let mut v: Vec<u64> = h1.modular_probes(11032, 8).collect();
         v.sort();

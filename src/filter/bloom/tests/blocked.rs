@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::filter::bloom::codec::{self, ChainMeta};
-use crate::filter::bloom::hash::ItemHash;
 use crate::filter::bloom::layer::Rule;
 use crate::filter::fields::SliceReader;
+use crate::filter::hash::ItemHash;
 
 fn blocked(error: f64, capacity: u64, expansion: u64) -> Chain {
     let p = ChainParams::new(error, capacity, expansion).unwrap();
