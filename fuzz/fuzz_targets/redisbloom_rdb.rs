@@ -15,8 +15,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use scalebloom::filter::bloom::codec::{read_chain, write_chain};
-use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::bloom::redisbloom::{read_rdb, write_rdb};
+use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::{MaxFilterBytes, Unlimited};
 
 fuzz_target!(|data: &[u8]| {

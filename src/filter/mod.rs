@@ -19,6 +19,7 @@
 
 pub mod bloom;
 pub mod cuckoo;
+pub mod error;
 pub mod fields;
 pub mod guard;
 pub mod hash;
@@ -28,48 +29,5 @@ pub mod mem;
 pub(crate) mod testrng;
 pub mod window;
 
+pub use error::FilterError;
 pub use guard::{AllocGuard, MaxFilterBytes, Unlimited};
-
-/// Everything the core can refuse. The module maps each to its reply text in one place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BloomError {
-    /// Error rate outside (0, 1).
-    ErrorRange,
-    /// Capacity outside [MIN_CAPACITY, MAX_CAPACITY].
-    CapacityRange,
-    /// Expansion above MAX_EXPANSION.
-    ExpansionRange,
-    /// A layer would need an error below MIN_LAYER_ERROR (too many probes), or, in RedisBloom's
-    /// schemes, an error of 0.
-    ErrorTooSmall,
-    /// Some size does not fit the bounds (layer bits, products that would overflow).
-    TooLarge,
-    /// A parameter that cannot size a layer (zero capacity, error out of range).
-    BadParameter,
-    /// A nonscaling chain's only layer is full.
-    NonscalingFull,
-    /// The chain already has the most layers it may have.
-    TooManyLayers,
-    /// Growing the filter would take it past the per-filter byte limit.
-    FilterLimit {
-        /// The filter's size after the allocation.
-        needed: u64,
-        /// The configured limit.
-        limit: u64,
-    },
-    /// Growing the filter would take the server past `maxmemory`.
-    MaxMemory {
-        /// Bytes the allocation needs.
-        needed: u64,
-    },
-    /// The allocator refused.
-    OutOfMemory,
-    /// Stored or transferred data that fails validation.
-    BadData,
-    /// A dump chunk whose offset is past the end of the filter.
-    ChunkOffset,
-    /// A dump chunk that does not fit inside one layer at its offset.
-    ChunkTooBig,
-    /// A delete on a filter that was not made with counters.
-    NotCounting,
-}

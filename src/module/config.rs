@@ -18,7 +18,7 @@ use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
 use super::options::capped_error;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::bloom::ChainParams;
 use crate::filter::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::cuckoo::params as cf;
@@ -232,7 +232,7 @@ impl ConfigurationValue<i64> for Bounded {
 
 /// The parameters an auto-created filter gets right now (each setting was validated when set;
 /// the combination is checked here).
-pub fn defaults() -> Result<ChainParams, BloomError> {
+pub fn defaults() -> Result<ChainParams, FilterError> {
     ChainParams::new(ERROR_RATE.get(), INITIAL_SIZE.get() as u64, EXPANSION.get() as u64)
 }
 

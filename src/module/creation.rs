@@ -47,7 +47,7 @@ use siphasher::sip::SipHasher13;
 
 use super::config;
 use super::options::capped_error;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::bloom::ChainParams;
 use crate::filter::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::hash::HashScheme;
@@ -149,7 +149,7 @@ impl Settings {
     /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some
     /// (BF.INSERT). Each setting was validated on its own; whether the combination can be
     /// built is for `Chain::new` to say, as the chain is built next.
-    pub fn defaults(&self) -> Result<ChainParams, BloomError> {
+    pub fn defaults(&self) -> Result<ChainParams, FilterError> {
         ChainParams::in_ranges(self.error_rate, self.initial_size, self.expansion)
     }
 

@@ -27,7 +27,7 @@
 //! `counters` must be 0, 4, 8 or 512, and only with the xxh3 schemes (1; scheme 4 only with 512,
 //! as blocked filters are made since 2026-11-23 — older builds refuse scheme 4 cleanly, as an
 //! unknown id). Anything else is refused as
-//! [`BloomError::BadData`], before any array is allocated. A counting layer's `bits` is its
+//! [`FilterError::BadData`], before any array is allocated. A counting layer's `bits` is its
 //! number of counters (what the sizing calls bits); its array is `bits × counters` bits
 //! (`super::counting`: counter `i` is byte `i`, or nibble `i % 2` of byte `i / 2`).
 //!
@@ -88,7 +88,7 @@ use super::counters;
 use super::layer::{Contents, Layer};
 use super::params::{ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::fields::{FieldReader, FieldWriter, SliceReader};
 use crate::filter::guard::AllocGuard;
 use crate::filter::hash::HashScheme;
@@ -182,8 +182,8 @@ impl ChainMeta {
     /// Reads and validates a field sequence ([`check_layers`], and each stored error must be
     /// the one its position gives). Allocates nothing proportional to the claimed sizes: only
     /// the layer list, whose length is bounded first.
-    pub fn read(r: &mut impl FieldReader, version: u32) -> Result<Self, BloomError> {
-        let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+    pub fn read(r: &mut impl FieldReader, version: u32) -> Result<Self, FilterError> {
+        let scheme = HashScheme::from_id(r.u64()?).ok_or(FilterError::BadData)?;
         Self::read_after_scheme(r, scheme, version)
     }
 
@@ -193,16 +193,16 @@ impl ChainMeta {
         r: &mut impl FieldReader,
         scheme: HashScheme,
         version: u32,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if scheme.is_redisbloom() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let seed = r.u64()?;
         let error = r.f64()?;
         let capacity = r.u64()?;
         let expansion = r.u64()?;
         let params =
-            ChainParams::new(error, capacity, expansion).map_err(|_| BloomError::BadData)?;
+            ChainParams::new(error, capacity, expansion).map_err(|_| FilterError::BadData)?;
         let counters = if version >= 2 { r.u64()? } else { 0 };
         let allowed = match scheme {
             HashScheme::Xxh3Enhanced => {
@@ -214,7 +214,7 @@ impl ChainMeta {
             HashScheme::Murmur64 | HashScheme::Murmur32 => false,
         };
         if !allowed {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let (width, layout) = match counters {
             BLOCK_BITS => (0, Layout::Blocked),
@@ -223,7 +223,7 @@ impl ChainMeta {
         let items = r.u64()?;
         let count = r.u64()?;
         if count == 0 || count > MAX_LAYERS as u64 {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut claims = Vec::with_capacity(count as usize);
         let mut errors = Vec::with_capacity(count as usize);
@@ -234,7 +234,7 @@ impl ChainMeta {
         }
         let sizes = check_layers(&params, layout, &claims, items, width != 0)?;
         if sizes.iter().zip(&errors).any(|(want, got)| want.error.to_bits() != got.to_bits()) {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let layers = sizes.into_iter().zip(claims).map(|(size, c)| (size, c.items)).collect();
         Ok(Self { params, scheme, seed, width, layout, items, layers })
@@ -242,7 +242,7 @@ impl ChainMeta {
 
     /// Builds the chain with zeroed bit arrays for a chunked restore (marked
     /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         let array_bits = self
             .layers
             .iter()
@@ -254,9 +254,9 @@ impl ChainMeta {
     }
 
     /// Builds the chain with the given bit arrays (one per layer, in order).
-    pub fn into_chain(self, bits: Vec<BitArray>, contents: Contents) -> Result<Chain, BloomError> {
+    pub fn into_chain(self, bits: Vec<BitArray>, contents: Contents) -> Result<Chain, FilterError> {
         if bits.len() != self.layers.len() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let layers = self
             .layers
@@ -302,7 +302,7 @@ pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
 /// Reads a whole chain in this build's RDB layout ([`RDB_ENCODING_VERSION`]), validating
 /// everything; the arrays are allocated only once the metadata is valid and `guard` admits
 /// their size.
-pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
     read_chain_version(r, guard, RDB_ENCODING_VERSION)
 }
 
@@ -312,14 +312,14 @@ pub fn read_chain_version(
     r: &mut impl FieldReader,
     guard: &dyn AllocGuard,
     encver: i32,
-) -> Result<Chain, BloomError> {
+) -> Result<Chain, FilterError> {
     let (version, contents) = match encver {
         RDB_ENCODING_V1 => (1, Contents::Loaded),
         RDB_ENCODING_V2 => (2, Contents::Loaded),
         RDB_ENCODING_VERSION => (FIELDS_VERSION, Contents::Counted),
-        _ => return Err(BloomError::BadData),
+        _ => return Err(FilterError::BadData),
     };
-    let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+    let scheme = HashScheme::from_id(r.u64()?).ok_or(FilterError::BadData)?;
     let mut chain = if scheme.is_redisbloom() {
         redisbloom::read_fields(r, scheme, guard, contents)?
     } else {
@@ -430,24 +430,24 @@ fn write_fields(
 }
 
 /// Parses and validates a dump header; nothing is allocated from its claims.
-pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
+pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, FilterError> {
     if data.len() < DUMP_PREFIX || data[..8] != DUMP_MAGIC || data[8..12] != u32::MAX.to_le_bytes()
     {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     let fields = match u32::from_le_bytes([data[12], data[13], data[14], data[15]]) {
         DUMP_VERSION => 1,
         DUMP_VERSION_COUNTING => 2,
-        _ => return Err(BloomError::BadData),
+        _ => return Err(FilterError::BadData),
     };
     let mut r = SliceReader::new(&data[DUMP_PREFIX..]);
     let meta = ChainMeta::read(&mut r, fields)?;
     if fields == 2 && meta.width == 0 && meta.layout == Layout::Standard {
         // Version 2 is only written for counting and blocked filters: one encoding per filter.
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     if r.remaining() != 0 {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     Ok(meta)
 }
@@ -463,7 +463,7 @@ pub enum AnyHeader {
 
 impl AnyHeader {
     /// Builds the chain with zeroed bit arrays, after asking `guard` for the memory.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         match self {
             AnyHeader::Native(m) => m.allocate(guard),
             AnyHeader::RedisBloom(m) => m.allocate(guard),
@@ -472,7 +472,7 @@ impl AnyHeader {
 }
 
 /// Parses a dump header of either format: ours (it starts with [`DUMP_MAGIC`]) or RedisBloom's.
-pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, BloomError> {
+pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
     if data.starts_with(&DUMP_MAGIC) {
         return parse_dump_header(data).map(AnyHeader::Native);
     }

@@ -24,7 +24,7 @@ use super::blocked::{self, BlockedKernels, ItemsKernels};
 use super::chain::Chain;
 use super::layer::Layer;
 use super::probe::{self, WordArray};
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::AllocGuard;
 use crate::filter::hash::xxh3short::Xxh3Seeded;
 use crate::filter::hash::{HashScheme, ItemHash};
@@ -150,7 +150,7 @@ pub trait LayerKind {
     /// set in one pass ([`LayerKind::insert_if_new`]). Counting chains add otherwise
     /// ([`super::counting`]).
     #[inline(always)]
-    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         let (last, first, between) = chain.layers.split_last_mut();
         // Plain loops, not `any` nor a chained iterator: the adapter would be compiled out of
         // line around the inlined kernel, a call per add even when there is no older layer.
@@ -179,7 +179,7 @@ fn add_past_full<K: LayerKind + ?Sized>(
     chain: &mut Chain,
     h: ItemHash,
     guard: &dyn AllocGuard,
-) -> Result<bool, BloomError> {
+) -> Result<bool, FilterError> {
     if K::holds(chain.layers.last(), h) {
         return Ok(false);
     }

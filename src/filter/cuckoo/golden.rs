@@ -35,7 +35,7 @@ fn text(s: &str) -> String {
     format!("h:{}", hex(s.as_bytes()))
 }
 
-fn insert_reply(r: Result<Insert, super::CuckooError>, multi: bool) -> String {
+fn insert_reply(r: Result<Insert, crate::filter::FilterError>, multi: bool) -> String {
     match r {
         Ok(Insert::Inserted) => int(1),
         Ok(Insert::Exists) => int(0),

@@ -60,9 +60,9 @@ mod gen512;
 mod gentest;
 pub mod params;
 
-use super::BloomError;
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
+use crate::filter::FilterError;
 use crate::filter::hash::{HashScheme, ItemHash, reduce};
 use crate::filter::masks::probe_mask;
 #[cfg(target_arch = "x86_64")]
@@ -191,7 +191,7 @@ impl WindowFilter {
         seed: u64,
         now_ms: u64,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         params.validate()?;
         guard.admit(params.bytes(), params.bytes())?;
         let store = Self::zeroed_store(&params)?;
@@ -208,7 +208,7 @@ impl WindowFilter {
     }
 
     /// All-zero memory for `params` (validated).
-    fn zeroed_store(params: &WindowParams) -> Result<Store, BloomError> {
+    fn zeroed_store(params: &WindowParams) -> Result<Store, FilterError> {
         Ok(match params.layout {
             WindowLayout::Sliced => Store::Sliced(
                 (0..params.slices())

@@ -22,7 +22,7 @@
 //! quarter, …). Only after `k` turns past the window does it answer exactly as a never-added
 //! item. That is the slack: `k` generations, `k/l` of the window, at most a quarter.
 
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::bloom::params::{
     MAX_CAPACITY, MIN_CAPACITY, blocked_error, blocked_layer_size, error_in_range,
 };
@@ -183,7 +183,7 @@ impl WindowParams {
     }
 
     /// Checks every derived field against the others (what a decoder calls on stored data).
-    pub fn validate(&self) -> Result<(), BloomError> {
+    pub fn validate(&self) -> Result<(), FilterError> {
         let ok = error_in_range(self.error)
             && self.error <= 0.25
             && (MIN_CAPACITY..=MAX_CAPACITY).contains(&self.capacity)
@@ -205,7 +205,7 @@ impl WindowParams {
                 WindowLayout::Sliced | WindowLayout::Blocked => self.probes == 0 && self.apbf_ok(),
                 WindowLayout::Generations => self.generations_ok(),
             };
-        if ok { Ok(()) } else { Err(BloomError::BadData) }
+        if ok { Ok(()) } else { Err(FilterError::BadData) }
     }
 
     /// The slices hold their `k·g` items at fill ½ or less, and `(k, l)` meet the error rate:
@@ -319,7 +319,7 @@ pub fn choose_kl(error: f64) -> Option<(u32, u32)> {
 }
 
 /// The parameters of a new windowed filter (the generations layout).
-pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, BloomError> {
+pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, FilterError> {
     choose_in(WindowLayout::Generations, kind, error, capacity)
 }
 
@@ -331,23 +331,23 @@ pub fn choose_in(
     kind: WindowKind,
     error: f64,
     capacity: u64,
-) -> Result<WindowParams, BloomError> {
+) -> Result<WindowParams, FilterError> {
     if !error_in_range(error) {
-        return Err(BloomError::ErrorRange);
+        return Err(FilterError::ErrorRange);
     }
     if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
-        return Err(BloomError::CapacityRange);
+        return Err(FilterError::CapacityRange);
     }
     let (k, l) = match layout {
         WindowLayout::Generations => (1, GENERATIONS - 1),
-        _ => choose_kl(error).ok_or(BloomError::ErrorTooSmall)?,
+        _ => choose_kl(error).ok_or(FilterError::ErrorTooSmall)?,
     };
     let gen_items = capacity.div_ceil(u64::from(l));
     let gen_ms = match kind {
         WindowKind::Time { window_ms } if (1..=MAX_WINDOW_MS).contains(&window_ms) => {
             window_ms.div_ceil(u64::from(l))
         }
-        WindowKind::Time { .. } => return Err(BloomError::BadParameter),
+        WindowKind::Time { .. } => return Err(FilterError::BadParameter),
         WindowKind::Items => 0,
     };
     let (slice_bits, probes) = match layout {
@@ -356,7 +356,7 @@ pub fn choose_in(
             let share = error / f64::from(k + l) * GENERATIONS_MARGIN;
             let size = blocked_layer_size(gen_items, share)?;
             if size.bits > MAX_SLICE_BITS {
-                return Err(BloomError::TooLarge);
+                return Err(FilterError::TooLarge);
             }
             (size.bits, size.hashes)
         }
@@ -367,7 +367,7 @@ pub fn choose_in(
             };
             let bits = (f64::from(k) * gen_items as f64 / std::f64::consts::LN_2 * factor).ceil();
             if !(bits <= MAX_SLICE_BITS as f64) {
-                return Err(BloomError::TooLarge);
+                return Err(FilterError::TooLarge);
             }
             ((bits as u64).max(64).div_ceil(64) * 64, 0)
         }

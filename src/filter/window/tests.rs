@@ -226,7 +226,7 @@ fn rdb_round_trip_in(layout: WindowLayout) {
     }
     // The guard is asked before the slices are read.
     let e = read_rdb(&mut SliceReader::new(&buf), &MaxFilterBytes(64)).unwrap_err();
-    assert!(matches!(e, BloomError::FilterLimit { .. }));
+    assert!(matches!(e, FilterError::FilterLimit { .. }));
 }
 
 #[test]

@@ -27,9 +27,9 @@ use redis_module::{Context, ContextFlags, raw};
 
 use super::{Key, notify, with_value};
 use crate::filter::cuckoo::{
-    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink, ScanStep,
+    CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink, ScanStep,
 };
-use crate::filter::{BloomError, cuckoo::params::MAX_CAPACITY_8X};
+use crate::filter::{FilterError, cuckoo::params::MAX_CAPACITY_8X};
 use crate::module::args::{Arg, Args, parse_i64};
 use crate::module::config;
 use crate::module::creation::{self, CfDefaults};
@@ -39,12 +39,11 @@ use crate::module::reply::Reply;
 use crate::module::types::cuckoo::CuckooValue;
 
 /// The reply when making a filter failed.
-fn create_error(e: &CuckooError) -> Reply {
+fn create_error(e: &FilterError) -> Reply {
     Reply::Error(match e {
-        CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
-            errors::CF_CREATE_NO_MEMORY.to_string()
-        }
-        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => errors::cuckoo_text(e),
+        FilterError::OutOfMemory => errors::CF_CREATE_NO_MEMORY.to_string(),
+        e if e.is_limit() => errors::cuckoo_text(e),
+        FilterError::CapacityTooSmall => errors::cuckoo_text(e),
         _ => errors::CF_CANNOT_CREATE.to_string(),
     })
 }
@@ -144,7 +143,7 @@ fn check_option_names<'a>(names: impl Iterator<Item = &'a [u8]>) -> Result<(), R
 fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Reply> {
     CuckooParams::new(capacity, cf.bucket_size, cf.max_iterations, cf.expansion).map_err(
         |e| match e {
-            CuckooError::CapacityTooSmall => {
+            FilterError::CapacityTooSmall => {
                 Reply::Error(errors::cf_initial_size_too_small(capacity, cf.bucket_size))
             }
             e => create_error(&e),
@@ -263,7 +262,7 @@ struct Outcomes {
     /// (item index, code) of each item not inserted, in order; every other item's code is 1.
     others: Vec<(usize, i64)>,
     /// (item index, error) of each item a limit refused, in order.
-    errors: Vec<(usize, CuckooError)>,
+    errors: Vec<(usize, FilterError)>,
 }
 
 /// The code of an item refused with an error (its reply is the error).
@@ -294,7 +293,7 @@ impl Outcomes {
 
 impl InsertSink for Outcomes {
     #[inline(always)]
-    fn push(&mut self, outcome: Result<Insert, CuckooError>) {
+    fn push(&mut self, outcome: Result<Insert, FilterError>) {
         let code = match outcome {
             Ok(Insert::Inserted) => None,
             Ok(Insert::Exists) => Some(0),
@@ -691,7 +690,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
         None if it == 1 => {
             let header = match Header::parse(data) {
                 Ok(h) => h,
-                Err(CuckooError::BadHeader) => return Reply::err(errors::CF_INVALID_HEADER),
+                Err(FilterError::BadHeader) => return Reply::err(errors::CF_INVALID_HEADER),
                 Err(_) => return Reply::err(errors::CF_BAD_HEADER),
             };
             // More sub-filters than cf-max-expansions: a filter that could take no insert, and
@@ -708,8 +707,9 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> Reply {
             let made =
                 Ok(header).and_then(|h| h.allocate(&ServerGuard::for_command(ctx))).map_err(|e| {
                     match e {
-                        CuckooError::Alloc(_) | CuckooError::OutOfMemory => create_error(&e),
-                        CuckooError::BadHeader => Reply::err(errors::CF_INVALID_HEADER),
+                        FilterError::OutOfMemory => create_error(&e),
+                        e if e.is_limit() => create_error(&e),
+                        FilterError::BadHeader => Reply::err(errors::CF_INVALID_HEADER),
                         _ => Reply::err(errors::CF_BAD_HEADER),
                     }
                 });

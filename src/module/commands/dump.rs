@@ -5,7 +5,7 @@
 use redis_module::{Context, ContextFlags, RedisString};
 
 use super::{Key, core_err, notify, with_either};
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::bloom::Chain;
 use crate::filter::bloom::chunks::{read_chunk, write_chunk};
 use crate::filter::bloom::codec::{dump_header, parse_any_header};
@@ -96,11 +96,11 @@ fn chunk_offset(ctx: &Context, iter: i64, len: usize, awaiting_chunks: bool) -> 
     if !awaiting_chunks && !trusted {
         return Err(Reply::err(errors::NOT_RESTORING));
     }
-    end.checked_sub(len as u64 + 1).ok_or_else(|| core_err(&BloomError::ChunkOffset))
+    end.checked_sub(len as u64 + 1).ok_or_else(|| core_err(&FilterError::ChunkOffset))
 }
 
 /// The reply to a BF.LOADCHUNK, replicated as sent and notified when it changed the key.
-fn loaded(ctx: &Context, key_name: &RedisString, result: Result<(), BloomError>) -> Reply {
+fn loaded(ctx: &Context, key_name: &RedisString, result: Result<(), FilterError>) -> Reply {
     match result {
         Ok(()) => {
             ctx.replicate_verbatim();

@@ -13,7 +13,7 @@ use crate::filter::bloom::chunks::read_chunk;
 use crate::filter::bloom::codec::{self, RDB_ENCODING_VERSION, dump_header};
 use crate::filter::bloom::redisbloom;
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, BloomError};
+use crate::filter::{AllocGuard, FilterError};
 use crate::module::errors;
 
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients
@@ -43,7 +43,7 @@ impl NativeType for Chain {
                 .map_err(|why| format!("scalebloom: refused a RedisBloom MBbloom-- value: {why}"));
         }
         codec::read_chain_version(io, guard, encver).map_err(|e| match e {
-            BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
+            FilterError::FilterLimit { .. } | FilterError::MaxMemory { .. } => {
                 format!("scalebloom: RESTORE refused: {}", errors::text(&e))
             }
             _ => "scalebloom: refused a corrupt or inconsistent MBbloom-- value".to_string(),

@@ -14,11 +14,11 @@ use redis_module::{Context, ContextFlags};
 
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, methods};
+use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::cuckoo::codec::RDB_ENCODING_VERSION;
 use crate::filter::cuckoo::params::MAX_FILTERS;
-use crate::filter::cuckoo::{CuckooError, CuckooFilter};
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, BloomError};
+use crate::filter::{AllocGuard, FilterError};
 use crate::module::config;
 use crate::module::errors;
 
@@ -95,18 +95,18 @@ impl NativeType for CuckooValue {
         let max_filters = restore_max_filters(io);
         let loaded = CuckooFilter::read_rdb_capped(io, encver, guard, max_filters);
         loaded.map(CuckooValue::new).map_err(|e| match e {
-            CuckooError::MaxExpansions => format!(
+            FilterError::MaxExpansions => format!(
                 "scalebloom: RESTORE refused: the value has more sub-filters than \
                  cf-max-expansions ({max_filters})"
             ),
-            CuckooError::UnsupportedEncoding(v) => format!(
+            FilterError::UnsupportedEncoding(v) => format!(
                 "scalebloom: refused an MBbloomCF value of encoding version {v} (RedisBloom 2.0 \
                  or older, another hash: re-create the filter, or load it into RedisBloom 2.2+ \
                  and save it again)"
             ),
-            CuckooError::Alloc(
-                e @ (BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. }),
-            ) => format!("scalebloom: RESTORE refused: {}", crate::module::errors::text(&e)),
+            e @ (FilterError::FilterLimit { .. } | FilterError::MaxMemory { .. }) => {
+                format!("scalebloom: RESTORE refused: {}", crate::module::errors::text(&e))
+            }
             other => format!(
                 "scalebloom: refused a corrupt or inconsistent MBbloomCF value ({})",
                 errors::cuckoo_text(&other)

@@ -10,7 +10,7 @@ use super::{NativeType, methods};
 use crate::filter::mem::Mover;
 use crate::filter::window::WindowFilter;
 use crate::filter::window::codec::{self, RDB_ENCODING_VERSION};
-use crate::filter::{AllocGuard, BloomError};
+use crate::filter::{AllocGuard, FilterError};
 use crate::module::errors;
 
 /// The data type (9 characters, as Redis requires).
@@ -43,7 +43,7 @@ impl NativeType for WindowValue {
             }
         };
         read.map(|filter| WindowValue { filter, awaiting_chunks: false }).map_err(|e| match e {
-            BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
+            FilterError::FilterLimit { .. } | FilterError::MaxMemory { .. } => {
                 format!("scalebloom: RESTORE refused: {}", errors::text(&e))
             }
             _ => "scalebloom: refused a corrupt or inconsistent SBwindow- value".to_string(),

@@ -29,7 +29,7 @@
 use std::fmt;
 
 use super::{OPT_FORCE64, OPT_NONSCALING, OPT_NOROUND};
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::bloom::Chain;
 use crate::filter::bloom::bits::BitArray;
 use crate::filter::bloom::chunks;
@@ -46,7 +46,7 @@ use crate::filter::hash::HashScheme;
 const LN2: f64 = 0.693147180559945;
 
 /// Why RedisBloom data was refused: logged by `rdb_load`, and turned into
-/// [`BloomError::BadData`] for replies.
+/// [`FilterError::BadData`] for replies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// An encoding version this module does not read.
@@ -56,7 +56,7 @@ pub enum Refusal {
     /// A field that fails validation (its name), or a short input.
     Field(&'static str),
     /// The filter would need more memory than allowed (LOADCHUNK headers only).
-    Memory(BloomError),
+    Memory(FilterError),
 }
 
 impl fmt::Display for Refusal {
@@ -75,16 +75,16 @@ impl fmt::Display for Refusal {
     }
 }
 
-impl From<Refusal> for BloomError {
+impl From<Refusal> for FilterError {
     fn from(r: Refusal) -> Self {
         match r {
             Refusal::Memory(e) => e,
-            _ => BloomError::BadData,
+            _ => FilterError::BadData,
         }
     }
 }
 
-pub(super) fn field(name: &'static str) -> impl Fn(BloomError) -> Refusal {
+pub(super) fn field(name: &'static str) -> impl Fn(FilterError) -> Refusal {
     move |_| Refusal::Field(name)
 }
 
@@ -287,9 +287,9 @@ impl RbMeta {
         self,
         arrays: Vec<BitArray>,
         contents: Contents,
-    ) -> Result<Chain, BloomError> {
+    ) -> Result<Chain, FilterError> {
         if arrays.len() != self.layers.len() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let first_error = self.layers[0].size.error;
         let layers = self
@@ -310,7 +310,7 @@ impl RbMeta {
 
     /// Builds the chain with zeroed bit arrays (`BF.LOADCHUNK key 1 <header>`; marked
     /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         let bits: Vec<u64> = self.layers.iter().map(|l| array_bits(l.size.bits)).collect();
         chunks::allocate_for_chunks(guard, self.bit_bytes(), &bits, |arrays| {
             self.into_chain(arrays, Contents::Fresh)

@@ -4,7 +4,7 @@ use super::*;
 use crate::filter::bloom::layer::Layer;
 use crate::filter::bloom::params::{MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR};
 use crate::filter::fields::{FieldWriter, SliceReader};
-use crate::filter::{BloomError, Unlimited};
+use crate::filter::{FilterError, Unlimited};
 
 /// The four layouts RedisBloom 2.8.2 was given (options 5 by `BF.RESERVE k 0.01 1000`, the
 /// others by `BF.LOADCHUNK` of these headers).
@@ -299,7 +299,7 @@ fn widest() -> Chain {
         i += 1;
     };
     // The same item count as RedisBloom 2.8 (tests/import.rs makes it there).
-    assert_eq!((i, refused), (2288, BloomError::TooManyLayers));
+    assert_eq!((i, refused), (2288, FilterError::TooManyLayers));
     c
 }
 
@@ -372,7 +372,7 @@ fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
     let tiny = crate::filter::bloom::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
     assert_eq!(
         Chain::new(tiny, HashScheme::Murmur64, 0, &Unlimited).unwrap_err(),
-        BloomError::ErrorTooSmall
+        FilterError::ErrorTooSmall
     );
 }
 

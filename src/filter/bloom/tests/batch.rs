@@ -10,7 +10,7 @@ fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
 /// The textbook add, written independently of the kernels: test every layer probe by probe
 /// with the [`Probes`](crate::filter::hash::Probes) iterator, then set every probe of the
 /// last layer (after growing if it is full).
-fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, FilterError> {
     let h = c.hash(item);
     let curved = c.scheme().is_curved();
     let present =

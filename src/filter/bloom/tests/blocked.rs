@@ -69,9 +69,9 @@ fn blocked_sizing_costs_a_few_bits_per_item() {
     assert_eq!(ratios[1].2, 7);
     // Tiny layers are one block; the same refusals as the standard sizing.
     assert_eq!(blocked_layer_size(1, 0.01).unwrap().bits, 512);
-    assert_eq!(blocked_layer_size(0, 0.01).unwrap_err(), BloomError::BadParameter);
-    assert_eq!(blocked_layer_size(10, 1e-20).unwrap_err(), BloomError::ErrorTooSmall);
-    assert_eq!(blocked_layer_size(1 << 40, 0.01).unwrap_err(), BloomError::TooLarge);
+    assert_eq!(blocked_layer_size(0, 0.01).unwrap_err(), FilterError::BadParameter);
+    assert_eq!(blocked_layer_size(10, 1e-20).unwrap_err(), FilterError::ErrorTooSmall);
+    assert_eq!(blocked_layer_size(1 << 40, 0.01).unwrap_err(), FilterError::TooLarge);
     // The floor of every native chain still sizes (a scaling chain's last layers).
     let floor = blocked_layer_size(10, MIN_LAYER_ERROR).unwrap();
     assert!(floor.hashes <= MAX_HASHES);
@@ -88,7 +88,7 @@ fn measured_at_capacity(error: f64, capacity: u64, probes: u64) -> f64 {
     let offered = items("in:", capacity + capacity / 10);
     let mut out = Vec::new();
     let refused = c.add_many(&offered, &Unlimited, &mut out);
-    assert_eq!(refused, Err(BloomError::NonscalingFull));
+    assert_eq!(refused, Err(FilterError::NonscalingFull));
     assert!(c.layers()[0].is_full());
     let present = &offered[..out.len()];
     out.clear();
@@ -185,7 +185,7 @@ fn blocked_chains_grow_and_batches_equal_one_by_one() {
     assert!(out.iter().all(|&n| !n));
     assert_eq!(c, one);
     // Not a counting chain.
-    assert_eq!(c.delete(b"g1").unwrap_err(), BloomError::NotCounting);
+    assert_eq!(c.delete(b"g1").unwrap_err(), FilterError::NotCounting);
 }
 
 /// Prefetched (≥ 4 MiB) and multi-segment blocked layers: batches equal one by one.
@@ -225,12 +225,12 @@ fn blocked_limits_hold() {
             }
         }
     }
-    assert_eq!(err, Some(BloomError::NonscalingFull));
+    assert_eq!(err, Some(FilterError::NonscalingFull));
     assert!(added >= 10);
     let p = ChainParams::new(0.01, 1000, 2).unwrap();
     assert!(matches!(
         Chain::new_blocked(p, 1, &MaxFilterBytes(100)),
-        Err(BloomError::FilterLimit { .. })
+        Err(FilterError::FilterLimit { .. })
     ));
 }
 

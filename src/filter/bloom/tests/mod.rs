@@ -8,7 +8,7 @@ use super::claims::*;
 use super::counters::{Width, array_counts};
 use super::layer::Layer;
 use super::params::*;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::*;
 use crate::filter::hash::HashScheme;
 

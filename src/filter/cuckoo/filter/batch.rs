@@ -3,7 +3,7 @@
 //! as the one-item paths item after item; the sub-filters' views are made once per batch (not
 //! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
 
-use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
+use super::{AllocGuard, Cuckoo, FilterError, Insert, SubFilterMut, buckets_at};
 use crate::filter::cuckoo::fingerprint::{Fingerprint, Lookup};
 use crate::filter::cuckoo::sub::{Buckets, BucketsMut, Place, Probe, Twin};
 
@@ -12,16 +12,16 @@ use crate::filter::cuckoo::sub::{Buckets, BucketsMut, Place, Probe, Twin};
 /// vector of `Result`s walked again).
 pub trait InsertSink {
     /// The outcome of the next item.
-    fn push(&mut self, outcome: Result<Insert, CuckooError>);
+    fn push(&mut self, outcome: Result<Insert, FilterError>);
 
     /// The outcomes of the next `n` items: each `Ok(Insert::Inserted)`. (The batched loop
     /// counts a run of inserted items and gives them at once, not with a push per item.)
     fn inserted(&mut self, n: usize);
 }
 
-impl InsertSink for Vec<Result<Insert, CuckooError>> {
+impl InsertSink for Vec<Result<Insert, FilterError>> {
     #[inline(always)]
-    fn push(&mut self, outcome: Result<Insert, CuckooError>) {
+    fn push(&mut self, outcome: Result<Insert, FilterError>) {
         Vec::push(self, outcome);
     }
 
@@ -129,7 +129,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         max_filters: u16,
         guard: &dyn AllocGuard,
         out: &mut S,
-    ) -> Result<(), CuckooError> {
+    ) -> Result<(), FilterError> {
         self.check_can_insert(max_filters)?;
         let mut rest = items.iter();
         // The first block of a run: after an item that found no room, one item, so that a
