@@ -135,12 +135,12 @@ pub const ENCODED_LEN_V1: usize = 1 + 16 + 1 + 8 + 8 + 8;
 pub const ENCODED_LEN: usize = ENCODED_LEN_V1 + 2 + 2 + 2 + 8;
 const FLAG_RANDOM_SEEDS: u8 = 1;
 const FLAG_REDISBLOOM_SCHEME: u8 = 2;
-/// `bf.layout blocked`. A build before blocked filters refuses settings with it ("unknown
+/// `bf.layout blocked`. A build without blocked filters refuses settings with it ("unknown
 /// flags"), as a replica must refuse what it cannot reproduce.
 const FLAG_BLOCKED_LAYOUT: u8 = 4;
-/// New standard filters in hash scheme 5. Every build since 2026-11-27 sets it; a build before
-/// refuses it ("unknown flags"), and without it a newer build makes scheme 1 filters, as the
-/// stream's older primary (or the AOF's older writer) did.
+/// New standard filters in hash scheme 5. A build without scheme 5 refuses it ("unknown
+/// flags"); without it, new standard filters are made in scheme 1, as the primary (or the
+/// AOF's writer) that sent settings without it makes them.
 const FLAG_CURVED: u8 = 8;
 const ALL_FLAGS: u8 =
     FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME | FLAG_BLOCKED_LAYOUT | FLAG_CURVED;

@@ -239,7 +239,7 @@ impl Chain {
         if scheme.is_redisbloom() || !native || layers.iter().any(|l| l.rule() != rule) {
             return Err(FilterError::BadData);
         }
-        // A blocked chain hashes with xxh3-128 (made before scheme 4) or xxh3-64; scheme 4 is
+        // A blocked chain hashes with xxh3-128 (scheme 1) or xxh3-64; scheme 4 is
         // for blocked chains only, scheme 5 for standard ones only.
         let blocked_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Blocked);
         let standard_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved);

@@ -7,7 +7,7 @@
 //! ```text
 //! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing; 4 = xxh3-64, for
 //!                   blocked filters only; 5 = xxh3-128, probes with a full-width curvature,
-//!                   for standard filters only, made since 2026-11-27)
+//!                   for standard filters only)
 //! u64 seed          hash seed
 //! f64 error         requested false-positive rate
 //! u64 capacity      first layer's capacity
@@ -25,7 +25,7 @@
 //! (the one rule of [`check_layers`]); item counts must add up and stay within capacities
 //! (every layer but the last full, except in a counting chain, where deletes give room back);
 //! `counters` must be 0, 4, 8 or 512, and only with the xxh3 schemes (1; scheme 4 only with 512,
-//! as blocked filters are made since 2026-11-23 — older builds refuse scheme 4 cleanly, as an
+//! the scheme of new blocked filters, which a reader without scheme 4 refuses cleanly as an
 //! unknown id). Anything else is refused as
 //! [`FilterError::BadData`], before any array is allocated. A counting layer's `bits` is its
 //! number of counters (what the sizing calls bits); its array is `bits × counters` bits
@@ -38,16 +38,16 @@
 //! RedisBloom's own encoding versions (0–4) are reserved for importing its data.
 //! Encoding versions, by what they hold (Redis writes every value of a type with the type's
 //! one current version, so plain filters are written as 513 too):
-//! - 512 (scalebloom 0.1, before counting filters): field sequence version 1. Still loaded.
+//! - 512 (scalebloom 0.1): field sequence version 1, no counting filters. Loaded.
 //! - 513 (counting filters): field sequence version 2. A build that only knows 512 takes 513
 //!   for a RedisBloom encoding and refuses the value (it logs why and the load fails cleanly):
-//!   RDB files are not readable by older builds once this one wrote them. A blocked filter
-//!   (`counters` 512) is written as 513 too: builds before blocked filters refuse the value
-//!   (512 is not a counter width to them), cleanly, as any bad field. Still loaded.
+//!   an RDB file with 513 values is not readable by a build that knows only 512. A blocked
+//!   filter (`counters` 512) is written as 513 too: a build without blocked filters refuses
+//!   the value (512 is not a counter width to it), cleanly, as any bad field. Loaded.
 //! - 514 (this build): 513's value followed by the counts — one u64 per layer, its set bits
 //!   (non-zero counters), then one u64, the chain's saturated counters (0 unless counting).
-//!   Before 514 a load counted them, reading the whole filter once more (about 0.1 s per GiB
-//!   on top of the load). A build that knows only 513 refuses 514 values cleanly.
+//!   A load of 512 or 513 counts them, reading the whole filter once more (about 0.1 s per
+//!   GiB on top of the load). A build that knows only 513 refuses 514 values cleanly.
 //!   A loaded count is checked only against its bound (at most the layer's positions, the
 //!   saturated counters at most the counters), not against the bits; later adds can push a
 //!   possible-but-untrue count past that bound, so the counts are written bounded
@@ -66,8 +66,8 @@
 //! [8..12)  u32 0xFFFF_FFFF  — where RedisBloom reads its layer count: it computes an expected
 //!                             length of 20 + 53 × 2^32 bytes, sees ours differ, and answers
 //!                             "received bad data" instead of misreading the header
-//! [12..16) u32 dump format version: 1 (plain filters: field sequence version 1, so older
-//!                             builds still read their dumps) or 2 (counting filters: version 2)
+//! [12..16) u32 dump format version: 1 (plain filters: field sequence version 1, which a
+//!                             build that knows only 512 reads) or 2 (counting filters: version 2)
 //! [16..)   the field sequence, u64 and f64 little-endian
 //! ```
 //! Both versions are read. A counting filter's chunks are the bytes of its counter arrays.

@@ -80,7 +80,7 @@ pub struct Layer {
     pub(super) capacity: u64,
     pub(super) items: u64,
     /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped),
-    /// counted when bits arrive from outside (loads of older encodings, chunks), or read from
+    /// counted when bits arrive from outside (loads of encodings 512 and 513, chunks), or read from
     /// the value (encoding 514: possible, not checked against the bits; read it through
     /// [`Layer::ones`], which bounds it), so `BF.STATS` reads a layer's fill without a scan.
     /// In a counting layer: non-zero counters.

@@ -22,8 +22,8 @@
 //!
 //! # Hashing
 //! Each item is hashed once ([`crate::filter::hash`]): 128 bits of xxh3 with the chain's seed, split into a
-//! start and an odd step, from which every layer derives its `k` probe positions (standard
-//! chains made since 2026-11-27 add a full-width curvature: hash scheme 5). The scheme's
+//! start and an odd step, from which every layer derives its `k` probe positions (new
+//! standard chains add a full-width curvature: hash scheme 5). The scheme's
 //! id and the seed are stored with the chain, so the same bits always mean the same items.
 //! Filters imported from RedisBloom keep RedisBloom's schemes (MurmurHash64A or its legacy
 //! 32-bit hash, `(a + i·b) mod bits` or `mod 2^n2` positions) and its layer sizing for good

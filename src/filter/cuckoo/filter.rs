@@ -438,7 +438,7 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// compaction that frees a sub-filter lowers the bound under a count it does not change:
     /// saved as is, the value would be refused by the same loader (`DEBUG RELOAD` and a restart
     /// abort Redis). A true count never passes the slots (each fingerprint counted holds one).
-    /// The clamp is here, not on every insert (callgrind, 2026-11-27: 6 to 13 instructions
+    /// The clamp is here, not on every insert (callgrind: 6 to 13 instructions
     /// more per `CF.ADD` with it there; as it is, none on inserts and 4 per `CF.DEL`):
     /// everything that reads the count (`CF.INFO`, the saved value and the dump header, the
     /// digest, equality, the compaction threshold) reads it through this, and what raises the

@@ -11,7 +11,7 @@
 //! regularity of plain `h1 + i*h2`. A probe value `x` maps into `[0, bits)` by multiply-shift,
 //! `(x * bits) >> 64` on 128 bits: no division, and uniform because `x` is uniform.
 //!
-//! Scheme 1 has a floor (found 2026-11-27): multiply-shift reads the top bits of `x` only, and
+//! Scheme 1 has a floor: multiply-shift reads the top bits of `x` only, and
 //! `step_i` (at most `k³/6`, a few thousand) is far below `2^64 / bits` there, so on the bits
 //! that matter the probes are plain double hashing, `h1 + i·h2`. An item whose `h2 / 2^64` lies
 //! within about `1/(k·bits)` of a fraction with a small denominator `q` probes only about `q`
@@ -20,8 +20,8 @@
 //! measured, a 1,000-item layer asked for 1e-6 (28,800 bits, `k` = 20) answers 4.5e-6, and asked
 //! for 1e-9, 2.5e-6. RedisBloom's `(a + i·b) mod M` has the same floor (2.8.2 measured the same).
 //!
-//! Scheme 5, [`HashScheme::Xxh3Curved`], for standard chains (plain and counting) made since
-//! 2026-11-27: the same xxh3-128 and `h1`, `h2`, and a full-width curvature `h3` in place of
+//! Scheme 5, [`HashScheme::Xxh3Curved`], for new standard chains (plain and counting): the
+//! same xxh3-128 and `h1`, `h2`, and a full-width curvature `h3` in place of
 //! `i`: `x_0 = h1`, `x_{i+1} = x_i + step_i`, `step_0 = h2`, `step_{i+1} = step_i + h3`, so
 //! `x_i = h1 + i·h2 + i(i−1)/2 · h3` (wrapping), with `h3` = `h1` rotated by 32 bits
 //! ([`ItemHash::curve`]). Few distinct positions now need `h2` and `h3` near fractions with
@@ -34,11 +34,11 @@
 //! (`x_3 − 3x_2 + 3x_1 − x_0 = 0`), where scheme 1's involve three (`x_2 − 2x_1 + x_0 ≈ 0`).
 //! Measured on 1,000-item layers: see the README (*False positives at very low error rates*).
 //! The kernels run the same number of instructions per probe (`step += h3`, a register, where
-//! scheme 1 adds a constant) and one rotation per item. Chains made before keep scheme 1 and
-//! answer as they did.
+//! scheme 1 adds a constant) and one rotation per item. A chain stored with scheme 1 keeps it
+//! and answers as scheme 1 does.
 //!
-//! Scheme 4, [`HashScheme::Xxh3Blocked`], for blocked chains only (`LAYOUT BLOCKED`, made since
-//! 2026-11-23; blocked chains made before keep scheme 1): one `xxh3_64(item, seed)` per item,
+//! Scheme 4, [`HashScheme::Xxh3Blocked`], for new blocked chains (`LAYOUT BLOCKED`; a blocked chain
+//! stored with scheme 1 keeps it): one `xxh3_64(item, seed)` per item,
 //! about half the instructions of xxh3-128 on short items. A blocked layer needs about 64 bits
 //! per item: `h1` = the hash, whose high bits pick the block by multiply-shift; `h2` = its
 //! low 32 bits, shifted up, `| 1`: the probes within the block come from them
@@ -52,8 +52,8 @@
 //! fixed. Both hash the item twice into `a` and `b`, and probe `i` of a layer is
 //! `(a + i·b) mod 2^64 mod M`, where `M` is the layer's bit count or, for layers sized to a
 //! power of two, `2^n2` (see [`layer::Rule`](crate::filter::bloom::layer::Rule) and `filter/bloom/redisbloom/mod.rs`):
-//! - scheme 2, [`HashScheme::Murmur64`] (RedisBloom's `FORCE64` option, every filter RedisBloom
-//!   made since 1.1.1): `a = MurmurHash64A(item, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`;
+//! - scheme 2, [`HashScheme::Murmur64`] (RedisBloom's `FORCE64` option, every filter of RedisBloom
+//!   1.1.1 on): `a = MurmurHash64A(item, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`;
 //! - scheme 3, [`HashScheme::Murmur32`] (filters without `FORCE64`, RedisBloom 1.0–1.1.0):
 //!   `a = MurmurHash2(item, 0x9747b28c)`, `b = MurmurHash2(item, a)`, both 32-bit values.
 
@@ -77,7 +77,7 @@ pub enum HashScheme {
     /// bits.
     Xxh3Blocked,
     /// xxh3-128 once per item as scheme 1, probes with a full-width curvature (`step += h3`),
-    /// multiply-shift reduction: standard chains made since 2026-11-27.
+    /// multiply-shift reduction: new standard chains.
     Xxh3Curved,
 }
 
@@ -195,7 +195,7 @@ impl ItemHash {
     /// The bit positions a RedisBloom-scheme item probes in a layer whose positions are taken
     /// modulo `modulus` (its bit count, or `2^n2`): `(a + i·b) mod 2^64 mod modulus`, for `i` in
     /// `0..hashes`. (RedisBloom computes this in 64 bits since 1.1.1; with a power-of-two
-    /// modulus the older 32-bit arithmetic gives the same positions.)
+    /// modulus 1.0's 32-bit arithmetic gives the same positions.)
     #[inline]
     pub fn modular_probes(self, modulus: u64, hashes: u32) -> impl Iterator<Item = u64> {
         (0..u64::from(hashes)).map(move |i| self.h1.wrapping_add(i.wrapping_mul(self.h2)) % modulus)

@@ -2,8 +2,8 @@
 //! RedisBloom's Bloom schemes (2 and 3, [`HashScheme`](super::HashScheme)) and of its cuckoo
 //! fingerprints.
 
-/// RedisBloom's seed of the first MurmurHash64A (`bloom_calc_hash64`). Between 2018-02-14 and
-/// 2018-04-05 (no release) it was 0.
+/// RedisBloom's seed of the first MurmurHash64A (`bloom_calc_hash64`). In RDB encoding version 2
+/// (no release) it is 0.
 pub const MURMUR64_SEED: u64 = 0xc6a4_a793_5bd1_e995;
 /// RedisBloom's seed of the first 32-bit MurmurHash2 (`bloom_calc_hash`).
 pub const MURMUR32_SEED: u32 = 0x9747_b28c;

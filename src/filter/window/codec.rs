@@ -23,7 +23,7 @@
 //!
 //! The RDB value of encoding 2 is a u64 layout (0 sliced, 1 blocked), the fields, then the
 //! memory as strings: one per slice (sliced), or pieces of at most 16 MiB (blocked). Encoding 1
-//! (before the blocked layout) is the sliced fields and slices without the layout word; it is
+//! is the sliced fields and slices without the layout word; it is
 //! still read. The dump header of `BF.SCANDUMP` is [`WINDOW_MAGIC`] (sliced) or
 //! [`WINDOW_MAGIC_BLOCKED`] followed by the fields in a byte buffer; its chunks are the memory's
 //! bytes, each at most 16 MiB (and inside one slice, sliced), addressed by byte offset as the

@@ -28,7 +28,7 @@
 //! generation's block of its row; a query tests the mask against every remembered
 //! generation's block of the row (one row: `GENERATIONS` adjacent cache lines).
 //!
-//! Filters written before keep their layout. Blocked ([`WindowLayout::Blocked`], encoding 2):
+//! Filters stored in encoding 1 or 2 keep their layout. Blocked ([`WindowLayout::Blocked`], encoding 2):
 //! rows of `k + l + 1` words, a tag and then one word of each slice; an item's hash picks one
 //! row, and in each slice's word of it one bit (a mix of the hash and the slice's physical
 //! index); a query gathers the `k + l` bits and looks for a run of `k`. Sliced

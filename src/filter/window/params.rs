@@ -54,7 +54,7 @@ pub enum WindowKind {
 /// How the slices lie in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowLayout {
-    /// One array per slice (encoding 1, filters written before the blocked layout): an item's
+    /// One array per slice (encoding 1): an item's
     /// bits are in `k + l` separate arrays, one cache line each.
     Sliced,
     /// Rows of `k + l + 1` words: a tag word, then one word of each slice. An item's bits all
@@ -324,7 +324,7 @@ pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParam
 }
 
 /// The parameters of a windowed filter in `layout` (new filters take the generations layout;
-/// the others are chosen only to test the loading of data written before it).
+/// the others are chosen only to test the loading of data stored in them).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is how NaN is refused
 pub fn choose_in(
     layout: WindowLayout,

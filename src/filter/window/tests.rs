@@ -560,7 +560,7 @@ fn the_avx2_row_test_agrees_with_the_scalar_one_on_random_rows() {
     assert!(ones > 100_000, "{ones}");
 }
 
-/// Values of the layouts written before the generations layout, as the fuzz seeds keep them
+/// Values of the layouts other than the generations layout, as the fuzz seeds keep them
 /// (a mode byte, then the RDB value; made by `examples/fuzz_seeds.rs` from 60 items `w0`…`w59`
 /// added at 1000 + 37·i ms): encoding 2 blocked, and the sliced layout under encoding 2.
 #[test]

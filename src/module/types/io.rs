@@ -69,8 +69,8 @@ impl FieldReader for RdbReader {
     }
 
     /// A bit-array segment, kept in the buffer Redis read it into: no second allocation, no
-    /// zeroing and no copy of up to 64 MiB per segment (loading a 1 GiB filter used to page in
-    /// and zero twice its size). Copied instead where the buffer cannot serve as words.
+    /// zeroing and no copy of up to 64 MiB per segment (a copy would page in and zero twice the
+    /// filter's size). Copied instead where the buffer cannot serve as words.
     fn words(&mut self, n: u64) -> Result<Words, FilterError> {
         let want =
             n.checked_mul(8).and_then(|b| usize::try_from(b).ok()).ok_or(FilterError::BadData)?;

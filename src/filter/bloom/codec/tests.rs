@@ -197,7 +197,7 @@ fn counting_chains_round_trip_every_format() {
     assert_eq!(dump_header(&sample(10, false))[12..16], DUMP_VERSION.to_le_bytes());
 }
 
-/// Field sequence version 1 (RDB encoding 512, written before counting filters) still
+/// Field sequence version 1 (RDB encoding 512, no counters field) still
 /// loads, as a plain chain.
 #[test]
 fn version_1_fields_still_load() {

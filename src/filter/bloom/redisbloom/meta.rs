@@ -99,7 +99,7 @@ pub struct RawLink {
     pub hashes: u64,
     /// `bpe`.
     pub bpe: f64,
-    /// `bits` (0 for power-of-two layers written before RedisBloom 2.2).
+    /// `bits` (0 for power-of-two layers written by RedisBloom 1.0–2.0).
     pub bits: u64,
     /// `n2`.
     pub n2: u64,

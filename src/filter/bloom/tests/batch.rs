@@ -85,7 +85,7 @@ fn chain_in(scheme: HashScheme, error: f64, capacity: u64, expansion: u64) -> Ch
     c
 }
 
-/// Chains made before scheme 5 (scheme 1's probe sequence) keep batches equal to their
+/// Chains of scheme 1 (its probe sequence) keep batches equal to their
 /// one-by-one paths, one layer and many.
 #[test]
 fn batches_equal_one_by_one_in_scheme_1() {

@@ -317,8 +317,8 @@ fn altered_blocked_metadata_is_refused() {
     }
 }
 
-/// Blocked chains are made with hash scheme 4 (xxh3-64); the blocked chains made before it
-/// (scheme 1, xxh3-128) still load from every format and answer for their items, and grow in
+/// Blocked chains are made with hash scheme 4 (xxh3-64); blocked chains stored with scheme 1
+/// (xxh3-128) still load from every format and answer for their items, and grow in
 /// scheme 1. Scheme 4 goes with the blocked layout only: its id on a standard or counting
 /// chain's fields is refused.
 #[test]

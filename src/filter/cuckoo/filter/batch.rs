@@ -196,8 +196,8 @@ impl<F: Fingerprint> Cuckoo<F> {
 /// in every sub-filter prefetched before the first is probed, so that the probes find their
 /// buckets in L1 rather than wait for each in turn. At every filter size: even the bench's
 /// 512 KiB filter is mostly outside L1, and its bucket reads were where `CF.MEXISTS` spent
-/// its time in a `perf` profile (before, only sub-filters of 4 MiB and more were prefetched,
-/// through the one-item paths).
+/// its time in a `perf` profile when only sub-filters of 4 MiB and more were prefetched
+/// (through the one-item paths).
 const BLOCK: usize = 16;
 
 /// The lookups of `items`, a block at a time ([`BLOCK`]), each `prefetch`ed (its buckets in
