@@ -32,8 +32,10 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
-use scalebloom::filter::params::layer_size;
-use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
+use scalebloom::filter::Unlimited;
+use scalebloom::filter::bloom::params::layer_size;
+use scalebloom::filter::bloom::{Chain, ChainParams};
+use scalebloom::filter::hash::HashScheme;
 
 /// Items per iteration: one BF.MADD / BF.MEXISTS batch.
 const BATCH: usize = 1024;

@@ -8,14 +8,16 @@
 
 use std::path::{Path, PathBuf};
 
-use scalebloom::filter::codec::{dump_header, write_chain};
+use scalebloom::filter::Unlimited;
+use scalebloom::filter::bloom::codec::{dump_header, write_chain};
+use scalebloom::filter::bloom::redisbloom::{one_layer_header, parse_header, write_rdb};
+use scalebloom::filter::bloom::{Chain, ChainParams};
 use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
 use scalebloom::filter::fields::SliceReader;
-use scalebloom::filter::redisbloom::{one_layer_header, parse_header, write_rdb};
+use scalebloom::filter::hash::HashScheme;
 use scalebloom::filter::window::codec as window_codec;
 use scalebloom::filter::window::params as window_params;
 use scalebloom::filter::window::{WindowFilter, WindowKind, WindowLayout};
-use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 /// A small filter: `items` distinct items added to a chain with these parameters.
 fn filter(error: f64, capacity: u64, expansion: u64, items: u32) -> Chain {

@@ -6,9 +6,11 @@
 
 use std::time::Instant;
 
+use scalebloom::filter::Unlimited;
+use scalebloom::filter::bloom::{Chain, ChainParams};
+use scalebloom::filter::hash::HashScheme;
 use scalebloom::filter::window::WindowFilter;
 use scalebloom::filter::window::params::{WindowKind, WindowLayout, choose, choose_in};
-use scalebloom::filter::{Chain, ChainParams, HashScheme, Unlimited};
 
 fn main() {
     let n =

@@ -15,7 +15,7 @@
 
 mod common;
 use common::*;
-use scalebloom::filter::redisbloom::one_layer_header;
+use scalebloom::filter::bloom::redisbloom::one_layer_header;
 use std::sync::Arc;
 
 /// Path of RedisBloom's module; a test without it fails.

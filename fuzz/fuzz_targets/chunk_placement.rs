@@ -27,11 +27,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use scalebloom::filter::bloom::chunks::{MAX_CHUNK_BYTES, chunk_at, read_chunk, write_chunk};
 use scalebloom::filter::bloom::claims::expected_layer_in;
+use scalebloom::filter::bloom::codec::{ChainMeta, dump_header, parse_dump_header};
 use scalebloom::filter::bloom::params::Layout;
-use scalebloom::filter::chunks::{MAX_CHUNK_BYTES, chunk_at, read_chunk, write_chunk};
-use scalebloom::filter::codec::{ChainMeta, dump_header, parse_dump_header};
-use scalebloom::filter::{BloomError, Chain, ChainParams, HashScheme, MaxFilterBytes};
+use scalebloom::filter::bloom::{Chain, ChainParams};
+use scalebloom::filter::hash::HashScheme;
+use scalebloom::filter::{FilterError, MaxFilterBytes};
 
 const ERRORS: [f64; 7] = [0.5, 0.1, 0.05, 0.01, 0.001, 1e-5, 1e-9];
 
@@ -88,7 +90,7 @@ fn filter_from(input: &mut Input) -> Option<Chain> {
     last.1 = partial;
     let chain = match meta.allocate(&MaxFilterBytes(4 << 20)) {
         Ok(chain) => chain,
-        Err(BloomError::FilterLimit { .. }) => return None,
+        Err(FilterError::FilterLimit { .. }) => return None,
         Err(e) => panic!("a valid description was refused: {e:?}"),
     };
     // Through the header, as BF.LOADCHUNK key 1 <header> would build it.
@@ -135,9 +137,9 @@ fuzz_target!(|data: &[u8]| {
 
         // What must happen, from the model alone.
         let expected = match bounds.iter().find(|(s, e)| (*s..*e).contains(&offset)) {
-            None => Err(BloomError::ChunkOffset),
+            None => Err(FilterError::ChunkOffset),
             Some(&(_, layer_end)) if offset + len as u64 > layer_end => {
-                Err(BloomError::ChunkTooBig)
+                Err(FilterError::ChunkTooBig)
             }
             Some(_) => Ok(()),
         };

@@ -12,9 +12,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::codec::{ChainMeta, dump_header, parse_dump_header};
-use scalebloom::filter::params::info_size;
-use scalebloom::filter::{BloomError, MaxFilterBytes};
+use scalebloom::filter::bloom::codec::{ChainMeta, dump_header, parse_dump_header};
+use scalebloom::filter::bloom::params::info_size;
+use scalebloom::filter::{FilterError, MaxFilterBytes};
 
 /// Largest filter (as `BF.INFO Size` counts) a header may allocate here.
 const LIMIT: u64 = 64 << 20;
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     let size = info_size(meta.layers.len() as u64, meta.bit_bytes());
     let chain = match meta.clone().allocate(&MaxFilterBytes(LIMIT)) {
         Ok(chain) => chain,
-        Err(BloomError::FilterLimit { needed, limit }) => {
+        Err(FilterError::FilterLimit { needed, limit }) => {
             assert_eq!((needed, limit), (size, LIMIT), "the guard saw another size");
             assert!(size > LIMIT, "a filter within the limit was refused");
             return;

@@ -17,7 +17,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::codec::{read_chain, write_chain};
+use scalebloom::filter::bloom::codec::{read_chain, write_chain};
 use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::{MaxFilterBytes, Unlimited};
 

@@ -10,8 +10,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::codec::{AnyHeader, dump_header, parse_any_header};
-use scalebloom::filter::{BloomError, MaxFilterBytes};
+use scalebloom::filter::bloom::codec::{AnyHeader, dump_header, parse_any_header};
+use scalebloom::filter::{FilterError, MaxFilterBytes};
 
 /// Largest filter (as `BF.INFO Size` counts) a header may allocate here.
 const LIMIT: u64 = 64 << 20;
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let redisbloom = matches!(header, AnyHeader::RedisBloom(_));
     let chain = match header.allocate(&MaxFilterBytes(LIMIT)) {
         Ok(chain) => chain,
-        Err(BloomError::FilterLimit { .. }) => return,
+        Err(FilterError::FilterLimit { .. }) => return,
         Err(e) => panic!("a header that parsed could not be allocated: {e:?}"),
     };
     assert_eq!(chain.scheme().is_redisbloom(), redisbloom);

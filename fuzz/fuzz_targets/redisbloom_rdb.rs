@@ -14,9 +14,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::codec::{read_chain, write_chain};
+use scalebloom::filter::bloom::codec::{read_chain, write_chain};
+use scalebloom::filter::bloom::redisbloom::{read_rdb, write_rdb};
 use scalebloom::filter::fields::SliceReader;
-use scalebloom::filter::redisbloom::{read_rdb, write_rdb};
 use scalebloom::filter::{MaxFilterBytes, Unlimited};
 
 fuzz_target!(|data: &[u8]| {

@@ -3,8 +3,8 @@
 //! both a [`FieldWriter`] and a [`FieldReader`], so each format (`codec.rs`, `redisbloom/`) is
 //! written once for both. Depends on nothing but the core's error and word types.
 
-use super::BloomError;
 use super::mem::Words;
+use crate::filter::FilterError;
 
 /// A sink for typed fields (an RDB file, or a byte buffer).
 pub trait FieldWriter {
@@ -21,19 +21,19 @@ pub trait FieldReader {
     /// A byte string read from the source.
     type Bytes: AsRef<[u8]>;
     /// Reads an unsigned integer.
-    fn u64(&mut self) -> Result<u64, BloomError>;
+    fn u64(&mut self) -> Result<u64, FilterError>;
     /// Reads a double.
-    fn f64(&mut self) -> Result<f64, BloomError>;
+    fn f64(&mut self) -> Result<f64, FilterError>;
     /// Reads a length-delimited byte string.
-    fn bytes(&mut self) -> Result<Self::Bytes, BloomError>;
+    fn bytes(&mut self) -> Result<Self::Bytes, FilterError>;
 
     /// Reads a byte string of exactly `n` little-endian words (a bit-array segment) as words.
     /// The default copies; a reader whose buffers can be kept as they are (the RDB loader)
     /// overrides it to hand its buffer over without a copy.
-    fn words(&mut self, n: u64) -> Result<Words, BloomError> {
+    fn words(&mut self, n: u64) -> Result<Words, FilterError> {
         let bytes = self.bytes()?;
-        if bytes.as_ref().len() as u64 != n.checked_mul(8).ok_or(BloomError::BadData)? {
-            return Err(BloomError::BadData);
+        if bytes.as_ref().len() as u64 != n.checked_mul(8).ok_or(FilterError::BadData)? {
+            return Err(FilterError::BadData);
         }
         Words::from_le_bytes(bytes.as_ref())
     }
@@ -70,9 +70,9 @@ impl<'a> SliceReader<'a> {
         self.rest.len()
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], BloomError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], FilterError> {
         if self.rest.len() < n {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let (head, tail) = self.rest.split_at(n);
         self.rest = tail;
@@ -82,15 +82,15 @@ impl<'a> SliceReader<'a> {
 
 impl<'a> FieldReader for SliceReader<'a> {
     type Bytes = &'a [u8];
-    fn u64(&mut self) -> Result<u64, BloomError> {
+    fn u64(&mut self) -> Result<u64, FilterError> {
         let b = self.take(8)?;
-        Ok(u64::from_le_bytes(b.try_into().map_err(|_| BloomError::BadData)?))
+        Ok(u64::from_le_bytes(b.try_into().map_err(|_| FilterError::BadData)?))
     }
-    fn f64(&mut self) -> Result<f64, BloomError> {
+    fn f64(&mut self) -> Result<f64, FilterError> {
         self.u64().map(f64::from_bits)
     }
-    fn bytes(&mut self) -> Result<&'a [u8], BloomError> {
-        let len = usize::try_from(self.u64()?).map_err(|_| BloomError::BadData)?;
+    fn bytes(&mut self) -> Result<&'a [u8], FilterError> {
+        let len = usize::try_from(self.u64()?).map_err(|_| FilterError::BadData)?;
         self.take(len)
     }
 }

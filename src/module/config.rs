@@ -19,10 +19,11 @@ use redis_module::{Context, RedisError, RedisString};
 use super::args::{parse_f64, parse_memory};
 use super::errors;
 use super::options::capped_error;
+use crate::filter::FilterError;
+use crate::filter::bloom::ChainParams;
+use crate::filter::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::cuckoo::params as cf;
 use crate::filter::mem::{HUGE_PAGES, HUGE_PAGES_AT_FAULT};
-use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::{BloomError, ChainParams};
 
 /// Default error rate of filters created by ADD / MADD / INSERT.
 pub static ERROR_RATE: ErrorRate = ErrorRate(AtomicU64::new(0x3F84_7AE1_47AE_147B)); // 0.01
@@ -225,7 +226,7 @@ impl ConfigurationValue<i64> for Bounded {
 
 /// The parameters an auto-created filter gets right now (each setting was validated when set;
 /// the combination is checked here).
-pub fn defaults() -> Result<ChainParams, BloomError> {
+pub fn defaults() -> Result<ChainParams, FilterError> {
     ChainParams::new(ERROR_RATE.get(), INITIAL_SIZE.get() as u64, EXPANSION.get() as u64)
 }
 

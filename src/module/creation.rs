@@ -48,8 +48,10 @@ use super::call::Call;
 use super::config;
 use super::options::capped_error;
 use super::replicate::replicate;
-use crate::filter::params::{MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::{BloomError, ChainParams, HashScheme};
+use crate::filter::FilterError;
+use crate::filter::bloom::ChainParams;
+use crate::filter::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
+use crate::filter::hash::HashScheme;
 
 /// The `cf-*` settings a cuckoo filter's creating command takes its unspecified options from
 /// (`cf-max-expansions`, read on every insert, is not one of them).
@@ -148,7 +150,7 @@ impl Settings {
     /// The parameters of a filter created without any (BF.ADD, BF.MADD) or with some
     /// (BF.INSERT). Each setting was validated on its own; whether the combination can be
     /// built is for `Chain::new` to say, as the chain is built next.
-    pub fn defaults(&self) -> Result<ChainParams, BloomError> {
+    pub fn defaults(&self) -> Result<ChainParams, FilterError> {
         ChainParams::in_ranges(self.error_rate, self.initial_size, self.expansion)
     }
 

@@ -3,8 +3,7 @@
 //! The wording is RedisBloom 8's, so clients and scripts that match on it keep working; the
 //! replies RedisBloom lacks (limits it never had) say what was refused and which setting decides.
 
-use crate::filter::BloomError;
-use crate::filter::cuckoo::CuckooError;
+use crate::filter::FilterError;
 
 pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
 pub const ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
@@ -129,27 +128,35 @@ pub const INTERNAL: &str =
     "ERR internal error in scalebloom: the command was aborted, see the server log";
 
 /// The reply text for a core error met while creating or growing a filter.
-pub fn text(e: &BloomError) -> String {
+pub fn text(e: &FilterError) -> String {
     let s = match e {
-        BloomError::ErrorRange => ERROR_RATE_RANGE,
-        BloomError::CapacityRange => CAPACITY_RANGE,
-        BloomError::ExpansionRange => EXPANSION_RANGE,
-        BloomError::ErrorTooSmall => ERROR_TOO_SMALL,
-        BloomError::NonscalingFull => NONSCALING_FULL,
-        BloomError::TooManyLayers | BloomError::TooLarge | BloomError::BadParameter => {
+        FilterError::ErrorRange => ERROR_RATE_RANGE,
+        FilterError::CapacityRange => CAPACITY_RANGE,
+        FilterError::ExpansionRange => EXPANSION_RANGE,
+        FilterError::ErrorTooSmall => ERROR_TOO_SMALL,
+        FilterError::NonscalingFull => NONSCALING_FULL,
+        FilterError::TooManyLayers | FilterError::TooLarge | FilterError::BadParameter => {
             PROBLEM_INSERTING
         }
-        BloomError::OutOfMemory => NO_MEMORY,
-        BloomError::BadData => BAD_DATA,
-        BloomError::ChunkOffset => CHUNK_OFFSET,
-        BloomError::ChunkTooBig => CHUNK_TOO_BIG,
-        BloomError::NotCounting => NOT_COUNTING,
-        BloomError::FilterLimit { needed, limit } => {
+        FilterError::OutOfMemory => NO_MEMORY,
+        FilterError::BadData => BAD_DATA,
+        FilterError::ChunkOffset => CHUNK_OFFSET,
+        FilterError::ChunkTooBig => CHUNK_TOO_BIG,
+        FilterError::NotCounting => NOT_COUNTING,
+        // A cuckoo filter's own refusals, which its commands answer with `cuckoo_text`.
+        FilterError::CapacityTooSmall
+        | FilterError::BucketSizeRange
+        | FilterError::MaxIterationsRange
+        | FilterError::MaxExpansions
+        | FilterError::BadHeader
+        | FilterError::UnsupportedEncoding(_)
+        | FilterError::Unsupported => return cuckoo_text(e),
+        FilterError::FilterLimit { needed, limit } => {
             return format!(
                 "ERR filter would need {needed} bytes, over the per-filter limit bf.max-filter-bytes ({limit})"
             );
         }
-        BloomError::MaxMemory { needed } => {
+        FilterError::MaxMemory { needed } => {
             return format!(
                 "OOM allocating {needed} bytes for the filter would exceed 'maxmemory'"
             );
@@ -186,33 +193,39 @@ pub fn cf_header_max_filters(filters: u16, max: u16) -> String {
 
 /// The reply when making a cuckoo filter failed (CF.RESERVE, an insert that creates, a
 /// CF.LOADCHUNK header): RedisBloom's words, or what refused the memory.
-pub fn cf_create(e: &CuckooError) -> String {
+pub fn cf_create(e: &FilterError) -> String {
     match e {
-        CuckooError::OutOfMemory | CuckooError::Alloc(BloomError::OutOfMemory) => {
-            NO_MEMORY.to_string()
-        }
-        CuckooError::Alloc(_) | CuckooError::CapacityTooSmall => cuckoo_text(e),
+        FilterError::OutOfMemory => NO_MEMORY.to_string(),
+        e if e.is_limit() || *e == FilterError::CapacityTooSmall => cuckoo_text(e),
         _ => CF_CANNOT_CREATE.to_string(),
     }
 }
 
 /// The reply text of a cuckoo filter's core error.
-pub fn cuckoo_text(e: &CuckooError) -> String {
+pub fn cuckoo_text(e: &FilterError) -> String {
     let s = match e {
-        CuckooError::CapacityTooSmall => CF_CAPACITY_RANGE,
-        CuckooError::BucketSizeRange => CF_BUCKET_SIZE_RANGE,
-        CuckooError::MaxIterationsRange => CF_MAX_ITERATIONS_RANGE,
-        CuckooError::ExpansionRange => CF_EXPANSION_RANGE,
-        CuckooError::TooLarge => CF_CANNOT_CREATE,
-        CuckooError::MaxExpansions => CF_MAX_EXPANSIONS,
-        CuckooError::Alloc(BloomError::OutOfMemory) | CuckooError::OutOfMemory => {
-            CF_INSERT_NO_MEMORY
-        }
-        CuckooError::Alloc(e) => return text(e),
-        CuckooError::BadData => CF_BAD_HEADER,
-        CuckooError::BadHeader => CF_INVALID_HEADER,
-        CuckooError::ChunkOffset | CuckooError::ChunkTooBig => CF_BAD_CHUNK,
-        CuckooError::UnsupportedEncoding(_) | CuckooError::Unsupported => CF_BAD_HEADER,
+        FilterError::CapacityTooSmall => CF_CAPACITY_RANGE,
+        FilterError::BucketSizeRange => CF_BUCKET_SIZE_RANGE,
+        FilterError::MaxIterationsRange => CF_MAX_ITERATIONS_RANGE,
+        FilterError::ExpansionRange => CF_EXPANSION_RANGE,
+        FilterError::TooLarge => CF_CANNOT_CREATE,
+        FilterError::MaxExpansions => CF_MAX_EXPANSIONS,
+        FilterError::OutOfMemory => CF_INSERT_NO_MEMORY,
+        FilterError::BadData => CF_BAD_HEADER,
+        FilterError::BadHeader => CF_INVALID_HEADER,
+        FilterError::ChunkOffset | FilterError::ChunkTooBig => CF_BAD_CHUNK,
+        FilterError::UnsupportedEncoding(_) | FilterError::Unsupported => CF_BAD_HEADER,
+        // The guard's refusals (the per-filter limit, `maxmemory`), and what only a Bloom
+        // filter refuses, read as for a Bloom filter.
+        FilterError::FilterLimit { .. }
+        | FilterError::MaxMemory { .. }
+        | FilterError::ErrorRange
+        | FilterError::CapacityRange
+        | FilterError::ErrorTooSmall
+        | FilterError::BadParameter
+        | FilterError::NonscalingFull
+        | FilterError::TooManyLayers
+        | FilterError::NotCounting => return text(e),
     };
     s.to_string()
 }

@@ -27,7 +27,7 @@ use redis_module::{Context, ContextFlags, RedisValue};
 
 use super::call::Call;
 use super::config;
-use crate::filter::{AllocGuard, BloomError, MaxFilterBytes};
+use crate::filter::{AllocGuard, FilterError, MaxFilterBytes};
 
 /// `maxmemory` in bytes (0: none), as of the last load or config change.
 static MAXMEMORY: AtomicU64 = AtomicU64::new(0);
@@ -82,7 +82,7 @@ impl<'a> ServerGuard<'a> {
 }
 
 impl AllocGuard for ServerGuard<'_> {
-    fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), BloomError> {
+    fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), FilterError> {
         let per_filter = MaxFilterBytes(config::max_filter_bytes());
         let max = MAXMEMORY.load(Ordering::Relaxed);
         if max == 0 && per_filter.admit(filter_bytes_after, new_bytes).is_ok() {
@@ -103,7 +103,7 @@ impl AllocGuard for ServerGuard<'_> {
             return Ok(());
         }
         if new_bytes > max {
-            return Err(BloomError::MaxMemory { needed: new_bytes });
+            return Err(FilterError::MaxMemory { needed: new_bytes });
         }
         if flags.contains(ContextFlags::EVICTED) {
             return Ok(()); // the policy evicts: the next command makes room
@@ -116,7 +116,7 @@ impl AllocGuard for ServerGuard<'_> {
         };
         let used = (ratio * max as f64) as u64;
         if used.saturating_add(new_bytes) > max {
-            return Err(BloomError::MaxMemory { needed: new_bytes });
+            return Err(FilterError::MaxMemory { needed: new_bytes });
         }
         Ok(())
     }

@@ -10,9 +10,11 @@
 use super::args::{Args, parse_f64, parse_i64};
 use super::errors;
 use super::reply::Reply;
-use crate::filter::ChainParams;
+use crate::filter::bloom::ChainParams;
 use crate::filter::bloom::counters::valid_width;
-use crate::filter::params::{Layout, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range};
+use crate::filter::bloom::params::{
+    Layout, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, error_in_range,
+};
 use crate::filter::window::params::MAX_WINDOW_MS;
 use crate::filter::window::{WindowKind, WindowParams};
 

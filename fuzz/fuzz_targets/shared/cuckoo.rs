@@ -3,8 +3,9 @@
 //! a value the loaders take again (else `DEBUG RELOAD` or a restart refuses the data the
 //! server saved itself, and Redis aborts).
 
+use scalebloom::filter::FilterError;
 use scalebloom::filter::cuckoo::codec::RDB_ENCODING_VERSION;
-use scalebloom::filter::cuckoo::{CuckooError, CuckooFilter, Header, Insert};
+use scalebloom::filter::cuckoo::{CuckooFilter, Header, Insert};
 use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::{MaxFilterBytes, Unlimited};
 
@@ -41,7 +42,7 @@ pub fn run_commands(f: &mut CuckooFilter, script: &[u8]) -> Vec<String> {
             2 => format!("{} {} {}", f.contains(&item), f.count(&item), f.delete(&item)),
             _ if b >= 0xf0 => {
                 let items: Vec<[u8; 2]> = (0..16u8).map(|i| [b, i]).collect();
-                let mut out: Vec<Result<Insert, CuckooError>> = Vec::new();
+                let mut out: Vec<Result<Insert, FilterError>> = Vec::new();
                 let r = f.insert_many(&items, b & 1 == 1, MAX_FILTERS, &guard, &mut out);
                 inserted += out.iter().filter(|r| **r == Ok(Insert::Inserted)).count() as u64;
                 format!("{r:?} {out:?}")

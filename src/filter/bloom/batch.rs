@@ -12,7 +12,7 @@ use super::block::{Block, HASH_BATCH, Purpose, prefetch_layers};
 use super::chain::Chain;
 use super::dispatch::by_kind;
 use super::kernel::LayerKind;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::AllocGuard;
 
 impl Chain {
@@ -65,7 +65,7 @@ impl Chain {
         items: &[T],
         guard: &dyn AllocGuard,
         out: &mut Vec<bool>,
-    ) -> Result<(), BloomError> {
+    ) -> Result<(), FilterError> {
         self.awaiting_chunks = false;
         by_kind!(self.kind(), K => self.add_many_as::<K, T>(items, guard, out))
     }
@@ -76,7 +76,7 @@ impl Chain {
         items: &[T],
         guard: &dyn AllocGuard,
         out: &mut Vec<bool>,
-    ) -> Result<(), BloomError> {
+    ) -> Result<(), FilterError> {
         let mut block = Block::<K>::new(self);
         let (step, prefetch, scheme) = (block.part_len(), block.prefetch, self.scheme());
         // One layer, not prefetched: as many items as it has room for hashed and added in one

@@ -11,7 +11,7 @@
 //! so bit `p` is in byte `p / 8` at mask `1 << (p % 8)` — the same byte order RedisBloom uses.
 
 use super::probe::WordArray;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::mem::{Words, le_bytes, replace_counting, set_from_le_bytes};
 
 /// log2 of the words in one full segment: 2^23 words = 64 MiB.
@@ -183,9 +183,9 @@ impl BitArray {
     }
 
     /// A zeroed array of `bits` bits. `bits` must be a positive multiple of 64.
-    pub fn new(bits: u64) -> Result<Self, BloomError> {
+    pub fn new(bits: u64) -> Result<Self, FilterError> {
         if bits == 0 || bits % 64 != 0 {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         if bits / 64 <= SEGMENT_WORDS {
             // One segment (nearly every filter): no table to build and drop on the way.
@@ -327,10 +327,10 @@ impl BitArray {
         offset: u64,
         len: u64,
         mut f: impl FnMut(&[u8]),
-    ) -> Result<(), BloomError> {
-        let end = offset.checked_add(len).ok_or(BloomError::BadData)?;
+    ) -> Result<(), FilterError> {
+        let end = offset.checked_add(len).ok_or(FilterError::BadData)?;
         if end > self.len_bytes() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut pos = offset;
         while pos < end {
@@ -366,10 +366,10 @@ impl BitArray {
 
     /// [`BitArray::write_bytes`], counting the set bits of the words it writes to before and
     /// after (whole words, so bits outside the range count in both): `(before, after)`.
-    pub fn replace_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(u64, u64), BloomError> {
+    pub fn replace_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(u64, u64), FilterError> {
         let (mut before, mut after) = (0u64, 0u64);
         self.write_words(offset, data, |words, bytes| {
-            let (b, a) = replace_counting(words, bytes).ok_or(BloomError::BadData)?;
+            let (b, a) = replace_counting(words, bytes).ok_or(FilterError::BadData)?;
             (before, after) = (before + b, after + a);
             Ok(())
         })?;
@@ -378,9 +378,9 @@ impl BitArray {
 
     /// Overwrites the bytes at `[offset, offset + data.len())` with `data` (little-endian order):
     /// whole words in one copy per segment, merged bytes only in the words at either end.
-    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
         self.write_words(offset, data, |words, bytes| {
-            set_from_le_bytes(words, bytes).then_some(()).ok_or(BloomError::BadData)
+            set_from_le_bytes(words, bytes).then_some(()).ok_or(FilterError::BadData)
         })
     }
 
@@ -392,11 +392,11 @@ impl BitArray {
         &mut self,
         offset: u64,
         data: &[u8],
-        mut put: impl FnMut(&mut [u64], &[u8]) -> Result<(), BloomError>,
-    ) -> Result<(), BloomError> {
-        let end = offset.checked_add(data.len() as u64).ok_or(BloomError::BadData)?;
+        mut put: impl FnMut(&mut [u64], &[u8]) -> Result<(), FilterError>,
+    ) -> Result<(), FilterError> {
+        let end = offset.checked_add(data.len() as u64).ok_or(FilterError::BadData)?;
         if end > self.len_bytes() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut pos = offset;
         let mut data = data;
@@ -436,16 +436,16 @@ impl BitArray {
     /// number of words the layout requires there and checked to have exactly that many.
     pub fn from_segments(
         bits: u64,
-        mut next_segment: impl FnMut(u64) -> Result<Words, BloomError>,
-    ) -> Result<Self, BloomError> {
+        mut next_segment: impl FnMut(u64) -> Result<Words, FilterError>,
+    ) -> Result<Self, FilterError> {
         if bits == 0 || bits % 64 != 0 {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut segments = Vec::new();
         for words in segment_lengths(bits / 64) {
             let seg = next_segment(words)?;
             if seg.len() as u64 != words {
-                return Err(BloomError::BadData);
+                return Err(FilterError::BadData);
             }
             segments.push(seg);
         }

@@ -4,9 +4,9 @@
 //! memory latency of every probe in the block overlaps.
 
 use super::chain::Chain;
-use super::hash::ItemHash;
 use super::kernel::{BATCH, LayerKind};
 use super::layer::Layer;
+use crate::filter::hash::ItemHash;
 
 /// Layers at least this large are prefetched in batches; smaller ones sit in the CPU caches
 /// anyway, where a prefetch would only cost instructions.

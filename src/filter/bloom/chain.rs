@@ -7,7 +7,6 @@
 
 use super::claims::{LayerClaim, check_layers, expected_layer_in, layer_error};
 use super::counters::{self, Width};
-use super::hash::{HashScheme, ItemHash};
 use super::kind::Kind;
 use super::layer::{Layer, Rule};
 use super::layers::Layers;
@@ -15,8 +14,9 @@ use super::params::{
     ChainParams, LayerSize, Layout, MAX_LAYERS, MAX_RB_LAYERS, RbLayerSize, TIGHTENING,
     bits_per_entry, info_size, layer_size, rb_layer_size,
 };
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::{HashScheme, ItemHash};
 
 /// A scalable Bloom filter.
 ///
@@ -87,7 +87,7 @@ impl Chain {
         scheme: HashScheme,
         seed: u64,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if scheme.is_redisbloom() {
             // A new filter keeps this module's limits (the error floor, MAX_HASHES) whatever
             // its scheme: the same parameters are refused with the same error as native ones.
@@ -115,24 +115,24 @@ impl Chain {
         seed: u64,
         width: Width,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         Self::new_standard(params, HashScheme::Xxh3Curved, seed, width, guard)
     }
 
     /// [`Chain::new_counting`] in `scheme`, which must be one of standard chains (1 or 5:
-    /// [`BloomError::BadParameter`] otherwise).
+    /// [`FilterError::BadParameter`] otherwise).
     pub fn new_standard(
         params: ChainParams,
         scheme: HashScheme,
         seed: u64,
         width: Width,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if width != 0 && !counters::valid_width(u64::from(width)) {
-            return Err(BloomError::BadParameter);
+            return Err(FilterError::BadParameter);
         }
         if !matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved) {
-            return Err(BloomError::BadParameter);
+            return Err(FilterError::BadParameter);
         }
         let first = layer_size(params.capacity, params.first_layer_error())?;
         let bytes = array_bytes(&first, width)?;
@@ -147,7 +147,7 @@ impl Chain {
         params: ChainParams,
         seed: u64,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         let first = Layout::Blocked.layer_size(params.capacity, params.first_layer_error())?;
         guard.admit(info_size(1, first.bytes()), first.bytes())?;
         let layers = Layers::one(Layer::new_blocked(&first)?);
@@ -165,7 +165,7 @@ impl Chain {
         self.layers[0].width()
     }
 
-    /// A chain in a RedisBloom scheme rebuilt from stored layers (see `filter::redisbloom`,
+    /// A chain in a RedisBloom scheme rebuilt from stored layers (see `filter::bloom::redisbloom`,
     /// which validates each layer's fields): `expansion` 0 when nonscaling. Checks that the
     /// scheme is RedisBloom's, the first layer has no halvings and the others are full, every
     /// layer follows `noround`, a nonscaling chain has one layer, and the counts add up.
@@ -176,32 +176,32 @@ impl Chain {
         first_error: f64,
         layers: Vec<Layer>,
         items: u64,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if !scheme.is_redisbloom()
             || layers.is_empty()
             || layers.len() > MAX_RB_LAYERS
             || (expansion == 0 && layers.len() != 1)
             || layers[0].halvings() != 0
         {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut sum = 0u64;
         for (i, layer) in layers.iter().enumerate() {
             let pow2 = matches!(layer.rule(), Rule::Pow2(_));
             let native = matches!(layer.rule(), Rule::Reduce | Rule::Counting(_) | Rule::Blocked);
             if native || pow2 == noround {
-                return Err(BloomError::BadData);
+                return Err(FilterError::BadData);
             }
             if i + 1 < layers.len() && !layer.is_full() {
-                return Err(BloomError::BadData);
+                return Err(FilterError::BadData);
             }
-            sum = sum.checked_add(layer.items()).ok_or(BloomError::BadData)?;
+            sum = sum.checked_add(layer.items()).ok_or(FilterError::BadData)?;
         }
         if sum != items {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let params = ChainParams { error: first_error, capacity: layers[0].capacity(), expansion };
-        let layers = Layers::from_vec(layers).ok_or(BloomError::BadData)?;
+        let layers = Layers::from_vec(layers).ok_or(FilterError::BadData)?;
         let mut chain = Self::assemble(params, scheme, 0, layers);
         chain.noround = noround;
         Ok(chain)
@@ -219,7 +219,7 @@ impl Chain {
         seed: u64,
         layers: Vec<Layer>,
         items: u64,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         Self::from_parts_counted(params, scheme, seed, layers, items, false)
     }
 
@@ -232,28 +232,28 @@ impl Chain {
         layers: Vec<Layer>,
         items: u64,
         counts_follow: bool,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         let rule = layers.first().map_or(Rule::Reduce, Layer::rule);
         let layout = if rule == Rule::Blocked { Layout::Blocked } else { Layout::Standard };
         let native = matches!(rule, Rule::Reduce | Rule::Counting(_) | Rule::Blocked);
         if scheme.is_redisbloom() || !native || layers.iter().any(|l| l.rule() != rule) {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
-        // A blocked chain hashes with xxh3-128 (made before scheme 4) or xxh3-64; scheme 4 is
+        // A blocked chain hashes with xxh3-128 (scheme 1) or xxh3-64; scheme 4 is
         // for blocked chains only, scheme 5 for standard ones only.
         let blocked_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Blocked);
         let standard_scheme = matches!(scheme, HashScheme::Xxh3Enhanced | HashScheme::Xxh3Curved);
         if (layout == Layout::Blocked && !blocked_scheme)
             || (layout != Layout::Blocked && !standard_scheme)
         {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let counting = matches!(rule, Rule::Counting(_));
         let claims: Vec<LayerClaim> = layers.iter().map(LayerClaim::of).collect();
         check_layers(&params, layout, &claims, items, counting)?;
         // Loaded layers were collected through an iterator of unknown length: the boxed slice
         // drops the spare slots, which would otherwise stay in every loaded filter.
-        let layers = Layers::from_vec(layers).ok_or(BloomError::BadData)?;
+        let layers = Layers::from_vec(layers).ok_or(FilterError::BadData)?;
         let mut chain = Self::assemble(params, scheme, seed, layers);
         if let (Rule::Counting(width), false) = (rule, counts_follow) {
             let saturated =
@@ -355,20 +355,20 @@ impl Chain {
     /// BF.STATS' fill and estimates, never an answer.
     ///
     /// [`Contents::Counted`]: super::layer::Contents::Counted
-    pub fn set_loaded_counts(&mut self, ones: &[u64], saturated: u64) -> Result<(), BloomError> {
+    pub fn set_loaded_counts(&mut self, ones: &[u64], saturated: u64) -> Result<(), FilterError> {
         if ones.len() != self.layers.len() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let counting = matches!(self.layers.first().rule(), Rule::Counting(_));
         let mut counters = 0u64;
         for (layer, &n) in self.layers.iter().zip(ones) {
             if n > layer.len_bits() {
-                return Err(BloomError::BadData);
+                return Err(FilterError::BadData);
             }
             counters = counters.saturating_add(layer.len_bits());
         }
         if saturated > if counting { counters } else { 0 } {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         for (layer, &n) in self.layers.iter_mut().zip(ones) {
             layer.ones = n;
@@ -384,8 +384,8 @@ impl Chain {
         index: usize,
         offset: u64,
         data: &[u8],
-    ) -> Result<(), BloomError> {
-        let layer = self.layers.get_mut(index).ok_or(BloomError::ChunkOffset)?;
+    ) -> Result<(), FilterError> {
+        let layer = self.layers.get_mut(index).ok_or(FilterError::ChunkOffset)?;
         let (before, after) = layer.write_bytes(offset, data)?;
         let saturated = self.layers.saturated();
         // Saturating, not asserted: the count may be one a loaded value carried.
@@ -443,13 +443,13 @@ impl Chain {
 
     /// Adds `item`: `Ok(true)` if it was new, `Ok(false)` if it was (probably) present and
     /// nothing changed. Fails, changing nothing, when a needed layer cannot be built.
-    pub fn add(&mut self, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+    pub fn add(&mut self, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         self.awaiting_chunks = false;
         self.add_hash(self.hash(item), guard)
     }
 
     /// Appends the next layer, or says why it cannot ([`Chain::next_layer`]).
-    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), BloomError> {
+    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), FilterError> {
         let layer = match self.next_layer(guard)? {
             NextLayer::RedisBloom(next, halvings) => Layer::new_redisbloom(&next, halvings)?,
             NextLayer::Native(next, Layout::Blocked, _) => Layer::new_blocked(&next)?,
@@ -471,16 +471,16 @@ impl Chain {
     /// limits ([`MAX_LAYERS`], the error floor); a chain in RedisBloom's schemes grows as
     /// RedisBloom grows it, while the halved error stays above 0 ([`MAX_RB_LAYERS`]): a
     /// replica of a RedisBloom primary must take every add the primary took.
-    fn next_layer(&self, guard: &dyn AllocGuard) -> Result<NextLayer, BloomError> {
+    fn next_layer(&self, guard: &dyn AllocGuard) -> Result<NextLayer, FilterError> {
         if !self.params().scaling() {
-            return Err(BloomError::NonscalingFull);
+            return Err(FilterError::NonscalingFull);
         }
         let most = if self.scheme.is_redisbloom() { MAX_RB_LAYERS } else { MAX_LAYERS };
         if self.layers.len() >= most {
-            return Err(BloomError::TooManyLayers);
+            return Err(FilterError::TooManyLayers);
         }
         let too_many = |e| match e {
-            BloomError::ErrorTooSmall => BloomError::TooManyLayers,
+            FilterError::ErrorTooSmall => FilterError::TooManyLayers,
             other => other,
         };
         if self.scheme.is_redisbloom() {
@@ -488,7 +488,7 @@ impl Chain {
             let halvings = self.layers[self.layers.len() - 1]
                 .halvings()
                 .checked_add(1)
-                .ok_or(BloomError::TooManyLayers)?;
+                .ok_or(FilterError::TooManyLayers)?;
             self.admit_layer(next.bits / 8, guard)?;
             Ok(NextLayer::RedisBloom(next, halvings))
         } else {
@@ -510,25 +510,25 @@ enum NextLayer {
 }
 
 /// Bytes of the array of a layer of `size` with counters of `width` bits (0: plain bits).
-pub fn array_bytes(size: &LayerSize, width: Width) -> Result<u64, BloomError> {
+pub fn array_bytes(size: &LayerSize, width: Width) -> Result<u64, FilterError> {
     Ok(counters::array_bits(size.bits, width)? / 8)
 }
 
 impl Chain {
     /// Asks `guard` whether one more layer of `bytes` bytes may be allocated.
-    fn admit_layer(&self, bytes: u64, guard: &dyn AllocGuard) -> Result<(), BloomError> {
-        let after = self.bit_bytes().checked_add(bytes).ok_or(BloomError::TooLarge)?;
+    fn admit_layer(&self, bytes: u64, guard: &dyn AllocGuard) -> Result<(), FilterError> {
+        let after = self.bit_bytes().checked_add(bytes).ok_or(FilterError::TooLarge)?;
         guard.admit(info_size(self.layers.len() as u64 + 1, after), bytes)
     }
 
     /// The layer RedisBloom would append to this RedisBloom chain (`SBChain_Add`):
     /// `bloom_init(last.entries × growth, last.error × 0.5, options)`.
-    fn next_redisbloom_layer(&self) -> Result<RbLayerSize, BloomError> {
+    fn next_redisbloom_layer(&self) -> Result<RbLayerSize, FilterError> {
         let last = self.layers.len() - 1;
         let capacity = self.layers[last]
             .capacity()
             .checked_mul(u64::from(self.expansion))
-            .ok_or(BloomError::TooLarge)?;
+            .ok_or(FilterError::TooLarge)?;
         rb_layer_size(capacity, self.layer_error(last) * TIGHTENING, self.noround)
     }
 }

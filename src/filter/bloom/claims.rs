@@ -4,7 +4,7 @@
 
 use super::layer::Layer;
 use super::params::{ChainParams, LayerSize, Layout, MAX_LAYERS, TIGHTENING};
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 
 /// What a stored layer says of itself: what [`check_layers`] compares with the parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,27 +46,27 @@ pub fn check_layers(
     claims: &[LayerClaim],
     items: u64,
     counting: bool,
-) -> Result<Vec<LayerSize>, BloomError> {
+) -> Result<Vec<LayerSize>, FilterError> {
     if claims.is_empty() || claims.len() > MAX_LAYERS || (!params.scaling() && claims.len() != 1) {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     let mut sizes = Vec::with_capacity(claims.len());
     let mut sum = 0u64;
     for (i, c) in claims.iter().enumerate() {
-        let want = expected_layer_in(params, layout, i).map_err(|_| BloomError::BadData)?;
+        let want = expected_layer_in(params, layout, i).map_err(|_| FilterError::BadData)?;
         let sized = c.capacity == want.capacity
             && c.hashes == u64::from(want.hashes)
             && c.bits == want.bits;
         let last = i + 1 == claims.len();
         let counts = counting || (c.items <= c.capacity && (last || c.items == c.capacity));
         if !sized || !counts {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
-        sum = sum.checked_add(c.items).ok_or(BloomError::BadData)?;
+        sum = sum.checked_add(c.items).ok_or(FilterError::BadData)?;
         sizes.push(want);
     }
     if sum != items {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     Ok(sizes)
 }
@@ -74,7 +74,7 @@ pub fn check_layers(
 /// The layer a chain with `params` has at position `index`: capacity × expansion^index at
 /// error × 0.5^index. Multiplying by 0.5 is exact in binary floating point, so a loaded layer
 /// can be compared to this bit for bit.
-pub fn expected_layer(params: &ChainParams, index: usize) -> Result<LayerSize, BloomError> {
+pub fn expected_layer(params: &ChainParams, index: usize) -> Result<LayerSize, FilterError> {
     expected_layer_in(params, Layout::Standard, index)
 }
 
@@ -83,10 +83,11 @@ pub fn expected_layer_in(
     params: &ChainParams,
     layout: Layout,
     index: usize,
-) -> Result<LayerSize, BloomError> {
+) -> Result<LayerSize, FilterError> {
     let mut capacity = params.capacity;
     for _ in 0..index {
-        capacity = capacity.checked_mul(u64::from(params.expansion)).ok_or(BloomError::TooLarge)?;
+        capacity =
+            capacity.checked_mul(u64::from(params.expansion)).ok_or(FilterError::TooLarge)?;
     }
     layout.layer_size(capacity, layer_error(params, index))
 }

@@ -9,7 +9,7 @@
 //! bits) or the low (even `i`) or high (odd `i`) nibble of byte `i/2` (4 bits).
 
 use super::bits::BitArray;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 
 /// Bits per counter: 4 (at most 15, 4× a plain filter's memory) or 8 (at most 255, 8×).
 pub type Width = u8;
@@ -64,8 +64,8 @@ pub fn array_counts(bits: &BitArray, width: Width) -> (u64, u64) {
 
 /// Counters stored in an array of `positions` counters of `width` bits: its length in bits,
 /// checked.
-pub fn array_bits(positions: u64, width: Width) -> Result<u64, BloomError> {
-    positions.checked_mul(u64::from(width.max(1))).ok_or(BloomError::TooLarge)
+pub fn array_bits(positions: u64, width: Width) -> Result<u64, FilterError> {
+    positions.checked_mul(u64::from(width.max(1))).ok_or(FilterError::TooLarge)
 }
 
 #[cfg(test)]

@@ -24,12 +24,12 @@
 use super::block::{Block, Purpose};
 use super::chain::Chain;
 use super::counters::{Width, max};
-use super::hash::ItemHash;
 use super::kernel::{BATCH, LayerKind};
 use super::kind::Kind;
 use super::layer::Layer;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::ItemHash;
 
 /// Counting layers, counters of `W` bits (4 or 8): the positions of [`Plain`](super::kernel::Plain)
 /// layers, each a counter in an array `W` times larger. The kind of counting chains
@@ -149,7 +149,7 @@ impl<const W: Width, const C: bool> LayerKind for Counting<W, C> {
     /// the item as a false positive: measured on a chain grown 20× at 1%, about 15 items lost
     /// per 5,000 deletes.) Only a delete of an item never added can take counts that are not
     /// its own (README: Counting filters).
-    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         if let Some(home) = chain.layers.iter_mut().find(|l| Self::holds(l, h)) {
             let (_, saturated) = Self::increment(home, h);
             chain.layers.add_saturated(saturated);
@@ -169,23 +169,23 @@ impl Chain {
     /// Deletes one occurrence of `item` from a counting chain: `Ok(true)` if it was present
     /// and its counters were decremented (in the oldest layer that holds it, which is always
     /// the layer its adds counted it in: see [`Counting::add`](LayerKind::add)), `Ok(false)`,
-    /// changing nothing, if it was not; [`BloomError::NotCounting`] for a plain chain.
-    pub fn delete(&mut self, item: &[u8]) -> Result<bool, BloomError> {
+    /// changing nothing, if it was not; [`FilterError::NotCounting`] for a plain chain.
+    pub fn delete(&mut self, item: &[u8]) -> Result<bool, FilterError> {
         let h = self.hash(item);
         let deleted = self.delete_hash(h)?;
         self.awaiting_chunks = false;
         Ok(deleted)
     }
 
-    /// [`Chain::delete`] for a precomputed hash; [`BloomError::NotCounting`] for a plain chain.
-    pub(super) fn delete_hash(&mut self, h: ItemHash) -> Result<bool, BloomError> {
+    /// [`Chain::delete`] for a precomputed hash; [`FilterError::NotCounting`] for a plain chain.
+    pub(super) fn delete_hash(&mut self, h: ItemHash) -> Result<bool, FilterError> {
         match self.kind() {
             Kind::Counting4 => Ok(Counting::<4, false>::delete(self, h)),
             Kind::Counting4Curved => Ok(Counting::<4, true>::delete(self, h)),
             Kind::Counting8 => Ok(Counting::<8, false>::delete(self, h)),
             Kind::Counting8Curved => Ok(Counting::<8, true>::delete(self, h)),
             Kind::Plain | Kind::PlainCurved | Kind::RedisBloom | Kind::Blocked => {
-                Err(BloomError::NotCounting)
+                Err(FilterError::NotCounting)
             }
         }
     }
@@ -196,14 +196,14 @@ impl Chain {
         &mut self,
         items: &[T],
         out: &mut Vec<bool>,
-    ) -> Result<(), BloomError> {
+    ) -> Result<(), FilterError> {
         match self.kind() {
             Kind::Counting4 => self.delete_many_as::<4, false, T>(items, out),
             Kind::Counting4Curved => self.delete_many_as::<4, true, T>(items, out),
             Kind::Counting8 => self.delete_many_as::<8, false, T>(items, out),
             Kind::Counting8Curved => self.delete_many_as::<8, true, T>(items, out),
             Kind::Plain | Kind::PlainCurved | Kind::RedisBloom | Kind::Blocked => {
-                return Err(BloomError::NotCounting);
+                return Err(FilterError::NotCounting);
             }
         }
         Ok(())

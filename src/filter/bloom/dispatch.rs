@@ -3,12 +3,12 @@
 //! [`super::batch`], the deletes of counting chains in [`super::counting`].
 
 use super::chain::Chain;
-use super::hash::{HashScheme, ItemHash};
 use super::kernel::LayerKind;
 use super::kind::Kind;
 use super::layer::Layer;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::{HashScheme, ItemHash};
 
 /// Runs `$body` with `$K` naming the [`LayerKind`] type of `$kind`: the one place where a
 /// kind is turned into code, once per call into the chain.
@@ -75,7 +75,7 @@ impl Chain {
 
     /// [`Chain::add`] for a precomputed hash.
     #[inline(never)]
-    pub fn add_hash(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+    pub fn add_hash(&mut self, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         by_kind!(self.kind(), K => K::add(self, h, guard))
     }
 }

@@ -22,12 +22,12 @@
 use super::bits::{View, ViewMut};
 use super::blocked::{self, BlockedKernels, ItemsKernels};
 use super::chain::Chain;
-use super::hash::{HashScheme, ItemHash};
 use super::layer::Layer;
 use super::probe::{self, WordArray};
-use super::xxh3short::Xxh3Seeded;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::xxh3short::Xxh3Seeded;
+use crate::filter::hash::{HashScheme, ItemHash};
 
 /// Items per block in [`Chain::contains_many`] and [`Chain::add_many`]: enough probes in flight
 /// to cover memory latency (16 items × up to ~10 probes), few enough that the prefetched lines
@@ -150,7 +150,7 @@ pub trait LayerKind {
     /// set in one pass ([`LayerKind::insert_if_new`]). Counting chains add otherwise
     /// ([`super::counting`]).
     #[inline(always)]
-    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+    fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         let (last, first, between) = chain.layers.split_last_mut();
         // Plain loops, not `any` nor a chained iterator: the adapter would be compiled out of
         // line around the inlined kernel, a call per add even when there is no older layer.
@@ -179,7 +179,7 @@ fn add_past_full<K: LayerKind + ?Sized>(
     chain: &mut Chain,
     h: ItemHash,
     guard: &dyn AllocGuard,
-) -> Result<bool, BloomError> {
+) -> Result<bool, FilterError> {
     if K::holds(chain.layers.last(), h) {
         return Ok(false);
     }
@@ -297,7 +297,7 @@ fn prefetch_plain<A: WordArray + ?Sized, const C: bool>(
 /// Native layers of bits in blocks of 512 bits ([`Rule::Blocked`](super::layer::Rule::Blocked)), after RocksDB's
 /// FastLocalBloom: `h1` picks the block by multiply-shift (`(h1 · blocks) >> 64`), and probe
 /// `i` is bit `x_i >> 55` of it (the top 9 bits), where `x_0 = h2` and `x_{i+1} = x_i · φ`
-/// (`φ` = [`BLOCK_PROBE_MUL`](super::blocked::BLOCK_PROBE_MUL), odd; RocksDB does the same on 32 bits). The bits an item probes
+/// (`φ` = [`BLOCK_PROBE_MUL`](crate::filter::masks::BLOCK_PROBE_MUL), odd; RocksDB does the same on 32 bits). The bits an item probes
 /// are one cache line: one miss per item per layer, whatever `k` is. The kernels are in
 /// [`super::blocked`].
 pub struct Blocked;

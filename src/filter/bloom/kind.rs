@@ -15,7 +15,7 @@ use super::layer::Rule;
 pub enum Kind {
     /// Native bits ([`Plain`](super::kernel::Plain)), scheme 1's probe sequence.
     Plain,
-    /// Native bits, scheme 5's probe sequence ([`HashScheme::Xxh3Curved`](super::hash::HashScheme::Xxh3Curved)).
+    /// Native bits, scheme 5's probe sequence ([`HashScheme::Xxh3Curved`](crate::filter::hash::HashScheme::Xxh3Curved)).
     PlainCurved,
     /// Native counters of 4 bits, scheme 1's probe sequence.
     Counting4,
@@ -33,7 +33,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind a layer of `rule` belongs to, its standard positions in scheme 5's sequence if
-    /// `curved` ([`HashScheme::is_curved`](super::hash::HashScheme::is_curved)) and scheme 1's if not.
+    /// `curved` ([`HashScheme::is_curved`](crate::filter::hash::HashScheme::is_curved)) and scheme 1's if not.
     #[inline]
     pub fn of(rule: Rule, curved: bool) -> Self {
         match (rule, curved) {

@@ -4,14 +4,15 @@
 
 use super::bits::BitArray;
 use super::counters::{self, Width};
-use super::params::{BLOCK_BITS, LayerSize, RbLayerSize, layer_size};
-use crate::filter::BloomError;
+use super::params::{LayerSize, RbLayerSize, layer_size};
+use crate::filter::FilterError;
+use crate::filter::masks::BLOCK_BITS;
 
 /// How a layer turns an item's hash into bit positions: part of the data, like the hash scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     /// Native layers: the chain's probe sequence (scheme 1's enhanced double hashing or scheme
-    /// 5's curved one), multiply-shift into `[0, bits)` ([`ItemHash::probes_in`](super::hash::ItemHash::probes_in)).
+    /// 5's curved one), multiply-shift into `[0, bits)` ([`ItemHash::probes_in`](crate::filter::hash::ItemHash::probes_in)).
     Reduce,
     /// RedisBloom layers sized without rounding (`NOROUND`): `(a + i·b) mod bits`. RedisBloom
     /// 2.2.0–2.2.14 rounded such layers up to whole bytes, not 64-bit words: the array here is
@@ -79,7 +80,7 @@ pub struct Layer {
     pub(super) capacity: u64,
     pub(super) items: u64,
     /// Bits set in `bits`: kept as adds set them (the kernels report how many they flipped),
-    /// counted when bits arrive from outside (loads of older encodings, chunks), or read from
+    /// counted when bits arrive from outside (loads of encodings 512 and 513, chunks), or read from
     /// the value (encoding 514: possible, not checked against the bits; read it through
     /// [`Layer::ones`], which bounds it), so `BF.STATS` reads a layer's fill without a scan.
     /// In a counting layer: non-zero counters.
@@ -107,20 +108,20 @@ impl Layer {
     }
 
     /// An empty layer for `capacity` items at `error`.
-    pub fn new(capacity: u64, error: f64) -> Result<Self, BloomError> {
+    pub fn new(capacity: u64, error: f64) -> Result<Self, FilterError> {
         Self::new_counting(&layer_size(capacity, error)?, 0)
     }
 
     /// An empty layer of `size` with counters of `width` bits (4 or 8), or plain bits when
     /// `width` is 0.
     #[inline]
-    pub fn new_counting(size: &LayerSize, width: Width) -> Result<Self, BloomError> {
+    pub fn new_counting(size: &LayerSize, width: Width) -> Result<Self, FilterError> {
         let bits = BitArray::new(counters::array_bits(size.bits, width)?)?;
         Self::from_parts(*size, 0, bits, width, Contents::Fresh)
     }
 
     /// An empty RedisBloom layer of `size`, `halvings` times tighter than the chain's first.
-    pub fn new_redisbloom(size: &RbLayerSize, halvings: u16) -> Result<Self, BloomError> {
+    pub fn new_redisbloom(size: &RbLayerSize, halvings: u16) -> Result<Self, FilterError> {
         let bits = BitArray::new(array_bits(size.bits))?;
         Self::from_redisbloom(size, halvings, 0, bits, Contents::Fresh)
     }
@@ -134,17 +135,17 @@ impl Layer {
         items: u64,
         bits: BitArray,
         contents: Contents,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if size.bits == 0 || size.bits % 8 != 0 || bits.len_bits() != array_bits(size.bits) {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let pad = ((bits.len_bits() - size.bits) / 8) as u8;
         let rule = if size.n2 == 0 { Rule::Modulo(pad) } else { Rule::Pow2(size.n2) };
         if size.n2 >= 64 || rule.modulus(size.bits) > size.bits || items > size.capacity {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         if pad != 0 && size.n2 != 0 {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let ones = match contents {
             Contents::Loaded => bits.count_ones(),
@@ -155,7 +156,7 @@ impl Layer {
     }
 
     /// An empty blocked layer of `size` ([`Rule::Blocked`]).
-    pub fn new_blocked(size: &LayerSize) -> Result<Self, BloomError> {
+    pub fn new_blocked(size: &LayerSize) -> Result<Self, FilterError> {
         let bits = BitArray::new(size.bits)?;
         Self::from_blocked(*size, 0, bits, Contents::Fresh)
     }
@@ -167,13 +168,13 @@ impl Layer {
         items: u64,
         bits: BitArray,
         contents: Contents,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if size.bits == 0
             || size.bits % BLOCK_BITS != 0
             || bits.len_bits() != size.bits
             || items > size.capacity
         {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let ones = match contents {
             Contents::Loaded => bits.count_ones(),
@@ -208,16 +209,16 @@ impl Layer {
         bits: BitArray,
         width: Width,
         contents: Contents,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         let rule = match width {
             0 => Rule::Reduce,
             w if counters::valid_width(u64::from(w)) => Rule::Counting(w),
-            _ => return Err(BloomError::BadData),
+            _ => return Err(FilterError::BadData),
         };
         // A counting layer counts every add of the items it holds, past its capacity too.
         let items_fit = width != 0 || items <= size.capacity;
         if bits.len_bits() != counters::array_bits(size.bits, width)? || !items_fit {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let ones = match contents {
             Contents::Loaded => counters::array_counts(&bits, width).0,
@@ -307,7 +308,7 @@ impl Layer {
         &mut self,
         offset: u64,
         data: &[u8],
-    ) -> Result<(u64, u64), BloomError> {
+    ) -> Result<(u64, u64), FilterError> {
         let width = self.width();
         let (mut ones, mut saturated) = (0u64, 0u64);
         // One call maps the pages, instead of a read fault and then a write fault per page.

@@ -1,4 +1,4 @@
-//! The scalable Bloom chain: parameters and sizing ([`params`]), hashing ([`hash`]), bit arrays
+//! The scalable Bloom chain: parameters and sizing ([`params`]), hashing ([`crate::filter::hash`]), bit arrays
 //! ([`bits`]) and their probe kernels ([`probe`]), layers ([`layer`]), how a chain stores them
 //! ([`layers`]) and their kinds as types
 //! ([`kind`]), the chain ([`chain`]),
@@ -21,9 +21,9 @@
 //! `p/2 + p/4 + … < p`. A nonscaling chain has one layer and refuses items once full.
 //!
 //! # Hashing
-//! Each item is hashed once ([`hash`]): 128 bits of xxh3 with the chain's seed, split into a
-//! start and an odd step, from which every layer derives its `k` probe positions (standard
-//! chains made since 2026-11-27 add a full-width curvature: hash scheme 5). The scheme's
+//! Each item is hashed once ([`crate::filter::hash`]): 128 bits of xxh3 with the chain's seed, split into a
+//! start and an odd step, from which every layer derives its `k` probe positions (new
+//! standard chains add a full-width curvature: hash scheme 5). The scheme's
 //! id and the seed are stored with the chain, so the same bits always mean the same items.
 //! Filters imported from RedisBloom keep RedisBloom's schemes (MurmurHash64A or its legacy
 //! 32-bit hash, `(a + i·b) mod bits` or `mod 2^n2` positions) and its layer sizing for good
@@ -50,11 +50,12 @@ pub mod bits;
 pub mod block;
 pub mod blocked;
 pub mod chain;
+pub mod chunks;
 pub mod claims;
+pub mod codec;
 pub mod counters;
 pub mod counting;
 pub mod dispatch;
-pub mod hash;
 pub mod kernel;
 pub mod kind;
 pub mod layer;
@@ -62,12 +63,11 @@ pub mod layers;
 pub mod modular;
 pub mod params;
 pub mod probe;
+pub mod redisbloom;
 pub mod stats;
-mod xxh3short;
 
 #[cfg(test)]
 mod tests;
 
 pub use chain::Chain;
-pub use hash::HashScheme;
 pub use params::ChainParams;

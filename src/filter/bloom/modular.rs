@@ -18,10 +18,10 @@ use std::mem::MaybeUninit;
 use std::num::NonZeroU64;
 
 use super::bits::{View, ViewMut};
-use super::hash::{HashScheme, ItemHash};
 use super::kernel::{BATCH, LayerKind};
 use super::layer::Layer;
 use super::probe::WordArray;
+use crate::filter::hash::{HashScheme, ItemHash};
 
 /// Probes per item that [`Positions`] keeps; a layer with more is prefetched without keeping
 /// anything. RedisBloom's `k` is `⌈ln 2 · bits per item⌉`: 7 at 1%, 10 at 0.1%, 20 at 10⁻⁶.

@@ -9,7 +9,8 @@
 //! The constants are RedisBloom's own literals so the same RESERVE gives the same bytes, bits
 //! and hashes (and so the same `BF.INFO` / `BF.DEBUG` numbers).
 
-use crate::filter::BloomError;
+use crate::filter::FilterError;
+use crate::filter::masks::BLOCK_BITS;
 
 /// ln(2)^2, as RedisBloom writes it.
 const LN2_SQUARED: f64 = 0.480453013918201;
@@ -96,35 +97,31 @@ pub fn bits_per_entry(error: f64) -> f64 {
 
 /// Sizes one layer for `capacity` items at `error`, or says why it cannot be built.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
-pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
+pub fn layer_size(capacity: u64, error: f64) -> Result<LayerSize, FilterError> {
     // `!(error < 1.0)` also refuses NaN; `!(error >= MIN)` also refuses 0 and negatives (a
     // tiny requested rate halved for the first layer can round to 0).
     if capacity == 0 || !(error < 1.0) {
-        return Err(BloomError::BadParameter);
+        return Err(FilterError::BadParameter);
     }
     if !(error >= MIN_LAYER_ERROR) {
-        return Err(BloomError::ErrorTooSmall);
+        return Err(FilterError::ErrorTooSmall);
     }
     let bpe = bits_per_entry(error);
     let raw_bits = capacity as f64 * bpe;
     // f64 holds every integer below 2^53 exactly; MAX_LAYER_BITS (2^43) is far below that,
     // so the comparison is exact and the cast below cannot saturate.
     if !raw_bits.is_finite() || raw_bits >= MAX_LAYER_BITS as f64 {
-        return Err(BloomError::TooLarge);
+        return Err(FilterError::TooLarge);
     }
     let floor_bits = (raw_bits as u64).max(1);
     let bits = floor_bits.div_ceil(64) * 64;
     let hashes = (LN2 * bpe).ceil() as u32;
     if hashes == 0 || hashes > MAX_HASHES {
-        return Err(BloomError::ErrorTooSmall);
+        return Err(FilterError::ErrorTooSmall);
     }
     Ok(LayerSize { capacity, error, bpe, bits, hashes })
 }
 
-/// Bits in one block of a blocked layer ([`Layout::Blocked`]): a 64-byte cache line.
-pub const BLOCK_BITS: u64 = 512;
-/// Bits of an item's probe hash each probe of a blocked layer takes: log2 of [`BLOCK_BITS`].
-pub const BLOCK_PROBE_BITS: u32 = 9;
 /// Blocked layers size their bits per item in steps of 1/`BPE_STEPS` bit.
 const BPE_STEPS: u64 = 16;
 /// Blocked layers are sized for this fraction of their error by the model
@@ -145,7 +142,7 @@ pub enum Layout {
 
 impl Layout {
     /// The size of a layer of this layout for `capacity` items at `error`.
-    pub fn layer_size(self, capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
+    pub fn layer_size(self, capacity: u64, error: f64) -> Result<LayerSize, FilterError> {
         match self {
             Layout::Standard => layer_size(capacity, error),
             Layout::Blocked => blocked_layer_size(capacity, error),
@@ -199,7 +196,7 @@ fn best_blocked_probes(bpe: f64) -> (u32, f64) {
 /// blocks. The size's `bpe` is [`bits_per_entry`] of the error, as for standard layers. Costs about 4.6% more bits than [`layer_size`] at 1%, 8.7% at 0.1%, 15% at 0.01%;
 /// the cost grows as the error falls (a block holds few items' worth of bits).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
-pub fn blocked_layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomError> {
+pub fn blocked_layer_size(capacity: u64, error: f64) -> Result<LayerSize, FilterError> {
     // The standard sizing first: the same refusals (capacity 0, error range, error floor).
     let standard = layer_size(capacity, error)?;
     let target = error * BLOCKED_MARGIN;
@@ -210,7 +207,7 @@ pub fn blocked_layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomE
     let mut lo = steps(standard.bpe).max(12);
     let mut hi = (steps(standard.bpe * 16.0) + 1).max(lo);
     if !(best_blocked_probes(hi as f64 / BPE_STEPS as f64).1 <= target) {
-        return Err(BloomError::ErrorTooSmall);
+        return Err(FilterError::ErrorTooSmall);
     }
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
@@ -221,11 +218,11 @@ pub fn blocked_layer_size(capacity: u64, error: f64) -> Result<LayerSize, BloomE
         }
     }
     let (hashes, _) = best_blocked_probes(hi as f64 / BPE_STEPS as f64);
-    let raw = capacity.checked_mul(hi).ok_or(BloomError::TooLarge)?.div_ceil(BPE_STEPS);
+    let raw = capacity.checked_mul(hi).ok_or(FilterError::TooLarge)?.div_ceil(BPE_STEPS);
     let bits =
-        raw.max(1).div_ceil(BLOCK_BITS).checked_mul(BLOCK_BITS).ok_or(BloomError::TooLarge)?;
+        raw.max(1).div_ceil(BLOCK_BITS).checked_mul(BLOCK_BITS).ok_or(FilterError::TooLarge)?;
     if bits >= MAX_LAYER_BITS {
-        return Err(BloomError::TooLarge);
+        return Err(FilterError::TooLarge);
     }
     // `bpe` stays RedisBloom's figure for the error, as for every native layer (a chain's
     // layer sizes carry it from the error alone); the bits per item really spent are
@@ -265,42 +262,42 @@ pub struct RbLayerSize {
 /// bytes = ceil(bits / 64) × 8, bits = bytes × 8, hashes = ceil(ln(2) × bpe)
 /// ```
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are how NaN is refused
-pub fn rb_layer_size(entries: u64, error: f64, noround: bool) -> Result<RbLayerSize, BloomError> {
+pub fn rb_layer_size(entries: u64, error: f64, noround: bool) -> Result<RbLayerSize, FilterError> {
     if entries == 0 || !(error < 1.0) {
-        return Err(BloomError::BadParameter);
+        return Err(FilterError::BadParameter);
     }
     if !(error >= MIN_RB_LAYER_ERROR) {
-        return Err(BloomError::ErrorTooSmall);
+        return Err(FilterError::ErrorTooSmall);
     }
     let bpe = bits_per_entry(error).abs();
     let raw = entries as f64 * bpe;
     if !raw.is_finite() || raw >= MAX_LAYER_BITS as f64 {
-        return Err(BloomError::TooLarge);
+        return Err(FilterError::TooLarge);
     }
     let (capacity, bits, n2) = if noround {
         (entries, (raw as u64).max(1), 0u8)
     } else {
         if raw < 1.0 {
             // logb would be negative: RedisBloom stores it in a uint8_t (undefined behaviour).
-            return Err(BloomError::BadParameter);
+            return Err(FilterError::BadParameter);
         }
         // logb of a normal double ≥ 1 is its unbiased exponent: floor(log2(raw)).
         let n2 = ((raw.to_bits() >> 52) & 0x7ff) as u32 - 1023 + 1;
         let bits = 1u64 << n2; // raw < 2^43, so n2 ≤ 43
         if bits > MAX_LAYER_BITS {
-            return Err(BloomError::TooLarge);
+            return Err(FilterError::TooLarge);
         }
         // `size_t bitDiff = bits - (entries * bpe)`: a double, truncated.
         let bit_diff = (bits as f64 - raw) as u64;
         // `size_t itemDiff = bitDiff / bpe`.
         let item_diff = (bit_diff as f64 / bpe) as u64;
-        let capacity = entries.checked_add(item_diff).ok_or(BloomError::TooLarge)?;
+        let capacity = entries.checked_add(item_diff).ok_or(FilterError::TooLarge)?;
         (capacity, bits, n2 as u8)
     };
     let bits = bits.div_ceil(64) * 64;
     let hashes = (LN2 * bpe).ceil() as u32;
     if hashes == 0 || hashes > MAX_RB_HASHES {
-        return Err(BloomError::ErrorTooSmall);
+        return Err(FilterError::ErrorTooSmall);
     }
     Ok(RbLayerSize { capacity, error, bpe, bits, hashes, n2 })
 }
@@ -318,7 +315,7 @@ pub struct ChainParams {
 
 impl ChainParams {
     /// Checks and builds the parameters; `expansion` 0 makes a nonscaling chain.
-    pub fn new(error: f64, capacity: u64, expansion: u64) -> Result<Self, BloomError> {
+    pub fn new(error: f64, capacity: u64, expansion: u64) -> Result<Self, FilterError> {
         let params = Self::in_ranges(error, capacity, expansion)?;
         // The first layer must be buildable, or the chain is useless.
         layer_size(capacity, params.first_layer_error())?;
@@ -327,15 +324,15 @@ impl ChainParams {
 
     /// [`ChainParams::new`] without sizing the first layer, for a caller that builds the chain
     /// at once: `Chain::new` sizes it and refuses the same parameters with the same error.
-    pub fn in_ranges(error: f64, capacity: u64, expansion: u64) -> Result<Self, BloomError> {
+    pub fn in_ranges(error: f64, capacity: u64, expansion: u64) -> Result<Self, FilterError> {
         if !error_in_range(error) {
-            return Err(BloomError::ErrorRange);
+            return Err(FilterError::ErrorRange);
         }
         if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
-            return Err(BloomError::CapacityRange);
+            return Err(FilterError::CapacityRange);
         }
         if expansion > MAX_EXPANSION {
-            return Err(BloomError::ExpansionRange);
+            return Err(FilterError::ExpansionRange);
         }
         Ok(Self { error, capacity, expansion: expansion as u32 })
     }
@@ -401,9 +398,9 @@ mod tests {
         // Tiny layers still get 64 bits, positions modulo 2^n2.
         let t = rb_layer_size(1, 0.1, false).unwrap();
         assert_eq!((t.bits, t.n2), (64, 3));
-        assert_eq!(rb_layer_size(1, 0.9, false).unwrap_err(), BloomError::BadParameter);
-        assert_eq!(rb_layer_size(0, 0.1, true).unwrap_err(), BloomError::BadParameter);
-        assert_eq!(rb_layer_size(1 << 40, 0.01, true).unwrap_err(), BloomError::TooLarge);
+        assert_eq!(rb_layer_size(1, 0.9, false).unwrap_err(), FilterError::BadParameter);
+        assert_eq!(rb_layer_size(0, 0.1, true).unwrap_err(), FilterError::BadParameter);
+        assert_eq!(rb_layer_size(1 << 40, 0.01, true).unwrap_err(), FilterError::TooLarge);
     }
 
     /// The number of positive errors a chain can have when each is the previous × 0.5,
@@ -438,7 +435,7 @@ mod tests {
         assert_eq!(halving_chain(0.05), 1071); // BF.RESERVE k 0.1 … EXPANSION 1
         let s = rb_layer_size(1, MIN_RB_LAYER_ERROR, true).unwrap();
         assert_eq!(s.hashes, MAX_RB_HASHES);
-        assert_eq!(rb_layer_size(1, 0.0, true).unwrap_err(), BloomError::ErrorTooSmall);
+        assert_eq!(rb_layer_size(1, 0.0, true).unwrap_err(), FilterError::ErrorTooSmall);
         // Our own floor is far above: new filters never get near these.
         assert!(layer_size(1, 1e-20).is_err());
     }
@@ -460,8 +457,8 @@ mod tests {
 
     #[test]
     fn every_invalid_parameter_is_rejected() {
-        use BloomError::*;
-        let cases: &[(f64, u64, u64, BloomError)] = &[
+        use FilterError::*;
+        let cases: &[(f64, u64, u64, FilterError)] = &[
             (0.0, 100, 2, ErrorRange),
             (1.0, 100, 2, ErrorRange),
             (-0.5, 100, 2, ErrorRange),
@@ -485,15 +482,15 @@ mod tests {
 
     #[test]
     fn layer_size_refuses_huge_products() {
-        assert_eq!(layer_size(u64::MAX, 0.01).unwrap_err(), BloomError::TooLarge);
-        assert_eq!(layer_size(1 << 40, 1e-19).unwrap_err(), BloomError::TooLarge);
+        assert_eq!(layer_size(u64::MAX, 0.01).unwrap_err(), FilterError::TooLarge);
+        assert_eq!(layer_size(1 << 40, 1e-19).unwrap_err(), FilterError::TooLarge);
     }
 
     #[test]
     fn hashes_never_exceed_the_bound() {
         let s = layer_size(10, MIN_LAYER_ERROR).unwrap();
         assert_eq!(s.hashes, MAX_HASHES);
-        assert_eq!(layer_size(10, 9e-20).unwrap_err(), BloomError::ErrorTooSmall);
-        assert_eq!(layer_size(10, 0.0).unwrap_err(), BloomError::ErrorTooSmall);
+        assert_eq!(layer_size(10, 9e-20).unwrap_err(), FilterError::ErrorTooSmall);
+        assert_eq!(layer_size(10, 0.0).unwrap_err(), FilterError::ErrorTooSmall);
     }
 }

@@ -1,6 +1,6 @@
 //! The probe kernels: the innermost loops of every add and every lookup.
 //!
-//! [`hash::Probes`](super::hash::Probes) defines which bits an item probes; this file walks the
+//! [`hash::Probes`](crate::filter::hash::Probes) defines which bits an item probes; this file walks the
 //! same sequence faster. What makes the difference, measured with callgrind (bench/README.md):
 //! - the probe count `k` is made a compile-time constant for every `k` up to [`UNROLLED_MAX`],
 //!   so each loop is fully unrolled: no loop counter, and the step increments become constants;
@@ -13,7 +13,7 @@
 //! ([`SegmentTable`](super::bits::SegmentTable)). Both give exactly the answers and bits of the
 //! iterator path; the tests below check that for every `k` and both builds.
 
-use super::hash::{ItemHash, reduce};
+use crate::filter::hash::{ItemHash, reduce};
 
 /// The largest probe count with an unrolled kernel. Sizing gives `k = ceil(ln 2 · bits/item)`:
 /// 7–8 at 1%, 11 at 0.1%, about 1.44 per halving of the error, so a chain that doubles its
@@ -125,7 +125,7 @@ macro_rules! kernel_table {
 
 impl<A: WordArray + ?Sized> Kernels<A> {
     /// The kernels for `hashes` probes in the sequence of scheme 5 (`curved`,
-    /// [`HashScheme::is_curved`](super::hash::HashScheme::is_curved)) or scheme 1: with BMI2
+    /// [`HashScheme::is_curved`](crate::filter::hash::HashScheme::is_curved)) or scheme 1: with BMI2
     /// (`mulx`, `shlx`: about 3 instructions fewer per probe, measured with callgrind) where
     /// the CPU has it, else the baseline ones.
     #[inline]
@@ -220,7 +220,7 @@ pub fn prefetch_first<A: WordArray + ?Sized>(words: &A, h: ItemHash) {
 
 /// Calls `f(word index, bit)` for each of the `hashes` probes of `h` in an array of `bits`
 /// bits, in order, until `f` returns `false`; the probe sequence of
-/// [`hash::Probes`](super::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
+/// [`hash::Probes`](crate::filter::hash::Probes). `K` > 0 is the count as a constant (the loop unrolls);
 /// `K` = 0 reads `hashes`. `C`: the sequence of scheme 5 (`step += h3`), else scheme 1's
 /// (`step += i`).
 ///
@@ -410,14 +410,14 @@ mod tests {
     #[test]
     fn segmented_kernels_equal_the_iterator() {
         fn table(
-            array: &mut crate::filter::bits::BitArray,
-        ) -> &mut crate::filter::bits::SegmentTable {
+            array: &mut crate::filter::bloom::bits::BitArray,
+        ) -> &mut crate::filter::bloom::bits::SegmentTable {
             match array.view_mut() {
-                crate::filter::bits::ViewMut::Many(t) => t,
-                crate::filter::bits::ViewMut::One(_) => panic!("one segment"),
+                crate::filter::bloom::bits::ViewMut::Many(t) => t,
+                crate::filter::bloom::bits::ViewMut::One(_) => panic!("one segment"),
             }
         }
-        use crate::filter::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
+        use crate::filter::bloom::bits::{BitArray, SEGMENT_WORDS, SegmentTable, ViewMut};
         let bits = (2 * SEGMENT_WORDS + 1000) * 64;
         let cases =
             [1, 7, 8, 11, UNROLLED_MAX + 2].into_iter().flat_map(|k| [(k, false), (k, true)]);

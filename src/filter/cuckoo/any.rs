@@ -4,13 +4,13 @@
 
 use std::borrow::Cow;
 
-use super::super::fields::{FieldReader, FieldWriter};
-use super::super::guard::AllocGuard;
-use super::CuckooError;
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::filter::{Cuckoo, CuckooStats, Info, Insert, InsertSink};
 use super::fingerprint::FingerprintWidth;
 use super::params::CuckooParams;
+use crate::filter::FilterError;
+use crate::filter::fields::{FieldReader, FieldWriter};
+use crate::filter::guard::AllocGuard;
 
 /// A cuckoo filter with 8-, 16- or 32-bit fingerprints.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl CuckooFilter {
         params: &CuckooParams,
         width: FingerprintWidth,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, CuckooError> {
+    ) -> Result<Self, FilterError> {
         Ok(match width {
             FingerprintWidth::W8 => Self::W8(Cuckoo::new(params, guard)?),
             FingerprintWidth::W16 => Self::W16(Cuckoo::new(params, guard)?),
@@ -66,7 +66,7 @@ impl CuckooFilter {
         nx: bool,
         max_filters: u16,
         guard: &dyn AllocGuard,
-    ) -> Result<Insert, CuckooError> {
+    ) -> Result<Insert, FilterError> {
         each!(self, c => c.add(item, nx, max_filters, guard))
     }
 
@@ -78,7 +78,7 @@ impl CuckooFilter {
         max_filters: u16,
         guard: &dyn AllocGuard,
         out: &mut S,
-    ) -> Result<(), CuckooError> {
+    ) -> Result<(), FilterError> {
         each!(self, c => c.insert_many(items, nx, max_filters, guard, out))
     }
 
@@ -159,7 +159,7 @@ impl CuckooFilter {
     }
 
     /// `CF.LOADCHUNK key it data` for `it ≥ 2` (iterator 1 is the header: [`Header::parse`]).
-    pub fn load_chunk(&mut self, it: u64, data: &[u8]) -> Result<(), CuckooError> {
+    pub fn load_chunk(&mut self, it: u64, data: &[u8]) -> Result<(), FilterError> {
         each!(self, c => c.load_chunk(it, data))
     }
 
@@ -185,7 +185,7 @@ impl CuckooFilter {
     }
 
     /// Writes RedisBloom's RDB fields (encoding version 4); 8-bit fingerprints only.
-    pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), CuckooError> {
+    pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), FilterError> {
         each!(self, c => c.write_rdb_redisbloom(w))
     }
 }
@@ -198,7 +198,7 @@ impl CuckooFilter {
         r: &mut impl FieldReader,
         encver: i32,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, CuckooError> {
+    ) -> Result<Self, FilterError> {
         Self::read_rdb_capped(r, encver, guard, super::params::MAX_FILTERS)
     }
 
@@ -211,31 +211,31 @@ impl CuckooFilter {
         encver: i32,
         guard: &dyn AllocGuard,
         max_filters: u16,
-    ) -> Result<Self, CuckooError> {
+    ) -> Result<Self, FilterError> {
         let m = max_filters;
         match encver {
             REDISBLOOM_ENCODING_VERSION => Ok(Self::W8(Cuckoo::read_fields(r, guard, false, m)?)),
             RDB_ENCODING_VERSION => {
-                let width = FingerprintWidth::from_bits(r.u64()?).ok_or(CuckooError::BadData)?;
+                let width = FingerprintWidth::from_bits(r.u64()?).ok_or(FilterError::BadData)?;
                 Ok(match width {
                     FingerprintWidth::W8 => Self::W8(Cuckoo::read_fields(r, guard, true, m)?),
                     FingerprintWidth::W16 => Self::W16(Cuckoo::read_fields(r, guard, true, m)?),
                     FingerprintWidth::W32 => Self::W32(Cuckoo::read_fields(r, guard, true, m)?),
                 })
             }
-            _ => Err(CuckooError::UnsupportedEncoding(encver)),
+            _ => Err(FilterError::UnsupportedEncoding(encver)),
         }
     }
 
     /// Parses a `CF.LOADCHUNK key 1` header (either format).
-    pub fn parse_header(data: &[u8]) -> Result<Header, CuckooError> {
+    pub fn parse_header(data: &[u8]) -> Result<Header, FilterError> {
         Header::parse(data)
     }
 }
 
 impl Header {
     /// The empty filter the header describes, after `guard` admitted its size.
-    pub fn allocate(&self, guard: &dyn AllocGuard) -> Result<CuckooFilter, CuckooError> {
+    pub fn allocate(&self, guard: &dyn AllocGuard) -> Result<CuckooFilter, FilterError> {
         Ok(match self.width {
             FingerprintWidth::W8 => CuckooFilter::W8(Cuckoo::allocate(&self.shape, guard)?),
             FingerprintWidth::W16 => CuckooFilter::W16(Cuckoo::allocate(&self.shape, guard)?),

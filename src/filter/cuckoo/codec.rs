@@ -11,7 +11,7 @@
 //! Versions 1–3 (RedisBloom ≤ 2.0) stored `numFilters, numBuckets, numItems` and the slots,
 //! but hashed with 32-bit MurmurHash2, other fingerprints and other alternate indexes;
 //! RedisBloom ≥ 2.2 reads those bits with its 64-bit hashing, so their items are not found
-//! there either. They are refused here ([`CuckooError::UnsupportedEncoding`]).
+//! there either. They are refused here ([`FilterError::UnsupportedEncoding`]).
 //!
 //! This module's version [`RDB_ENCODING_VERSION`] (512): the fingerprint width, then version
 //! 4's fields, each sub-filter's slots (little-endian) as strings of at most
@@ -44,11 +44,11 @@
 
 use std::borrow::Cow;
 
-use super::super::fields::{FieldReader, FieldWriter};
-use super::super::guard::AllocGuard;
-use super::CuckooError;
 use super::filter::{Cuckoo, Shape};
 use super::fingerprint::{Fingerprint, FingerprintWidth};
+use crate::filter::FilterError;
+use crate::filter::fields::{FieldReader, FieldWriter};
+use crate::filter::guard::AllocGuard;
 
 /// RedisBloom's current (and last) encoding version of `MBbloomCF`.
 pub const REDISBLOOM_ENCODING_VERSION: i32 = 4;
@@ -97,20 +97,20 @@ impl Header {
 
     /// Parses either header. `BadHeader` if its length is neither (RedisBloom's `Invalid
     /// header`), `BadData` if a field is invalid (RedisBloom's `Couldn't create filter!`).
-    pub fn parse(data: &[u8]) -> Result<Self, CuckooError> {
+    pub fn parse(data: &[u8]) -> Result<Self, FilterError> {
         let (width, fields) = match data.len() {
             REDISBLOOM_HEADER_BYTES => (FingerprintWidth::W8, data),
             HEADER_BYTES if data.starts_with(&HEADER_MAGIC) => {
                 if data[8..12] != HEADER_VERSION.to_le_bytes() {
-                    return Err(CuckooError::BadData);
+                    return Err(FilterError::BadData);
                 }
                 let bits = u32::from_le_bytes([data[12], data[13], data[14], data[15]]);
                 let width = FingerprintWidth::from_bits(u64::from(bits))
                     .filter(|w| *w != FingerprintWidth::W8)
-                    .ok_or(CuckooError::BadData)?;
+                    .ok_or(FilterError::BadData)?;
                 (width, &data[16..])
             }
-            _ => return Err(CuckooError::BadHeader),
+            _ => return Err(FilterError::BadHeader),
         };
         let u64_at = |i: usize| {
             let mut b = [0u8; 8];
@@ -208,15 +208,15 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// `CF.LOADCHUNK key it data` for `it ≥ 2`: writes `data` at byte `it − len − 1`. Refused
     /// (nothing written) unless the chunk is non-empty and lies inside one sub-filter.
-    pub fn load_chunk(&mut self, it: u64, data: &[u8]) -> Result<(), CuckooError> {
+    pub fn load_chunk(&mut self, it: u64, data: &[u8]) -> Result<(), FilterError> {
         let offset = it
             .checked_sub(1)
             .and_then(|o| o.checked_sub(data.len() as u64))
             .filter(|_| !data.is_empty())
-            .ok_or(CuckooError::ChunkOffset)?;
-        let (i, inner, rest) = self.locate(offset).ok_or(CuckooError::ChunkOffset)?;
+            .ok_or(FilterError::ChunkOffset)?;
+        let (i, inner, rest) = self.locate(offset).ok_or(FilterError::ChunkOffset)?;
         if data.len() as u64 > rest {
-            return Err(CuckooError::ChunkTooBig);
+            return Err(FilterError::ChunkTooBig);
         }
         self.sub_mut(i).write_bytes(inner, data)
     }
@@ -238,9 +238,9 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// Writes RedisBloom's RDB fields (encoding version 4); 8-bit fingerprints only (what
     /// RedisBloom can read), `Unsupported` otherwise.
-    pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), CuckooError> {
+    pub fn write_rdb_redisbloom(&self, w: &mut impl FieldWriter) -> Result<(), FilterError> {
         if F::BITS != 8 {
-            return Err(CuckooError::Unsupported);
+            return Err(FilterError::Unsupported);
         }
         self.write_fields(w, false);
         Ok(())
@@ -274,20 +274,20 @@ impl<F: Fingerprint> Cuckoo<F> {
         guard: &dyn AllocGuard,
         segmented: bool,
         max_filters: u16,
-    ) -> Result<Self, CuckooError> {
+    ) -> Result<Self, FilterError> {
         let mut v = [0u64; 7];
         for x in &mut v {
             *x = r.u64()?;
         }
         let shape = Shape::validate(v[0], v[1], v[2], v[3], v[4], v[5], v[6], F::BYTES as u64)?;
         if shape.filters > max_filters {
-            return Err(CuckooError::MaxExpansions);
+            return Err(FilterError::MaxExpansions);
         }
         let mut c = Self::allocate(&shape, guard)?;
         for i in 0..shape.filters {
             let mut f = c.sub_mut(usize::from(i));
             if r.u64()? != f.buckets() {
-                return Err(CuckooError::BadData);
+                return Err(FilterError::BadData);
             }
             let total = f.byte_len();
             let mut at = 0u64;
@@ -296,7 +296,7 @@ impl<F: Fingerprint> Cuckoo<F> {
                 let b = r.bytes()?;
                 let b = b.as_ref();
                 if b.len() as u64 != expected {
-                    return Err(CuckooError::BadData);
+                    return Err(FilterError::BadData);
                 }
                 f.write_bytes(at, b)?;
                 at += expected;

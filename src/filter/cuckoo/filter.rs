@@ -1,12 +1,12 @@
 //! The cuckoo filter: a chain of sub-filters, with RedisBloom's algorithms step for step
 //! (`src/cuckoo.c`), so that the same commands leave the same fingerprints in the same slots.
 
-use super::super::guard::AllocGuard;
-use super::CuckooError;
 use super::fingerprint::{Fingerprint, Lookup};
 use super::params::{self, CuckooParams, info_size, sub_filter_buckets};
 use super::slots::Slots;
 pub use super::sub::{SubFilter, SubFilterMut};
+use crate::filter::FilterError;
+use crate::filter::guard::AllocGuard;
 use crate::filter::mem;
 
 mod batch;
@@ -170,8 +170,8 @@ impl Shape {
         max_iterations: u64,
         expansion: u64,
         slot_bytes: u64,
-    ) -> Result<Self, CuckooError> {
-        let bad = CuckooError::BadData;
+    ) -> Result<Self, FilterError> {
+        let bad = FilterError::BadData;
         let filters = u16::try_from(filters).map_err(|_| bad.clone())?;
         let bucket_size = u16::try_from(bucket_size).map_err(|_| bad.clone())?;
         let max_iterations = u16::try_from(max_iterations).map_err(|_| bad.clone())?;
@@ -204,16 +204,16 @@ impl Shape {
     }
 
     /// Buckets of sub-filter `i`.
-    pub fn sub_buckets(&self, i: u16) -> Result<u64, CuckooError> {
-        sub_filter_buckets(self.base_buckets, self.expansion, i).ok_or(CuckooError::BadData)
+    pub fn sub_buckets(&self, i: u16) -> Result<u64, FilterError> {
+        sub_filter_buckets(self.base_buckets, self.expansion, i).ok_or(FilterError::BadData)
     }
 
     /// Slots of all sub-filters.
-    pub fn total_slots(&self) -> Result<u64, CuckooError> {
+    pub fn total_slots(&self) -> Result<u64, FilterError> {
         let mut total = 0u64;
         for i in 0..self.filters {
             let slots = self.sub_buckets(i)?.checked_mul(u64::from(self.bucket_size));
-            total = slots.and_then(|s| total.checked_add(s)).ok_or(CuckooError::BadData)?;
+            total = slots.and_then(|s| total.checked_add(s)).ok_or(FilterError::BadData)?;
         }
         Ok(total)
     }
@@ -223,7 +223,7 @@ impl Shape {
 /// `Vec::try_reserve_exact(1)`, `push` and `into_boxed_slice` make, without the vector's
 /// general growth path (a filter's creation is a hot path when many small filters are made).
 /// `OutOfMemory` if the allocator refuses (never an abort).
-fn boxed_one<T>(value: T) -> Result<Box<[T]>, CuckooError> {
+fn boxed_one<T>(value: T) -> Result<Box<[T]>, FilterError> {
     let layout = std::alloc::Layout::new::<T>();
     if layout.size() == 0 {
         return Ok(Box::new([value]));
@@ -235,7 +235,7 @@ fn boxed_one<T>(value: T) -> Result<Box<[T]>, CuckooError> {
     unsafe {
         let ptr = std::alloc::alloc(layout).cast::<T>();
         if ptr.is_null() {
-            return Err(CuckooError::OutOfMemory);
+            return Err(FilterError::OutOfMemory);
         }
         ptr.write(value);
         Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, 1)))
@@ -244,17 +244,17 @@ fn boxed_one<T>(value: T) -> Result<Box<[T]>, CuckooError> {
 
 impl<F: Fingerprint> Cuckoo<F> {
     /// `CuckooFilter_Init`: one empty sub-filter, after `guard` admitted its size.
-    pub fn new(p: &CuckooParams, guard: &dyn AllocGuard) -> Result<Self, CuckooError> {
+    pub fn new(p: &CuckooParams, guard: &dyn AllocGuard) -> Result<Self, FilterError> {
         let base = p.base_buckets()?;
-        let slots = base.checked_mul(u64::from(p.bucket_size)).ok_or(CuckooError::TooLarge)?;
-        let bytes = slots.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
-        let size = info_size(1, bytes).ok_or(CuckooError::TooLarge)?;
+        let slots = base.checked_mul(u64::from(p.bucket_size)).ok_or(FilterError::TooLarge)?;
+        let bytes = slots.checked_mul(F::BYTES as u64).ok_or(FilterError::TooLarge)?;
+        let size = info_size(1, bytes).ok_or(FilterError::TooLarge)?;
         guard.admit(size, bytes)?;
         let filters = boxed_one(Slots::zeroed(slots)?)?;
         // `assemble`'s checks, made directly (one sub-filter of `base` buckets, no shape to
         // walk): the same errors, the same filter. `base_buckets` is a power of two and the
         // rounded expansion 0 or one, so only the allocation's check can fail in practice.
-        let bad = CuckooError::BadData;
+        let bad = FilterError::BadData;
         let bucket_size = u8::try_from(p.bucket_size).map_err(|_| bad.clone())?;
         let expansion = p.rounded_expansion();
         let len = usize::try_from(slots).map_err(|_| bad.clone())?;
@@ -281,8 +281,8 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// The filter of `shape` over `filters` (one allocation per sub-filter, each holding its
     /// slots). `filters` has exactly its capacity, so it becomes the boxed slice in place.
-    fn assemble(shape: &Shape, filters: Vec<Slots<F>>) -> Result<Self, CuckooError> {
-        let bad = CuckooError::BadData;
+    fn assemble(shape: &Shape, filters: Vec<Slots<F>>) -> Result<Self, FilterError> {
+        let bad = FilterError::BadData;
         let bucket_size = u8::try_from(shape.bucket_size).map_err(|_| bad.clone())?;
         if !shape.base_buckets.is_power_of_two()
             || (shape.expansion != 0 && !shape.expansion.is_power_of_two())
@@ -402,18 +402,18 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// A filter of `shape` with every slot empty, after `guard` admitted its whole size (what
     /// a loaded header or RDB value claims is checked before anything is allocated).
-    pub fn allocate(shape: &Shape, guard: &dyn AllocGuard) -> Result<Self, CuckooError> {
+    pub fn allocate(shape: &Shape, guard: &dyn AllocGuard) -> Result<Self, FilterError> {
         let slots = shape.total_slots()?;
-        let bytes = slots.checked_mul(F::BYTES as u64).ok_or(CuckooError::BadData)?;
-        let size = info_size(u64::from(shape.filters), bytes).ok_or(CuckooError::BadData)?;
+        let bytes = slots.checked_mul(F::BYTES as u64).ok_or(FilterError::BadData)?;
+        let size = info_size(u64::from(shape.filters), bytes).ok_or(FilterError::BadData)?;
         guard.admit(size, bytes)?;
         let mut filters = Vec::new();
         filters
             .try_reserve_exact(usize::from(shape.filters))
-            .map_err(|_| CuckooError::OutOfMemory)?;
+            .map_err(|_| FilterError::OutOfMemory)?;
         for i in 0..shape.filters {
             let len = shape.sub_buckets(i)?.checked_mul(u64::from(shape.bucket_size));
-            filters.push(Slots::zeroed(len.ok_or(CuckooError::BadData)?)?);
+            filters.push(Slots::zeroed(len.ok_or(FilterError::BadData)?)?);
         }
         Self::assemble(shape, filters)
     }
@@ -438,7 +438,7 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// compaction that frees a sub-filter lowers the bound under a count it does not change:
     /// saved as is, the value would be refused by the same loader (`DEBUG RELOAD` and a restart
     /// abort Redis). A true count never passes the slots (each fingerprint counted holds one).
-    /// The clamp is here, not on every insert (callgrind, 2026-11-27: 6 to 13 instructions
+    /// The clamp is here, not on every insert (callgrind: 6 to 13 instructions
     /// more per `CF.ADD` with it there; as it is, none on inserts and 4 per `CF.DEL`):
     /// everything that reads the count (`CF.INFO`, the saved value and the dump header, the
     /// digest, equality, the compaction threshold) reads it through this, and what raises the
@@ -519,9 +519,9 @@ impl<F: Fingerprint> Cuckoo<F> {
 
     /// `"Maximum expansions reached"`: RedisBloom refuses every insert command into a filter
     /// that has `max_filters` (`cf-max-expansions`) sub-filters, before trying any item.
-    pub fn check_can_insert(&self, max_filters: u16) -> Result<(), CuckooError> {
+    pub fn check_can_insert(&self, max_filters: u16) -> Result<(), FilterError> {
         if self.count >= max_filters {
-            return Err(CuckooError::MaxExpansions);
+            return Err(FilterError::MaxExpansions);
         }
         Ok(())
     }
@@ -540,7 +540,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         nx: bool,
         max_filters: u16,
         guard: &dyn AllocGuard,
-    ) -> Result<Insert, CuckooError> {
+    ) -> Result<Insert, FilterError> {
         if nx && self.contains_lookup(l) {
             return Ok(Insert::Exists);
         }
@@ -573,7 +573,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         nx: bool,
         max_filters: u16,
         guard: &dyn AllocGuard,
-    ) -> Result<Insert, CuckooError> {
+    ) -> Result<Insert, FilterError> {
         self.check_can_insert(max_filters)?;
         let l = Lookup::of(item);
         if let (false, Some(newest)) = (nx, self.filter_count().checked_sub(1)) {
@@ -590,7 +590,7 @@ impl<F: Fingerprint> Cuckoo<F> {
     }
 
     /// `CuckooFilter_Grow`: appends sub-filter `n` with `base × expansion^n` buckets.
-    fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), CuckooError> {
+    fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), FilterError> {
         let (buckets, len) = self.admit_growth(guard)?;
         let slots = Slots::zeroed(len)?;
         let n = usize::from(self.count);
@@ -598,12 +598,12 @@ impl<F: Fingerprint> Cuckoo<F> {
         if buckets_at(self.base_log2, self.expansion_code, n) != buckets
             || !usize::try_from(len).is_ok_and(|len| slots.holds(len))
         {
-            return Err(CuckooError::TooLarge);
+            return Err(FilterError::TooLarge);
         }
         if n == self.filters.len() {
             // One more allocation entry: the old ones move into a slice one longer.
             let mut grown = Vec::new();
-            grown.try_reserve_exact(n + 1).map_err(|_| CuckooError::OutOfMemory)?;
+            grown.try_reserve_exact(n + 1).map_err(|_| FilterError::OutOfMemory)?;
             grown.extend(std::mem::take(&mut self.filters).into_vec());
             grown.push(slots);
             self.filters = grown.into_boxed_slice();

@@ -16,7 +16,7 @@
 //! them, so no probe asks which width it is in. Only 8 bits is RedisBloom's; 16 and 32 are
 //! this module's own (its `FINGERPRINT` option), with the same formulas.
 
-use super::super::hash::murmur64a;
+use crate::filter::hash::murmur::murmur64a;
 
 /// RedisBloom's alternate-index multiplier (`getAltHash`).
 pub const ALT_MULTIPLIER: u64 = 0x5bd1_e995;

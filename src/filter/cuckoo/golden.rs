@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
-use super::super::fields::{FieldWriter, SliceReader};
-use super::super::guard::Unlimited;
 use super::codec::{Header, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::{CuckooFilter, CuckooParams, FingerprintWidth, Insert};
+use crate::filter::fields::{FieldWriter, SliceReader};
+use crate::filter::guard::Unlimited;
 
 const FIXTURES: &[(&str, &str)] = &[
     ("grow", include_str!("../../../tests/fixtures/cuckoo/grow.txt")),
@@ -35,7 +35,7 @@ fn text(s: &str) -> String {
     format!("h:{}", hex(s.as_bytes()))
 }
 
-fn insert_reply(r: Result<Insert, super::CuckooError>, multi: bool) -> String {
+fn insert_reply(r: Result<Insert, crate::filter::FilterError>, multi: bool) -> String {
     match r {
         Ok(Insert::Inserted) => int(1),
         Ok(Insert::Exists) => int(0),

@@ -9,7 +9,7 @@
 //! - `CF.INFO Size` and `MEMORY USAGE` are RedisBloom's `sizeof(CuckooFilter) + numFilters ×
 //!   sizeof(SubCF) + slots` = `40 + 16 × filters + slot bytes`.
 
-use super::CuckooError;
+use crate::filter::FilterError;
 
 /// Default `BUCKETSIZE` (`cf-bucket-size`).
 pub const DEFAULT_BUCKET_SIZE: u16 = 2;
@@ -70,18 +70,18 @@ impl CuckooParams {
         bucket_size: u16,
         max_iterations: u16,
         expansion: u16,
-    ) -> Result<Self, CuckooError> {
+    ) -> Result<Self, FilterError> {
         if max_iterations == 0 {
-            return Err(CuckooError::MaxIterationsRange);
+            return Err(FilterError::MaxIterationsRange);
         }
         if bucket_size == 0 || bucket_size > MAX_BUCKET_SIZE {
-            return Err(CuckooError::BucketSizeRange);
+            return Err(FilterError::BucketSizeRange);
         }
         if expansion > MAX_EXPANSION {
-            return Err(CuckooError::ExpansionRange);
+            return Err(FilterError::ExpansionRange);
         }
         if capacity < 2 * u64::from(bucket_size) {
-            return Err(CuckooError::CapacityTooSmall);
+            return Err(FilterError::CapacityTooSmall);
         }
         let p = Self { capacity, bucket_size, max_iterations, expansion };
         p.base_buckets()?;
@@ -89,11 +89,11 @@ impl CuckooParams {
     }
 
     /// Buckets of the first sub-filter: `capacity / bucketSize` rounded up to a power of two.
-    pub fn base_buckets(&self) -> Result<u64, CuckooError> {
+    pub fn base_buckets(&self) -> Result<u64, FilterError> {
         let n = self.capacity / u64::from(self.bucket_size.max(1));
-        let n = next_pow2(n).ok_or(CuckooError::TooLarge)?.max(1);
+        let n = next_pow2(n).ok_or(FilterError::TooLarge)?.max(1);
         if n > MAX_BUCKETS {
-            return Err(CuckooError::TooLarge);
+            return Err(FilterError::TooLarge);
         }
         Ok(n)
     }
@@ -161,15 +161,15 @@ mod tests {
 
     #[test]
     fn bounds_are_refused_in_redisbloom_order() {
-        assert_eq!(CuckooParams::new(1, 2, 0, 1), Err(CuckooError::MaxIterationsRange));
-        assert_eq!(CuckooParams::new(100, 0, 20, 1), Err(CuckooError::BucketSizeRange));
-        assert_eq!(CuckooParams::new(100, 256, 20, 1), Err(CuckooError::BucketSizeRange));
-        assert_eq!(CuckooParams::new(100, 2, 20, 32769), Err(CuckooError::ExpansionRange));
-        assert_eq!(CuckooParams::new(3, 2, 20, 1), Err(CuckooError::CapacityTooSmall));
+        assert_eq!(CuckooParams::new(1, 2, 0, 1), Err(FilterError::MaxIterationsRange));
+        assert_eq!(CuckooParams::new(100, 0, 20, 1), Err(FilterError::BucketSizeRange));
+        assert_eq!(CuckooParams::new(100, 256, 20, 1), Err(FilterError::BucketSizeRange));
+        assert_eq!(CuckooParams::new(100, 2, 20, 32769), Err(FilterError::ExpansionRange));
+        assert_eq!(CuckooParams::new(3, 2, 20, 1), Err(FilterError::CapacityTooSmall));
         assert!(CuckooParams::new(4, 2, 20, 1).is_ok());
         assert!(CuckooParams::new(100, 2, 20, 0).is_ok(), "EXPANSION 0 is valid (#481)");
-        assert_eq!(CuckooParams::new(u64::MAX, 1, 20, 1), Err(CuckooError::TooLarge));
-        assert_eq!(CuckooParams::new(1 << 60, 1, 20, 1), Err(CuckooError::TooLarge));
+        assert_eq!(CuckooParams::new(u64::MAX, 1, 20, 1), Err(FilterError::TooLarge));
+        assert_eq!(CuckooParams::new(1 << 60, 1, 20, 1), Err(FilterError::TooLarge));
     }
 
     #[test]

@@ -14,9 +14,9 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use super::super::mem::{self, Words};
-use super::CuckooError;
 use super::fingerprint::Fingerprint;
+use crate::filter::FilterError;
+use crate::filter::mem::{self, Words};
 
 /// The allocation of a sub-filter's slots, zeroed at creation; the owner knows its length.
 #[derive(Clone, PartialEq, Eq, Default)]
@@ -35,11 +35,11 @@ impl<F> std::fmt::Debug for Slots<F> {
 impl<F: Fingerprint> Slots<F> {
     /// `len` empty slots; `TooLarge` if the size does not fit the address space,
     /// `OutOfMemory` if the allocator refuses.
-    pub fn zeroed(len: u64) -> Result<Self, CuckooError> {
-        let bytes = len.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
-        let _ = usize::try_from(len).map_err(|_| CuckooError::TooLarge)?;
-        let _ = isize::try_from(bytes).map_err(|_| CuckooError::TooLarge)?;
-        let words = Words::zeroed(bytes.div_ceil(8)).map_err(CuckooError::from)?;
+    pub fn zeroed(len: u64) -> Result<Self, FilterError> {
+        let bytes = len.checked_mul(F::BYTES as u64).ok_or(FilterError::TooLarge)?;
+        let _ = usize::try_from(len).map_err(|_| FilterError::TooLarge)?;
+        let _ = isize::try_from(bytes).map_err(|_| FilterError::TooLarge)?;
+        let words = Words::zeroed(bytes.div_ceil(8))?;
         Ok(Self { words, _f: PhantomData })
     }
 
@@ -155,10 +155,10 @@ pub fn write_bytes<F: Fingerprint>(
     slots: &mut [F],
     offset: u64,
     data: &[u8],
-) -> Result<(), CuckooError> {
-    let end = offset.checked_add(data.len() as u64).ok_or(CuckooError::ChunkTooBig)?;
+) -> Result<(), FilterError> {
+    let end = offset.checked_add(data.len() as u64).ok_or(FilterError::ChunkTooBig)?;
     if end > byte_len(slots) {
-        return Err(CuckooError::ChunkTooBig);
+        return Err(FilterError::ChunkTooBig);
     }
     let start = offset as usize;
     if F::BYTES == 1 || cfg!(target_endian = "little") {
@@ -195,8 +195,8 @@ mod tests {
         write_bytes(t, 8, &[0xfe, 0xff]).unwrap();
         assert_eq!(a.as_slice(5), b.as_slice(5));
         let t = b.as_mut_slice(5);
-        assert_eq!(write_bytes(t, 9, &[0, 0]), Err(CuckooError::ChunkTooBig));
-        assert_eq!(write_bytes(t, u64::MAX, &[0]), Err(CuckooError::ChunkTooBig));
+        assert_eq!(write_bytes(t, 9, &[0, 0]), Err(FilterError::ChunkTooBig));
+        assert_eq!(write_bytes(t, u64::MAX, &[0]), Err(FilterError::ChunkTooBig));
         assert_eq!(&*read_bytes(t, 2, 2), &[1, 2]);
     }
 

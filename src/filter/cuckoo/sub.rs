@@ -2,9 +2,9 @@
 //! per-bucket work on them (lookups, inserts, deletes, the kick-out walk's swaps), with
 //! RedisBloom's algorithms step for step (`src/cuckoo.c`).
 
-use super::CuckooError;
 use super::fingerprint::{Fingerprint, Lookup, alt_bucket};
 use super::slots;
+use crate::filter::FilterError;
 use crate::filter::mem;
 use std::borrow::Cow;
 
@@ -143,7 +143,7 @@ impl<F: Fingerprint> SubFilterMut<'_, F> {
 
     /// Writes `data` at byte `offset` of the stored format; refuses (changing nothing) a range
     /// that does not lie inside.
-    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), CuckooError> {
+    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
         slots::write_bytes(self.slots, offset, data)
     }
 

@@ -2,13 +2,14 @@
 //! `golden.rs`): nothing lost by a failed insert, RedisBloom's bugs absent, every width,
 //! strict loading.
 
-use super::super::fields::SliceReader;
-use super::super::guard::{MaxFilterBytes, Unlimited};
-use super::super::mem::CopyingMover;
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
 use super::golden::restore_by_chunks;
 use super::params::DEFAULT_MAX_EXPANSIONS;
-use super::{CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Insert};
+use super::{CuckooFilter, CuckooParams, FingerprintWidth, Insert};
+use crate::filter::FilterError;
+use crate::filter::fields::SliceReader;
+use crate::filter::guard::{MaxFilterBytes, Unlimited};
+use crate::filter::mem::CopyingMover;
 
 const WIDTHS: [FingerprintWidth; 3] =
     [FingerprintWidth::W8, FingerprintWidth::W16, FingerprintWidth::W32];
@@ -130,11 +131,11 @@ fn max_expansions_bound_growth() {
     f.insert_many(&items, false, 3, &Unlimited, &mut out).unwrap();
     assert_eq!(f.info().filters, 3);
     assert!(out.contains(&Ok(Insert::Full)));
-    assert_eq!(f.add(b"x", false, 3, &Unlimited), Err(CuckooError::MaxExpansions));
+    assert_eq!(f.add(b"x", false, 3, &Unlimited), Err(FilterError::MaxExpansions));
     out.clear();
     assert_eq!(
         f.insert_many(&items, true, 3, &Unlimited, &mut out),
-        Err(CuckooError::MaxExpansions)
+        Err(FilterError::MaxExpansions)
     );
     assert!(out.is_empty());
 }
@@ -157,7 +158,7 @@ fn byte_limit_refuses_growth_and_changes_nothing() {
             }
         }
     }
-    assert!(matches!(refused, Some(CuckooError::Alloc(_))), "{refused:?}");
+    assert!(matches!(refused, Some(ref e) if e.is_limit()), "{refused:?}");
     assert_eq!(f.info().filters, 1);
     assert!(CuckooFilter::new(&p, FingerprintWidth::W32, &MaxFilterBytes(100)).is_err());
 }
@@ -302,10 +303,7 @@ fn sizes_are_64_bit_and_count_the_width() {
     let e = h.allocate(&MaxFilterBytes(1 << 30)).unwrap_err();
     assert_eq!(
         e,
-        CuckooError::Alloc(super::super::BloomError::FilterLimit {
-            needed: 40 + 16 + (1u64 << 33) * 255,
-            limit: 1 << 30
-        })
+        FilterError::FilterLimit { needed: 40 + 16 + (1u64 << 33) * 255, limit: 1 << 30 }
     );
 }
 
@@ -362,7 +360,7 @@ fn every_format_round_trips_every_width() {
                 assert_eq!(f.header().encode().len(), 38);
             }
             _ => {
-                assert_eq!(f.write_rdb_redisbloom(&mut rb), Err(CuckooError::Unsupported));
+                assert_eq!(f.write_rdb_redisbloom(&mut rb), Err(FilterError::Unsupported));
                 assert_eq!(f.header().encode().len(), 54, "RedisBloom refuses it: not 38 bytes");
             }
         }
@@ -383,7 +381,7 @@ fn old_and_unknown_encodings_are_refused() {
     f.write_rdb_redisbloom(&mut buf).unwrap();
     for encver in [0, 1, 2, 3, 5, 511, 513] {
         let r = CuckooFilter::read_rdb(&mut SliceReader::new(&buf), encver, &Unlimited);
-        assert_eq!(r, Err(CuckooError::UnsupportedEncoding(encver)));
+        assert_eq!(r, Err(FilterError::UnsupportedEncoding(encver)));
     }
 }
 
@@ -439,8 +437,8 @@ fn altered_rdb_fields_are_refused() {
 fn headers_are_validated() {
     let f = grown(FingerprintWidth::W8);
     let h = f.header().encode();
-    assert_eq!(Header::parse(b"garbage"), Err(CuckooError::BadHeader));
-    assert_eq!(Header::parse(&h[..37]), Err(CuckooError::BadHeader));
+    assert_eq!(Header::parse(b"garbage"), Err(FilterError::BadHeader));
+    assert_eq!(Header::parse(&h[..37]), Err(FilterError::BadHeader));
     // numBuckets not a power of two; bucket size 0 and 256; max iterations 0; expansion 3;
     // expansion 0 with several sub-filters; no sub-filters; 65536 sub-filters.
     let patch = |at: usize, bytes: &[u8]| {
@@ -448,17 +446,17 @@ fn headers_are_validated() {
         b[at..at + bytes.len()].copy_from_slice(bytes);
         Header::parse(&b)
     };
-    assert_eq!(patch(8, &3u64.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(8, &0u64.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(8, &(1u64 << 56).to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(32, &0u16.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(32, &256u16.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(34, &0u16.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(36, &3u16.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(36, &0u16.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(24, &0u64.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(24, &65536u64.to_le_bytes()), Err(CuckooError::BadData));
-    assert_eq!(patch(0, &u64::MAX.to_le_bytes()), Err(CuckooError::BadData));
+    assert_eq!(patch(8, &3u64.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(8, &0u64.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(8, &(1u64 << 56).to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(32, &0u16.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(32, &256u16.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(34, &0u16.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(36, &3u16.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(36, &0u16.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(24, &0u64.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(24, &65536u64.to_le_bytes()), Err(FilterError::BadData));
+    assert_eq!(patch(0, &u64::MAX.to_le_bytes()), Err(FilterError::BadData));
     // Our 54-byte header: magic, version and width are checked.
     let w = grown(FingerprintWidth::W16).header().encode();
     assert!(Header::parse(&w).is_ok());
@@ -471,7 +469,7 @@ fn headers_are_validated() {
     let mut huge = h.clone();
     huge[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let parsed = Header::parse(&huge).unwrap();
-    assert!(matches!(parsed.allocate(&MaxFilterBytes(1 << 20)), Err(CuckooError::Alloc(_))));
+    assert!(matches!(parsed.allocate(&MaxFilterBytes(1 << 20)), Err(e) if e.is_limit()));
 }
 
 /// Chunks are placed strictly: never past the end, never across a sub-filter (RedisBloom
@@ -488,17 +486,17 @@ fn chunks_out_of_place_are_refused() {
         it - 1
     };
     let empty = g.clone();
-    assert_eq!(g.load_chunk(0, b"x"), Err(CuckooError::ChunkOffset));
-    assert_eq!(g.load_chunk(1, b"x"), Err(CuckooError::ChunkOffset));
-    assert_eq!(g.load_chunk(5, b""), Err(CuckooError::ChunkOffset));
-    assert_eq!(g.load_chunk(total + 2, b"x"), Err(CuckooError::ChunkOffset));
-    assert_eq!(g.load_chunk(total + 4, b"xyz"), Err(CuckooError::ChunkOffset));
-    assert_eq!(g.load_chunk(u64::MAX, b"x"), Err(CuckooError::ChunkOffset));
+    assert_eq!(g.load_chunk(0, b"x"), Err(FilterError::ChunkOffset));
+    assert_eq!(g.load_chunk(1, b"x"), Err(FilterError::ChunkOffset));
+    assert_eq!(g.load_chunk(5, b""), Err(FilterError::ChunkOffset));
+    assert_eq!(g.load_chunk(total + 2, b"x"), Err(FilterError::ChunkOffset));
+    assert_eq!(g.load_chunk(total + 4, b"xyz"), Err(FilterError::ChunkOffset));
+    assert_eq!(g.load_chunk(u64::MAX, b"x"), Err(FilterError::ChunkOffset));
     // The first sub-filter holds 16 bytes: a 2-byte chunk at bytes 15..17 (iterator 18)
     // crosses into the next.
     let CuckooFilter::W8(c) = &f else { unreachable!() };
     assert_eq!(c.sub(0).byte_len(), 16);
-    assert_eq!(g.load_chunk(18, b"ab"), Err(CuckooError::ChunkTooBig));
+    assert_eq!(g.load_chunk(18, b"ab"), Err(FilterError::ChunkTooBig));
     assert_eq!(g.load_chunk(17, b"ab"), Ok(()));
     g = empty.clone();
     assert_eq!(g, empty, "refused chunks wrote nothing");

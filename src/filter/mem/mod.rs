@@ -28,7 +28,7 @@ use std::alloc::Layout;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-use super::BloomError;
+use crate::filter::FilterError;
 
 mod huge;
 use huge::*;
@@ -52,12 +52,12 @@ pub struct Words {
 impl Words {
     /// `n` zeroed words, or an error if the allocator refuses (nothing is aborted).
     #[inline]
-    pub fn zeroed(n: u64) -> Result<Self, BloomError> {
-        let n = usize::try_from(n).map_err(|_| BloomError::TooLarge)?;
+    pub fn zeroed(n: u64) -> Result<Self, FilterError> {
+        let n = usize::try_from(n).map_err(|_| FilterError::TooLarge)?;
         if n == 0 {
             return Ok(Self::default());
         }
-        let layout = std::alloc::Layout::array::<u64>(n).map_err(|_| BloomError::TooLarge)?;
+        let layout = std::alloc::Layout::array::<u64>(n).map_err(|_| FilterError::TooLarge)?;
         // SAFETY: `layout` has a non-zero size (n > 0). A non-null result is a zeroed
         // allocation of exactly `layout` from the global allocator, valid as `n` initialised
         // `u64`s (all-zero bits are a valid u64), which is what `Box<[u64]>` of length `n` owns
@@ -65,7 +65,7 @@ impl Words {
         let words = unsafe {
             let ptr = std::alloc::alloc_zeroed(layout).cast::<u64>();
             if ptr.is_null() {
-                return Err(BloomError::OutOfMemory);
+                return Err(FilterError::OutOfMemory);
             }
             Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
         };
@@ -75,9 +75,9 @@ impl Words {
 
     /// The words of `bytes` (little-endian), in a fresh zeroed allocation; `None` unless the
     /// length is a whole number of words.
-    pub fn from_le_bytes(bytes: &[u8]) -> Result<Self, BloomError> {
+    pub fn from_le_bytes(bytes: &[u8]) -> Result<Self, FilterError> {
         if bytes.len() % 8 != 0 {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut words = Self::zeroed(bytes.len() as u64 / 8)?;
         set_from_le_bytes(&mut words, bytes);
@@ -635,6 +635,6 @@ mod tests {
 
     #[test]
     fn refused_sizes_are_errors() {
-        assert_eq!(Words::zeroed(u64::MAX).err(), Some(BloomError::TooLarge));
+        assert_eq!(Words::zeroed(u64::MAX).err(), Some(FilterError::TooLarge));
     }
 }

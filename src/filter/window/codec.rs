@@ -23,7 +23,7 @@
 //!
 //! The RDB value of encoding 2 is a u64 layout (0 sliced, 1 blocked), the fields, then the
 //! memory as strings: one per slice (sliced), or pieces of at most 16 MiB (blocked). Encoding 1
-//! (before the blocked layout) is the sliced fields and slices without the layout word; it is
+//! is the sliced fields and slices without the layout word; it is
 //! still read. The dump header of `BF.SCANDUMP` is [`WINDOW_MAGIC`] (sliced) or
 //! [`WINDOW_MAGIC_BLOCKED`] followed by the fields in a byte buffer; its chunks are the memory's
 //! bytes, each at most 16 MiB (and inside one slice, sliced), addressed by byte offset as the
@@ -33,13 +33,13 @@
 //! Every field is validated ([`WindowParams::validate`] ties the derived ones to the others),
 //! and the slices are offered to the allocation guard before they are read.
 
-use super::super::BloomError;
-use super::super::chunks::MAX_CHUNK_BYTES;
-use super::super::fields::{FieldReader, FieldWriter, SliceReader};
-use super::super::guard::AllocGuard;
-use super::super::mem::{Words, le_bytes, set_from_le_bytes};
 use super::params::{WindowKind, WindowLayout, WindowParams};
 use super::{Store, WindowFilter};
+use crate::filter::FilterError;
+use crate::filter::bloom::chunks::MAX_CHUNK_BYTES;
+use crate::filter::fields::{FieldReader, FieldWriter, SliceReader};
+use crate::filter::guard::AllocGuard;
+use crate::filter::mem::{Words, le_bytes, set_from_le_bytes};
 
 /// The first bytes of a sliced windowed filter's dump header (never those of a Bloom chain's
 /// `SCBLOOM\0` header, nor a plausible RedisBloom header: RedisBloom's begins with a u64
@@ -104,8 +104,8 @@ pub struct Meta {
 }
 
 /// Reads and validates the fields of a filter in `layout`.
-pub fn read_meta(r: &mut impl FieldReader, layout: WindowLayout) -> Result<Meta, BloomError> {
-    let bad = || BloomError::BadData;
+pub fn read_meta(r: &mut impl FieldReader, layout: WindowLayout) -> Result<Meta, FilterError> {
+    let bad = || FilterError::BadData;
     let kind = match (r.u64()?, r.u64()?) {
         (0, window_ms) => WindowKind::Time { window_ms },
         (1, 0) => WindowKind::Items,
@@ -181,7 +181,7 @@ impl Meta {
 
     /// The filter with all memory zero (a dump header: the chunks fill it), offered to
     /// `guard` first.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<WindowFilter, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<WindowFilter, FilterError> {
         let bytes = self.params.bytes();
         guard.admit(bytes, bytes)?;
         let store = WindowFilter::zeroed_store(&self.params)?;
@@ -221,12 +221,12 @@ pub fn write_rdb(f: &WindowFilter, w: &mut impl FieldWriter) {
 pub fn read_rdb(
     r: &mut impl FieldReader,
     guard: &dyn AllocGuard,
-) -> Result<WindowFilter, BloomError> {
+) -> Result<WindowFilter, FilterError> {
     let layout = match r.u64()? {
         0 => WindowLayout::Sliced,
         1 => WindowLayout::Blocked,
         2 => WindowLayout::Generations,
-        _ => return Err(BloomError::BadData),
+        _ => return Err(FilterError::BadData),
     };
     read_body(r, layout, guard)
 }
@@ -235,7 +235,7 @@ pub fn read_rdb(
 pub fn read_rdb_v1(
     r: &mut impl FieldReader,
     guard: &dyn AllocGuard,
-) -> Result<WindowFilter, BloomError> {
+) -> Result<WindowFilter, FilterError> {
     read_body(r, WindowLayout::Sliced, guard)
 }
 
@@ -243,7 +243,7 @@ fn read_body(
     r: &mut impl FieldReader,
     layout: WindowLayout,
     guard: &dyn AllocGuard,
-) -> Result<WindowFilter, BloomError> {
+) -> Result<WindowFilter, FilterError> {
     let meta = read_meta(r, layout)?;
     let bytes = meta.params.bytes();
     guard.admit(bytes, bytes)?;
@@ -261,10 +261,10 @@ fn read_body(
             // smaller one allocates no more than it brought.
             let row_words = meta.params.row_words() as u64;
             let piece_words = MAX_CHUNK_BYTES as usize / 8;
-            let total = usize::try_from(bytes / 8).map_err(|_| BloomError::TooLarge)?;
+            let total = usize::try_from(bytes / 8).map_err(|_| FilterError::TooLarge)?;
             let first_piece = r.bytes()?;
             if first_piece.as_ref().len() != total.min(piece_words) * 8 {
-                return Err(BloomError::BadData);
+                return Err(FilterError::BadData);
             }
             let mut words = Words::zeroed(total as u64)?;
             let mut pending = Some(first_piece);
@@ -277,7 +277,7 @@ fn read_body(
                 if !tags_ok(data.as_ref(), first, row_words, meta.turns)
                     || !set_from_le_bytes(piece, data.as_ref())
                 {
-                    return Err(BloomError::BadData);
+                    return Err(FilterError::BadData);
                 }
             }
             Store::Blocked(words)
@@ -306,7 +306,7 @@ pub fn is_window_header(data: &[u8]) -> bool {
 }
 
 /// Parses a dump header; nothing may follow the fields.
-pub fn parse_dump_header(data: &[u8]) -> Result<Meta, BloomError> {
+pub fn parse_dump_header(data: &[u8]) -> Result<Meta, FilterError> {
     let (layout, rest) = if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC) {
         (WindowLayout::Sliced, rest)
     } else if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC_BLOCKED) {
@@ -314,12 +314,12 @@ pub fn parse_dump_header(data: &[u8]) -> Result<Meta, BloomError> {
     } else if let Some(rest) = data.strip_prefix(&WINDOW_MAGIC_GENERATIONS) {
         (WindowLayout::Generations, rest)
     } else {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     };
     let mut r = SliceReader::new(rest);
     let meta = read_meta(&mut r, layout)?;
     if r.remaining() != 0 {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     Ok(meta)
 }
@@ -358,16 +358,17 @@ pub fn read_chunk(f: &WindowFilter, offset: u64) -> Option<Vec<u8>> {
 
 /// Writes a chunk of `BF.LOADCHUNK` at byte `offset`: it must start on a word and lie inside
 /// one slice (sliced) or the memory (blocked), and row tags in it must not be past `turns`.
-pub fn write_chunk(f: &mut WindowFilter, offset: u64, data: &[u8]) -> Result<(), BloomError> {
+pub fn write_chunk(f: &mut WindowFilter, offset: u64, data: &[u8]) -> Result<(), FilterError> {
     let (slices, slice_bytes) = match f.store {
         Store::Sliced(_) => (f.params.slices() as u64, f.params.slice_bits / 8),
         Store::Blocked(_) => (1, f.params.bytes()),
     };
-    let slice =
-        Some(offset / slice_bytes).filter(|&s| s < slices).ok_or(BloomError::ChunkOffset)? as usize;
+    let slice = Some(offset / slice_bytes)
+        .filter(|&s| s < slices)
+        .ok_or(FilterError::ChunkOffset)? as usize;
     let inner = offset % slice_bytes;
     if inner % 8 != 0 || data.len() % 8 != 0 || data.len() as u64 > slice_bytes - inner {
-        return Err(BloomError::ChunkTooBig);
+        return Err(FilterError::ChunkTooBig);
     }
     let first = (inner / 8) as usize;
     let row_words = f.params.row_words() as u64;
@@ -376,10 +377,10 @@ pub fn write_chunk(f: &mut WindowFilter, offset: u64, data: &[u8]) -> Result<(),
         Store::Sliced(slices) => &mut slices[slice][first..first + data.len() / 8],
         Store::Blocked(words) => {
             if !tags_ok(data, first as u64, row_words, turns) {
-                return Err(BloomError::BadData);
+                return Err(FilterError::BadData);
             }
             &mut words[first..first + data.len() / 8]
         }
     };
-    if set_from_le_bytes(words, data) { Ok(()) } else { Err(BloomError::BadData) }
+    if set_from_le_bytes(words, data) { Ok(()) } else { Err(FilterError::BadData) }
 }

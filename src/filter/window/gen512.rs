@@ -12,7 +12,7 @@
 )]
 
 use super::params::{GEN_BLOCKS, GenBlocks};
-use crate::filter::bloom::blocked::{is_short, probe_tops};
+use crate::filter::masks::{is_short, probe_tops};
 
 /// Bit `p` of the result: whether physical block `p` of `blocks` holds every one of the `K`
 /// probes of probe hash `h2` (the blocked layer's probes: the top 9 bits of `h2 · φ^i`, bit

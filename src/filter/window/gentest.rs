@@ -4,9 +4,9 @@
 #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
 use super::gen512;
 use super::params::{GEN_BLOCKS, GenBlocks};
-use crate::filter::bloom::blocked::probe_mask;
+use crate::filter::masks::probe_mask;
 #[cfg(target_arch = "x86_64")]
-use crate::filter::bloom::blocked::probe_mask_avx2;
+use crate::filter::masks::probe_mask_avx2;
 
 /// Bit `p` of the result is whether block `p` of `blocks` holds every bit of `mask`. No branch
 /// on the data. The scalar model of [`holding_avx2`].

@@ -28,7 +28,7 @@
 //! generation's block of its row; a query tests the mask against every remembered
 //! generation's block of the row (one row: `GENERATIONS` adjacent cache lines).
 //!
-//! Filters written before keep their layout. Blocked ([`WindowLayout::Blocked`], encoding 2):
+//! Filters stored in encoding 1 or 2 keep their layout. Blocked ([`WindowLayout::Blocked`], encoding 2):
 //! rows of `k + l + 1` words, a tag and then one word of each slice; an item's hash picks one
 //! row, and in each slice's word of it one bit (a mix of the hash and the slice's physical
 //! index); a query gathers the `k + l` bits and looks for a run of `k`. Sliced
@@ -60,13 +60,13 @@ mod gen512;
 mod gentest;
 pub mod params;
 
-use super::BloomError;
-use super::bloom::blocked::probe_mask;
-#[cfg(target_arch = "x86_64")]
-use super::bloom::blocked::{mask_vector, probe_mask_avx2};
-use super::bloom::hash::{HashScheme, ItemHash, reduce};
 use super::guard::AllocGuard;
 use super::mem::{Mover, Words, prefetch};
+use crate::filter::FilterError;
+use crate::filter::hash::{HashScheme, ItemHash, reduce};
+use crate::filter::masks::probe_mask;
+#[cfg(target_arch = "x86_64")]
+use crate::filter::masks::{mask_vector, probe_mask_avx2};
 use apbf::{age_mask, found, has_run, row_bit};
 use gentest::gen_test;
 #[cfg(target_arch = "x86_64")]
@@ -191,7 +191,7 @@ impl WindowFilter {
         seed: u64,
         now_ms: u64,
         guard: &dyn AllocGuard,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         params.validate()?;
         guard.admit(params.bytes(), params.bytes())?;
         let store = Self::zeroed_store(&params)?;
@@ -208,7 +208,7 @@ impl WindowFilter {
     }
 
     /// All-zero memory for `params` (validated).
-    fn zeroed_store(params: &WindowParams) -> Result<Store, BloomError> {
+    fn zeroed_store(params: &WindowParams) -> Result<Store, FilterError> {
         Ok(match params.layout {
             WindowLayout::Sliced => Store::Sliced(
                 (0..params.slices())

@@ -22,10 +22,11 @@
 //! quarter, …). Only after `k` turns past the window does it answer exactly as a never-added
 //! item. That is the slack: `k` generations, `k/l` of the window, at most a quarter.
 
-use super::super::BloomError;
-use super::super::params::{
-    BLOCK_BITS, MAX_CAPACITY, MIN_CAPACITY, blocked_error, blocked_layer_size, error_in_range,
+use crate::filter::FilterError;
+use crate::filter::bloom::params::{
+    MAX_CAPACITY, MIN_CAPACITY, blocked_error, blocked_layer_size, error_in_range,
 };
+use crate::filter::masks::BLOCK_BITS;
 
 /// Largest `k` (bits per item, probes per insert).
 pub const MAX_K: u32 = 40;
@@ -53,7 +54,7 @@ pub enum WindowKind {
 /// How the slices lie in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowLayout {
-    /// One array per slice (encoding 1, filters written before the blocked layout): an item's
+    /// One array per slice (encoding 1): an item's
     /// bits are in `k + l` separate arrays, one cache line each.
     Sliced,
     /// Rows of `k + l + 1` words: a tag word, then one word of each slice. An item's bits all
@@ -182,7 +183,7 @@ impl WindowParams {
     }
 
     /// Checks every derived field against the others (what a decoder calls on stored data).
-    pub fn validate(&self) -> Result<(), BloomError> {
+    pub fn validate(&self) -> Result<(), FilterError> {
         let ok = error_in_range(self.error)
             && self.error <= 0.25
             && (MIN_CAPACITY..=MAX_CAPACITY).contains(&self.capacity)
@@ -204,7 +205,7 @@ impl WindowParams {
                 WindowLayout::Sliced | WindowLayout::Blocked => self.probes == 0 && self.apbf_ok(),
                 WindowLayout::Generations => self.generations_ok(),
             };
-        if ok { Ok(()) } else { Err(BloomError::BadData) }
+        if ok { Ok(()) } else { Err(FilterError::BadData) }
     }
 
     /// The slices hold their `k·g` items at fill ½ or less, and `(k, l)` meet the error rate:
@@ -318,35 +319,35 @@ pub fn choose_kl(error: f64) -> Option<(u32, u32)> {
 }
 
 /// The parameters of a new windowed filter (the generations layout).
-pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, BloomError> {
+pub fn choose(kind: WindowKind, error: f64, capacity: u64) -> Result<WindowParams, FilterError> {
     choose_in(WindowLayout::Generations, kind, error, capacity)
 }
 
 /// The parameters of a windowed filter in `layout` (new filters take the generations layout;
-/// the others are chosen only to test the loading of data written before it).
+/// the others are chosen only to test the loading of data stored in them).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is how NaN is refused
 pub fn choose_in(
     layout: WindowLayout,
     kind: WindowKind,
     error: f64,
     capacity: u64,
-) -> Result<WindowParams, BloomError> {
+) -> Result<WindowParams, FilterError> {
     if !error_in_range(error) {
-        return Err(BloomError::ErrorRange);
+        return Err(FilterError::ErrorRange);
     }
     if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
-        return Err(BloomError::CapacityRange);
+        return Err(FilterError::CapacityRange);
     }
     let (k, l) = match layout {
         WindowLayout::Generations => (1, GENERATIONS - 1),
-        _ => choose_kl(error).ok_or(BloomError::ErrorTooSmall)?,
+        _ => choose_kl(error).ok_or(FilterError::ErrorTooSmall)?,
     };
     let gen_items = capacity.div_ceil(u64::from(l));
     let gen_ms = match kind {
         WindowKind::Time { window_ms } if (1..=MAX_WINDOW_MS).contains(&window_ms) => {
             window_ms.div_ceil(u64::from(l))
         }
-        WindowKind::Time { .. } => return Err(BloomError::BadParameter),
+        WindowKind::Time { .. } => return Err(FilterError::BadParameter),
         WindowKind::Items => 0,
     };
     let (slice_bits, probes) = match layout {
@@ -355,7 +356,7 @@ pub fn choose_in(
             let share = error / f64::from(k + l) * GENERATIONS_MARGIN;
             let size = blocked_layer_size(gen_items, share)?;
             if size.bits > MAX_SLICE_BITS {
-                return Err(BloomError::TooLarge);
+                return Err(FilterError::TooLarge);
             }
             (size.bits, size.hashes)
         }
@@ -366,7 +367,7 @@ pub fn choose_in(
             };
             let bits = (f64::from(k) * gen_items as f64 / std::f64::consts::LN_2 * factor).ceil();
             if !(bits <= MAX_SLICE_BITS as f64) {
-                return Err(BloomError::TooLarge);
+                return Err(FilterError::TooLarge);
             }
             ((bits as u64).max(64).div_ceil(64) * 64, 0)
         }

@@ -97,7 +97,7 @@ fn no_false_negative_in(layout: WindowLayout) {
     let k = g.params().k as usize;
     // One item: one bit per slice it set (its probes' bits in the generations layout).
     let ones = if layout == WindowLayout::Generations {
-        crate::filter::bloom::blocked::probe_mask(g.params.probes, g.hash(b"new").h2)
+        crate::filter::masks::probe_mask(g.params.probes, g.hash(b"new").h2)
     } else {
         [1, 0, 0, 0, 0, 0, 0, 0]
     };
@@ -226,7 +226,7 @@ fn rdb_round_trip_in(layout: WindowLayout) {
     }
     // The guard is asked before the slices are read.
     let e = read_rdb(&mut SliceReader::new(&buf), &MaxFilterBytes(64)).unwrap_err();
-    assert!(matches!(e, BloomError::FilterLimit { .. }));
+    assert!(matches!(e, FilterError::FilterLimit { .. }));
 }
 
 #[test]
@@ -506,7 +506,7 @@ fn random_block_cases(
     };
     (0..n).map(move |_| {
         let (k, h2) = (1 + (next() % 16) as u32, next());
-        let mask = crate::filter::bloom::blocked::probe_mask(k, h2);
+        let mask = crate::filter::masks::probe_mask(k, h2);
         let blocks: GenBlocks = std::array::from_fn(|i| {
             let w = next() & next();
             if next() % 3 == 0 { w | mask[i % 8] } else { w | (mask[i % 8] & next()) }
@@ -560,7 +560,7 @@ fn the_avx2_row_test_agrees_with_the_scalar_one_on_random_rows() {
     assert!(ones > 100_000, "{ones}");
 }
 
-/// Values of the layouts written before the generations layout, as the fuzz seeds keep them
+/// Values of the layouts other than the generations layout, as the fuzz seeds keep them
 /// (a mode byte, then the RDB value; made by `examples/fuzz_seeds.rs` from 60 items `w0`…`w59`
 /// added at 1000 + 37·i ms): encoding 2 blocked, and the sliced layout under encoding 2.
 #[test]

@@ -4,10 +4,11 @@
 use std::ffi::CStr;
 
 use super::{Key, core_err, notify, window, with_either, with_value};
-use crate::filter::codec;
-use crate::filter::params::Layout;
+use crate::filter::bloom::codec;
+use crate::filter::bloom::params::Layout;
+use crate::filter::bloom::{Chain, ChainParams};
+use crate::filter::hash::HashScheme;
 use crate::filter::window::WindowParams;
-use crate::filter::{Chain, ChainParams, HashScheme};
 use crate::module::args::Args;
 use crate::module::call::Call;
 use crate::module::clock;

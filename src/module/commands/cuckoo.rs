@@ -24,9 +24,10 @@
 use std::ffi::CStr;
 
 use super::{Key, notify, with_value};
+use crate::filter::FilterError;
 use crate::filter::cuckoo::params::MAX_CAPACITY_8X;
 use crate::filter::cuckoo::{
-    CuckooError, CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink,
+    CuckooFilter, CuckooParams, FingerprintWidth, Header, Insert, InsertSink,
 };
 use crate::module::args::{Arg, Args, parse_i64};
 use crate::module::call::Call;
@@ -62,7 +63,7 @@ fn parse_fingerprint(b: &[u8]) -> Result<FingerprintWidth, Reply> {
 fn default_params(cf: &CfDefaults, capacity: u64) -> Result<CuckooParams, Reply> {
     CuckooParams::new(capacity, cf.bucket_size, cf.max_iterations, cf.expansion).map_err(
         |e| match e {
-            CuckooError::CapacityTooSmall => {
+            FilterError::CapacityTooSmall => {
                 Reply::Error(errors::cf_initial_size_too_small(capacity, cf.bucket_size))
             }
             e => Reply::Error(errors::cf_create(&e)),
@@ -174,7 +175,7 @@ struct Outcomes {
     /// (item index, code) of each item not inserted, in order; every other item's code is 1.
     others: Vec<(usize, i64)>,
     /// (item index, error) of each item a limit refused, in order.
-    errors: Vec<(usize, CuckooError)>,
+    errors: Vec<(usize, FilterError)>,
 }
 
 /// The code of an item refused with an error (its reply is the error).
@@ -205,7 +206,7 @@ impl Outcomes {
 
 impl InsertSink for Outcomes {
     #[inline(always)]
-    fn push(&mut self, outcome: Result<Insert, CuckooError>) {
+    fn push(&mut self, outcome: Result<Insert, FilterError>) {
         let code = match outcome {
             Ok(Insert::Inserted) => None,
             Ok(Insert::Exists) => Some(0),

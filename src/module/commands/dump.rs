@@ -4,7 +4,7 @@
 //! words, the steps are written here once.
 
 use super::{Key, notify, with_either};
-use crate::filter::Chain;
+use crate::filter::bloom::Chain;
 use crate::filter::window::codec::is_window_header;
 use crate::module::args::Args;
 use crate::module::call::Call;

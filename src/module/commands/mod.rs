@@ -17,7 +17,7 @@ use super::args::Args;
 use super::call::Call;
 use super::errors;
 use super::reply::Reply;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 
 pub use self::key::{Key, with_either, with_value};
 
@@ -25,7 +25,7 @@ pub use self::key::{Key, with_either, with_value};
 pub type Handler = fn(&Call, &Args) -> Reply;
 
 /// Error reply for a core error.
-fn core_err(e: &BloomError) -> Reply {
+fn core_err(e: &FilterError) -> Reply {
     Reply::Error(errors::text(e))
 }
 

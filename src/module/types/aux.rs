@@ -9,7 +9,7 @@ use redis_module::raw;
 
 use super::guarded;
 use super::io::log_warning;
-use crate::filter::codec::is_own_encoding;
+use crate::filter::bloom::codec::is_own_encoding;
 use crate::module::creation::{self, Settings};
 
 /// Aux markers.

@@ -11,10 +11,11 @@ use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
 use super::{NativeType, aux, load_refusal, methods};
 use std::borrow::Cow;
 
-use crate::filter::chunks::{read_chunk, write_chunk};
-use crate::filter::codec::{self, RDB_ENCODING_VERSION, dump_header};
+use crate::filter::bloom::chunks::{read_chunk, write_chunk};
+use crate::filter::bloom::codec::{self, RDB_ENCODING_VERSION, dump_header};
+use crate::filter::bloom::{Chain, redisbloom};
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, BloomError, Chain, redisbloom};
+use crate::filter::{AllocGuard, FilterError};
 use crate::module::args::parse_i64;
 use crate::module::call::Call;
 use crate::module::errors;
@@ -118,7 +119,7 @@ pub fn bloom_chunk_position(it: i64, len: usize) -> Result<u64, Reply> {
 /// The byte offset of a `BF.LOADCHUNK` chunk of `len` bytes at iterator `at`.
 pub fn bloom_chunk_offset(at: u64, len: usize) -> Result<u64, Reply> {
     at.checked_sub(len as u64 + 1)
-        .ok_or_else(|| Reply::Error(errors::text(&BloomError::ChunkOffset)))
+        .ok_or_else(|| Reply::Error(errors::text(&FilterError::ChunkOffset)))
 }
 
 impl Chunked for Chain {

@@ -15,12 +15,12 @@ use redis_module::{Context, ContextFlags};
 
 use super::chunked::{self, Chunked, Dialect};
 use super::io::{AofWriter, Digest, RdbReader, RdbWriter};
-use super::{NativeType, methods};
+use super::{NativeType, load_refusal, methods};
 use crate::filter::cuckoo::codec::RDB_ENCODING_VERSION;
 use crate::filter::cuckoo::params::MAX_FILTERS;
-use crate::filter::cuckoo::{CuckooError, CuckooFilter, Header};
+use crate::filter::cuckoo::{CuckooFilter, Header};
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, BloomError};
+use crate::filter::{AllocGuard, FilterError};
 use crate::module::args::parse_i64;
 use crate::module::call::Call;
 use crate::module::config;
@@ -101,18 +101,16 @@ impl NativeType for CuckooValue {
         let max_filters = restore_max_filters(io);
         let loaded = CuckooFilter::read_rdb_capped(io, encver, guard, max_filters);
         loaded.map(CuckooValue::new).map_err(|e| match e {
-            CuckooError::MaxExpansions => format!(
+            FilterError::MaxExpansions => format!(
                 "scalebloom: RESTORE refused: the value has more sub-filters than \
                  cf-max-expansions ({max_filters})"
             ),
-            CuckooError::UnsupportedEncoding(v) => format!(
+            FilterError::UnsupportedEncoding(v) => format!(
                 "scalebloom: refused an MBbloomCF value of encoding version {v} (RedisBloom 2.0 \
                  or older, another hash: re-create the filter, or load it into RedisBloom 2.2+ \
                  and save it again)"
             ),
-            CuckooError::Alloc(
-                e @ (BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. }),
-            ) => format!("scalebloom: RESTORE refused: {}", crate::module::errors::text(&e)),
+            e if e.is_limit() => load_refusal("MBbloomCF", &e),
             other => format!(
                 "scalebloom: refused a corrupt or inconsistent MBbloomCF value ({})",
                 errors::cuckoo_text(&other)
@@ -189,7 +187,7 @@ impl Chunked for CuckooValue {
     fn from_header(call: &Call, header: &[u8]) -> Result<Self, Reply> {
         let header = match Header::parse(header) {
             Ok(h) => h,
-            Err(CuckooError::BadHeader) => return Err(Reply::err(errors::CF_INVALID_HEADER)),
+            Err(FilterError::BadHeader) => return Err(Reply::err(errors::CF_INVALID_HEADER)),
             Err(_) => return Err(Reply::err(errors::CF_BAD_HEADER)),
         };
         let (filters, max) = (header.shape.filters, config::cf_max_filters());
@@ -198,10 +196,10 @@ impl Chunked for CuckooValue {
         }
         match header.allocate(&ServerGuard::for_command(call)) {
             Ok(filter) => Ok(CuckooValue::awaiting_chunks(filter)),
-            Err(e @ (CuckooError::Alloc(_) | CuckooError::OutOfMemory)) => {
+            Err(e) if e.is_limit() || e == FilterError::OutOfMemory => {
                 Err(Reply::Error(errors::cf_create(&e)))
             }
-            Err(CuckooError::BadHeader) => Err(Reply::err(errors::CF_INVALID_HEADER)),
+            Err(FilterError::BadHeader) => Err(Reply::err(errors::CF_INVALID_HEADER)),
             Err(_) => Err(Reply::err(errors::CF_BAD_HEADER)),
         }
     }

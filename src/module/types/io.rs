@@ -6,7 +6,7 @@ use std::os::raw::{c_char, c_longlong};
 
 use redis_module::{RedisBuffer, raw};
 
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::fields::{FieldReader, FieldWriter};
 use crate::filter::mem::Words;
 
@@ -58,28 +58,28 @@ pub struct RdbReader(pub(super) *mut raw::RedisModuleIO);
 
 impl FieldReader for RdbReader {
     type Bytes = RedisBuffer;
-    fn u64(&mut self) -> Result<u64, BloomError> {
-        raw::load_unsigned(self.0).map_err(|_| BloomError::BadData)
+    fn u64(&mut self) -> Result<u64, FilterError> {
+        raw::load_unsigned(self.0).map_err(|_| FilterError::BadData)
     }
-    fn f64(&mut self) -> Result<f64, BloomError> {
-        raw::load_double(self.0).map_err(|_| BloomError::BadData)
+    fn f64(&mut self) -> Result<f64, FilterError> {
+        raw::load_double(self.0).map_err(|_| FilterError::BadData)
     }
-    fn bytes(&mut self) -> Result<RedisBuffer, BloomError> {
-        raw::load_string_buffer(self.0).map_err(|_| BloomError::BadData)
+    fn bytes(&mut self) -> Result<RedisBuffer, FilterError> {
+        raw::load_string_buffer(self.0).map_err(|_| FilterError::BadData)
     }
 
     /// A bit-array segment, kept in the buffer Redis read it into: no second allocation, no
-    /// zeroing and no copy of up to 64 MiB per segment (loading a 1 GiB filter used to page in
-    /// and zero twice its size). Copied instead where the buffer cannot serve as words.
-    fn words(&mut self, n: u64) -> Result<Words, BloomError> {
+    /// zeroing and no copy of up to 64 MiB per segment (a copy would page in and zero twice the
+    /// filter's size). Copied instead where the buffer cannot serve as words.
+    fn words(&mut self, n: u64) -> Result<Words, FilterError> {
         let want =
-            n.checked_mul(8).and_then(|b| usize::try_from(b).ok()).ok_or(BloomError::BadData)?;
+            n.checked_mul(8).and_then(|b| usize::try_from(b).ok()).ok_or(FilterError::BadData)?;
         let (Some(load), Some(io_error), Some(free)) = (
             api!(RedisModule_LoadStringBuffer),
             api!(RedisModule_IsIOError),
             api!(RedisModule_Free),
         ) else {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         };
         let mut len = 0usize;
         // SAFETY: `self.0` is this load's live I/O handle; on success Redis returns a buffer of
@@ -92,7 +92,7 @@ impl FieldReader for RdbReader {
                 // SAFETY: the buffer is ours (see above) and freed once, here.
                 unsafe { free(ptr.cast()) };
             }
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         if cfg!(target_endian = "big") || ptr as usize % std::mem::align_of::<u64>() != 0 {
             // SAFETY: `ptr` points to `len` initialised bytes that stay ours until freed below.

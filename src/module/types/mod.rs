@@ -36,7 +36,7 @@ pub use self::window::WINDOW_TYPE;
 use super::call::Call;
 use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
-use crate::filter::{AllocGuard, BloomError, Unlimited};
+use crate::filter::{AllocGuard, FilterError, Unlimited};
 
 /// Every native type of the module, one row each; `RedisModule_OnLoad` creates them all.
 const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE, &WINDOW_TYPE];
@@ -114,9 +114,9 @@ pub const fn methods<T: NativeType>() -> raw::RedisModuleTypeMethods {
 
 /// The log line of a value `rdb_load` refuses: a limit a client's RESTORE passed (and which),
 /// or data that fails validation.
-fn load_refusal(type_name: &str, e: &BloomError) -> String {
+fn load_refusal(type_name: &str, e: &FilterError) -> String {
     match e {
-        BloomError::FilterLimit { .. } | BloomError::MaxMemory { .. } => {
+        e if e.is_limit() => {
             format!("scalebloom: RESTORE refused: {}", super::errors::text(e))
         }
         _ => format!("scalebloom: refused a corrupt or inconsistent {type_name} value"),

@@ -1,5 +1,5 @@
 //! Batch kernels that hash and probe in one loop, for hash scheme 4 chains whose one layer is
-//! small enough not to be prefetched ([`super::super::batch`]): each item is read, hashed
+//! small enough not to be prefetched ([`crate::filter::bloom::batch`]): each item is read, hashed
 //! (xxh3-64, the seed's part made once: [`Xxh3Seeded`]) and tested or added in the same loop
 //! step, so its hash never goes through memory and there is one loop, not two. The same bits
 //! and answers as hashing the batch first and then running [`BlockedKernels`]'
@@ -10,8 +10,8 @@
 //! kernel for a probe count and feature set is picked per call ([`ItemsKernels::for_hashes`])
 //! rather than from the process-wide table of [`BlockedKernels`].
 
-use super::super::xxh3short::Xxh3Seeded;
 use super::kernels::{Level, kernel_table};
+use crate::filter::hash::xxh3short::Xxh3Seeded;
 
 /// Tests every item of a batch (words, probe count, items, the seeded hash, answers).
 type AllSetItems<T> = unsafe fn(&[u64], u32, &[T], &Xxh3Seeded, &mut Vec<bool>);

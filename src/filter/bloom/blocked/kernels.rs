@@ -4,14 +4,14 @@
 //! probe count and CPU once per process. The same macro writes the hash-and-probe kernels that
 //! [`ItemsKernels`](super::ItemsKernels) picks from.
 
-use super::super::hash::{ItemHash, blocked_hash, reduce};
-use super::super::xxh3short::Xxh3Seeded;
 #[cfg(target_arch = "x86_64")]
 use super::vector::{all_set_vector, set_probes_vector};
 use super::{
     BLOCK_WORDS, BLOCKED_UNROLLED_MAX, Blocks, all_set_scalar, block_of, block_of_mut, is_short,
     set_probes_scalar,
 };
+use crate::filter::hash::xxh3short::Xxh3Seeded;
+use crate::filter::hash::{ItemHash, blocked_hash, reduce};
 
 /// Tests a blocked item (block, probe count, `h2`). `unsafe fn` only because some kernels need
 /// CPU features beyond the baseline; [`BlockedKernels::for_hashes`] hands out only those this
@@ -26,7 +26,7 @@ type AllSetMany = unsafe fn(&[u64], u32, &[ItemHash], bool, &mut Vec<bool>);
 type SetClearMany = unsafe fn(&mut [u64], u32, &[ItemHash], bool, &mut Vec<bool>) -> (u64, u64);
 
 /// The kernels for one probe count, chosen once per batch (see
-/// [`super::super::probe::Kernels`]): one item at a time, and whole batches over one slice,
+/// [`crate::filter::bloom::probe::Kernels`]): one item at a time, and whole batches over one slice,
 /// where the item's code is inlined into the loop (no call per item, the constants loaded
 /// once).
 ///

@@ -23,45 +23,17 @@
 //! The baseline kernels are the reference: tests check every other kernel against them (and
 //! them against a textbook model, in `tests/blocked.rs`).
 //!
-//! This file holds the probe primitives: the blocks of a layer ([`Blocks`], [`block_of`]), the
-//! probes' bits, and the scalar one-item test and add every kernel is built from. The kernels
+//! The probes' bits in a block are [`crate::filter::masks`]' (the windowed filter shares them).
+//! This file holds the blocks of a layer ([`Blocks`], [`block_of`]) and the scalar one-item
+//! test and add every kernel is built from. The kernels
 //! made from them, per probe count and CPU feature set, are in `kernels` ([`BlockedKernels`]),
 //! their AVX2 bodies in `vector`, the kernels that also hash each item in `items`
 //! ([`ItemsKernels`]).
 
 use super::bits::SegmentTable;
-use super::hash::{ItemHash, reduce};
-use super::params::{BLOCK_BITS, BLOCK_PROBE_BITS};
-
-/// The multiplier from one probe of a blocked layer to the next.
-pub const BLOCK_PROBE_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// The largest probe count with unrolled kernels (blocked layers have 1–16 probes at the
-/// error rates sizing allows down to 1e-5 per layer; a chain that tightens per layer may go
-/// past it, which takes the loop).
-pub const BLOCKED_UNROLLED_MAX: u32 = 16;
-
-/// `φ^i` for `i` below [`BLOCKED_UNROLLED_MAX`].
-const POWERS: [u64; BLOCKED_UNROLLED_MAX as usize] = {
-    let mut p = [1u64; BLOCKED_UNROLLED_MAX as usize];
-    let mut i = 1;
-    while i < p.len() {
-        p[i] = p[i - 1].wrapping_mul(BLOCK_PROBE_MUL);
-        i += 1;
-    }
-    p
-};
-
-/// The low and high 32-bit halves of `φ^i` (eight per vector in the AVX2 kernels).
-const POWER_HALVES: ([u32; 16], [u32; 16]) = {
-    let (mut lo, mut hi) = ([0u32; 16], [0u32; 16]);
-    let mut i = 0;
-    while i < 16 {
-        lo[i] = POWERS[i] as u32;
-        hi[i] = (POWERS[i] >> 32) as u32;
-        i += 1;
-    }
-    (lo, hi)
+use crate::filter::hash::{ItemHash, reduce};
+use crate::filter::masks::{
+    BLOCK_BITS, BLOCK_PROBE_MUL, BLOCKED_UNROLLED_MAX, POWERS, is_short, probe_bit, short_top,
 };
 
 /// Words per block.
@@ -150,32 +122,6 @@ pub fn block_of_mut<A: Blocks + ?Sized>(words: &mut A, h: ItemHash) -> &mut [u64
     let b = block_index(words.bits(), h);
     // SAFETY: as in `block_of`.
     unsafe { words.block_mut(b) }
-}
-
-/// The bit of the block that probe `i` of `h2` tests (`K` > 0: `i < K ≤ 16`, a constant).
-#[inline(always)]
-fn probe_bit(x: u64) -> u32 {
-    (x >> (64 - BLOCK_PROBE_BITS)) as u32
-}
-
-/// Whether `h2` is a hash scheme 4 `h2` (`lo · 2^32 + 1`): its probes then come from 32-bit
-/// arithmetic ([`short_top`]). Any `h2` whose low half is 1 takes that path, whatever its
-/// scheme: the bits are the same.
-#[inline(always)]
-pub(crate) fn is_short(h2: u64) -> bool {
-    h2 as u32 == 1
-}
-
-/// The top 32 bits of `h2 · φ^i` for an `h2 = lo · 2^32 + 1` (scheme 4), from 32-bit
-/// arithmetic: `lo · φ^i_lo + φ^i_hi` (mod 2^32), one multiply by a constant and one add.
-///
-/// Why: `h2 · P = lo · P · 2^32 + P` (mod 2^64). The first term is `(lo · P_lo mod 2^32) · 2^32`
-/// (its low 32 bits are 0), and `P = P_hi · 2^32 + P_lo`: the low 32 bits of the sum are
-/// `P_lo` with no carry out, and its top 32 bits are `lo · P_lo + P_hi` (mod 2^32). Probe `i`
-/// (the top 9 bits) is `t >> 23`: 64-bit word `t >> 29`, bit `(t >> 23) & 63` of it.
-#[inline(always)]
-fn short_top(lo: u32, i: usize) -> u32 {
-    lo.wrapping_mul(POWER_HALVES.0[i]).wrapping_add(POWER_HALVES.1[i])
 }
 
 /// Whether every one of the `k` probes of `h2` is set in `block`. `K` > 0 is `k` as a constant;
@@ -293,50 +239,6 @@ fn set_bit(block: &mut [u64; 8], word: usize, bit: u32) -> u32 {
     clear
 }
 
-/// `f(p)` for the bit `p` of each of the `k` probes of `h2`, in order: the bits
-/// [`set_probes_scalar`] sets. `K` > 0 is `k` as a constant (unrolled); `K` = 0 takes the loop.
-#[inline(always)]
-fn each_probe<const K: u32>(k: u32, h2: u64, mut f: impl FnMut(u32)) {
-    if K > 0 && is_short(h2) {
-        // The same bits as below (see `short_top`).
-        let lo = (h2 >> 32) as u32;
-        (0..K as usize).for_each(|i| f(short_top(lo, i) >> 23));
-    } else if K > 0 {
-        (0..K as usize).for_each(|i| f(probe_bit(h2.wrapping_mul(POWERS[i]))));
-    } else {
-        let mut x = h2;
-        for _ in 0..k {
-            f(probe_bit(x));
-            x = x.wrapping_mul(BLOCK_PROBE_MUL);
-        }
-    }
-}
-
-/// The block of only the `k` probes of `h2`: what [`set_probes_scalar`] sets in an empty block.
-#[inline(always)]
-fn mask_scalar<const K: u32>(k: u32, h2: u64) -> [u64; 8] {
-    let mut mask = [0u64; 8];
-    each_probe::<K>(k, h2, |p| mask[(p >> 6) as usize] |= 1u64.wrapping_shl(p));
-    mask
-}
-
-/// The item's probe mask in a 512-bit block: the bits its `k` probes set (`h2` its probe
-/// hash), for structures that test or set one item in several blocks (the windowed filter's
-/// generations). Unrolled for `k` up to [`BLOCKED_UNROLLED_MAX`]; inlined, so that it takes
-/// the caller's CPU features (BMI2 shifts).
-#[inline(always)]
-pub fn probe_mask(k: u32, h2: u64) -> [u64; 8] {
-    macro_rules! unrolled {
-        ($($n:literal)*) => {
-            match k {
-                $($n => mask_scalar::<$n>(k, h2),)*
-                _ => mask_scalar::<0>(k, h2),
-            }
-        };
-    }
-    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
-}
-
 /// Starts loading the one cache line `h` probes in `words`.
 #[inline(always)]
 pub fn prefetch<A: Blocks + ?Sized>(words: &A, h: ItemHash) {
@@ -348,10 +250,6 @@ pub use kernels::BlockedKernels;
 
 #[cfg(target_arch = "x86_64")]
 mod vector;
-#[cfg(target_arch = "x86_64")]
-pub use vector::probe_mask_avx2;
-#[cfg(target_arch = "x86_64")]
-pub(crate) use vector::{mask_vector, probe_tops};
 
 mod items;
 pub use items::ItemsKernels;

@@ -1,7 +1,11 @@
-//! The blocked kernels against the reference loop, and the window's probe masks.
+//! The blocked kernels against the reference loop, and the shared probe masks against what
+//! an add sets.
 
-use super::super::xxh3short::Xxh3Seeded;
 use super::*;
+use crate::filter::hash::xxh3short::Xxh3Seeded;
+use crate::filter::masks::probe_mask;
+#[cfg(target_arch = "x86_64")]
+use crate::filter::masks::probe_mask_avx2;
 use crate::filter::testrng::XorShift;
 
 /// Every kernel set (baseline, BMI2, AVX2 where the CPU has them) of every `k` from 1 to
@@ -188,7 +192,7 @@ fn all_short_batches_equal_one_by_one() {
 /// within a batch included, under two seeds.
 #[test]
 fn items_kernels_equal_hashing_then_one_by_one() {
-    use super::super::hash::HashScheme;
+    use crate::filter::hash::HashScheme;
     for seed in [0u64, 0x5eed_1234_abcd_ef01] {
         for k in [1, 6, 7, 8, 9, 11, 16, 17, 20] {
             for (name, kernels) in ItemsKernels::<Vec<u8>>::all_variants(k) {

@@ -10,7 +10,7 @@ fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
 /// The textbook add, written independently of the kernels: test every layer probe by probe
 /// with the [`Probes`](crate::filter::hash::Probes) iterator, then set every probe of the
 /// last layer (after growing if it is full).
-fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, BloomError> {
+fn reference_add(c: &mut Chain, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, FilterError> {
     let h = c.hash(item);
     let curved = c.scheme().is_curved();
     let present =
@@ -85,7 +85,7 @@ fn chain_in(scheme: HashScheme, error: f64, capacity: u64, expansion: u64) -> Ch
     c
 }
 
-/// Chains made before scheme 5 (scheme 1's probe sequence) keep batches equal to their
+/// Chains of scheme 1 (its probe sequence) keep batches equal to their
 /// one-by-one paths, one layer and many.
 #[test]
 fn batches_equal_one_by_one_in_scheme_1() {
@@ -141,7 +141,7 @@ fn batches_equal_one_by_one_on_prefetched_and_multi_segment_layers() {
     assert_batch_equals_one_by_one(c, &items("p", 3000), &Unlimited);
     // Over 64 MiB: several segments, the kernels' fallback path.
     let c = chain(0.01, 60_000_000, 0);
-    assert!(matches!(c.layers()[0].bits().view(), crate::filter::bits::View::Many(_)));
+    assert!(matches!(c.layers()[0].bits().view(), crate::filter::bloom::bits::View::Many(_)));
     assert_batch_equals_one_by_one(c, &items("s", 3000), &Unlimited);
 }
 
@@ -172,7 +172,7 @@ fn prefetched_layers_filling_mid_batch_equal_one_by_one() {
 fn odd_probe_counts_past_the_unrolled_kernels_equal_one_by_one() {
     // 1e-9 needs 31 probes: past probe::UNROLLED_MAX, the looping kernel.
     let c = chain(1e-9, 2000, 2);
-    assert!(c.layers()[0].hashes() > crate::filter::probe::UNROLLED_MAX);
+    assert!(c.layers()[0].hashes() > crate::filter::bloom::probe::UNROLLED_MAX);
     assert_batch_equals_one_by_one(c, &items("o", 3000), &Unlimited);
 }
 
@@ -303,7 +303,7 @@ fn stats_say_saturated_when_an_add_is_refused() {
 /// one array of several segments.
 #[test]
 fn redisbloom_batches_with_kept_positions_equal_one_by_one() {
-    use crate::filter::bits::View;
+    use crate::filter::bloom::bits::View;
     let mut rng = crate::filter::testrng::XorShift::default();
     let mut random = |n: u64| -> Vec<u8> { (0..n).map(|_| rng.next_u64() as u8).collect() };
     // (error, capacity, probes): each at least PREFETCH_MIN_BYTES.

@@ -2,10 +2,10 @@
 //! reading of the layout, growth, the batched paths, and every byte format.
 
 use super::*;
-use crate::filter::codec::{self, ChainMeta};
+use crate::filter::bloom::codec::{self, ChainMeta};
+use crate::filter::bloom::layer::Rule;
 use crate::filter::fields::SliceReader;
 use crate::filter::hash::ItemHash;
-use crate::filter::layer::Rule;
 
 fn blocked(error: f64, capacity: u64, expansion: u64) -> Chain {
     let p = ChainParams::new(error, capacity, expansion).unwrap();
@@ -69,9 +69,9 @@ fn blocked_sizing_costs_a_few_bits_per_item() {
     assert_eq!(ratios[1].2, 7);
     // Tiny layers are one block; the same refusals as the standard sizing.
     assert_eq!(blocked_layer_size(1, 0.01).unwrap().bits, 512);
-    assert_eq!(blocked_layer_size(0, 0.01).unwrap_err(), BloomError::BadParameter);
-    assert_eq!(blocked_layer_size(10, 1e-20).unwrap_err(), BloomError::ErrorTooSmall);
-    assert_eq!(blocked_layer_size(1 << 40, 0.01).unwrap_err(), BloomError::TooLarge);
+    assert_eq!(blocked_layer_size(0, 0.01).unwrap_err(), FilterError::BadParameter);
+    assert_eq!(blocked_layer_size(10, 1e-20).unwrap_err(), FilterError::ErrorTooSmall);
+    assert_eq!(blocked_layer_size(1 << 40, 0.01).unwrap_err(), FilterError::TooLarge);
     // The floor of every native chain still sizes (a scaling chain's last layers).
     let floor = blocked_layer_size(10, MIN_LAYER_ERROR).unwrap();
     assert!(floor.hashes <= MAX_HASHES);
@@ -88,7 +88,7 @@ fn measured_at_capacity(error: f64, capacity: u64, probes: u64) -> f64 {
     let offered = items("in:", capacity + capacity / 10);
     let mut out = Vec::new();
     let refused = c.add_many(&offered, &Unlimited, &mut out);
-    assert_eq!(refused, Err(BloomError::NonscalingFull));
+    assert_eq!(refused, Err(FilterError::NonscalingFull));
     assert!(c.layers()[0].is_full());
     let present = &offered[..out.len()];
     out.clear();
@@ -128,7 +128,7 @@ fn measured_error_at_capacity_is_within_a_hundredth_of_a_percent() {
 /// textbook probes, and count the bits they set.
 #[test]
 fn kernels_equal_the_textbook_layout() {
-    use crate::filter::bits::{SEGMENT_WORDS, View};
+    use crate::filter::bloom::bits::{SEGMENT_WORDS, View};
     let sizes = [(1000u64, 0.01), (50_000, 1e-6), (((2 * SEGMENT_WORDS + 1000) * 64) / 11, 0.01)];
     for (capacity, error) in sizes {
         let size = blocked_layer_size(capacity, error).unwrap();
@@ -185,7 +185,7 @@ fn blocked_chains_grow_and_batches_equal_one_by_one() {
     assert!(out.iter().all(|&n| !n));
     assert_eq!(c, one);
     // Not a counting chain.
-    assert_eq!(c.delete(b"g1").unwrap_err(), BloomError::NotCounting);
+    assert_eq!(c.delete(b"g1").unwrap_err(), FilterError::NotCounting);
 }
 
 /// Prefetched (≥ 4 MiB) and multi-segment blocked layers: batches equal one by one.
@@ -225,12 +225,12 @@ fn blocked_limits_hold() {
             }
         }
     }
-    assert_eq!(err, Some(BloomError::NonscalingFull));
+    assert_eq!(err, Some(FilterError::NonscalingFull));
     assert!(added >= 10);
     let p = ChainParams::new(0.01, 1000, 2).unwrap();
     assert!(matches!(
         Chain::new_blocked(p, 1, &MaxFilterBytes(100)),
-        Err(BloomError::FilterLimit { .. })
+        Err(FilterError::FilterLimit { .. })
     ));
 }
 
@@ -262,8 +262,8 @@ fn blocked_chains_round_trip_every_format() {
     assert_eq!(meta, ChainMeta::of(&c));
     let mut restored = meta.allocate(&Unlimited).unwrap();
     let mut offset = 0;
-    while let Some(bytes) = crate::filter::chunks::read_chunk(&c, offset) {
-        crate::filter::chunks::write_chunk(&mut restored, offset, &bytes).unwrap();
+    while let Some(bytes) = crate::filter::bloom::chunks::read_chunk(&c, offset) {
+        crate::filter::bloom::chunks::write_chunk(&mut restored, offset, &bytes).unwrap();
         offset += bytes.len() as u64;
     }
     assert_eq!(restored, c);
@@ -317,8 +317,8 @@ fn altered_blocked_metadata_is_refused() {
     }
 }
 
-/// Blocked chains are made with hash scheme 4 (xxh3-64); the blocked chains made before it
-/// (scheme 1, xxh3-128) still load from every format and answer for their items, and grow in
+/// Blocked chains are made with hash scheme 4 (xxh3-64); blocked chains stored with scheme 1
+/// (xxh3-128) still load from every format and answer for their items, and grow in
 /// scheme 1. Scheme 4 goes with the blocked layout only: its id on a standard or counting
 /// chain's fields is refused.
 #[test]

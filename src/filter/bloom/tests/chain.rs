@@ -135,7 +135,7 @@ fn nonscaling_chain_refuses_items_once_full() {
     let mut refused = false;
     for j in 0..100 {
         match c.add(&item(1000 + j), &Unlimited) {
-            Err(BloomError::NonscalingFull) => refused = true,
+            Err(FilterError::NonscalingFull) => refused = true,
             Ok(false) => {}
             other => panic!("unexpected {other:?}"),
         }
@@ -157,11 +157,11 @@ fn expansion_one_stops_at_the_error_floor_with_an_error_not_a_broken_layer() {
             }
         }
     }
-    assert_eq!(refused, Some(BloomError::TooManyLayers));
+    assert_eq!(refused, Some(FilterError::TooManyLayers));
     assert!(c.layers().len() <= MAX_LAYERS);
     for (i, l) in c.layers().iter().enumerate() {
-        assert!(l.hashes() >= 1 && l.hashes() <= crate::filter::params::MAX_HASHES);
-        assert!(c.layer_size(i).error >= crate::filter::params::MIN_LAYER_ERROR);
+        assert!(l.hashes() >= 1 && l.hashes() <= crate::filter::bloom::params::MAX_HASHES);
+        assert!(c.layer_size(i).error >= crate::filter::bloom::params::MIN_LAYER_ERROR);
         assert_eq!(Ok(c.layer_size(i)), expected_layer(&c.params(), i), "layer {i}");
     }
     // Still answers correctly: an absent item is not reported present by a degenerate layer.
@@ -173,7 +173,7 @@ fn the_guard_sees_each_allocation_and_a_refusal_changes_nothing() {
     let p = ChainParams::new(0.01, 100, 2).unwrap();
     assert!(matches!(
         Chain::new(p, HashScheme::Xxh3Enhanced, 0, &MaxFilterBytes(100)),
-        Err(BloomError::FilterLimit { .. })
+        Err(FilterError::FilterLimit { .. })
     ));
     let mut c = Chain::new(p, HashScheme::Xxh3Enhanced, 0, &MaxFilterBytes(300)).unwrap();
     assert_eq!(c.info_size(), 32 + 64 + 144);
@@ -184,7 +184,7 @@ fn the_guard_sees_each_allocation_and_a_refusal_changes_nothing() {
             Err(e) => break e,
         }
     };
-    assert!(matches!(err, BloomError::FilterLimit { limit: 300, .. }));
+    assert!(matches!(err, FilterError::FilterLimit { limit: 300, .. }));
     assert_eq!(c.layers().len(), 1);
     assert_eq!(c.items(), 100);
 }

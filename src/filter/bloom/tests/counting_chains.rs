@@ -41,7 +41,7 @@ fn counters_are_sized_like_bits_times_their_width() {
     // The guard sees the counters' bytes.
     let plain_bytes = counting(0.01, 1000, 2, 0).bit_bytes();
     let limit = MaxFilterBytes(info_size(1, plain_bytes * 2));
-    assert!(matches!(Chain::new_counting(p, 1, 4, &limit), Err(BloomError::FilterLimit { .. })));
+    assert!(matches!(Chain::new_counting(p, 1, 4, &limit), Err(FilterError::FilterLimit { .. })));
     assert!(Chain::new_counting(p, 1, 0, &limit).is_ok());
 }
 
@@ -135,8 +135,8 @@ fn saturated_counters_never_move() {
 fn plain_chains_refuse_deletes_and_report_no_counters() {
     let mut c = counting(0.01, 100, 2, 0);
     c.add(b"x", &Unlimited).unwrap();
-    assert_eq!(c.delete(b"x"), Err(BloomError::NotCounting));
-    assert_eq!(c.delete_many(&[b"x"], &mut Vec::new()), Err(BloomError::NotCounting));
+    assert_eq!(c.delete(b"x"), Err(FilterError::NotCounting));
+    assert_eq!(c.delete_many(&[b"x"], &mut Vec::new()), Err(FilterError::NotCounting));
     assert_eq!(c.stats(&Unlimited).saturated_counters, None);
     assert!(c.contains(b"x"));
 }
@@ -152,7 +152,7 @@ fn adds_answer_new_and_always_count() {
     assert_eq!(c.add(b"b", &Unlimited), Ok(true));
     assert_eq!(c.items(), 3);
     // Full: a new item is refused, a present one still counts (it sets no new counter).
-    assert_eq!(c.add(b"new", &Unlimited), Err(BloomError::NonscalingFull));
+    assert_eq!(c.add(b"new", &Unlimited), Err(FilterError::NonscalingFull));
     let ones = c.layers()[0].ones();
     assert_eq!(c.add(b"a", &Unlimited), Ok(false));
     assert_eq!((c.items(), c.layers()[0].ones()), (4, ones));

@@ -6,11 +6,11 @@ use super::block::PREFETCH_MIN_BYTES;
 use super::chain::*;
 use super::claims::*;
 use super::counters::{Width, array_counts};
-use super::hash::HashScheme;
 use super::layer::Layer;
 use super::params::*;
-use crate::filter::BloomError;
+use crate::filter::FilterError;
 use crate::filter::guard::*;
+use crate::filter::hash::HashScheme;
 
 mod batch;
 mod blocked;

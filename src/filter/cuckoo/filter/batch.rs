@@ -3,25 +3,25 @@
 //! as the one-item paths item after item; the sub-filters' views are made once per batch (not
 //! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
 
-use super::super::fingerprint::{Fingerprint, Lookup};
-use super::super::sub::{Buckets, BucketsMut, Place, Probe, Twin};
-use super::{AllocGuard, Cuckoo, CuckooError, Insert, SubFilterMut, buckets_at};
+use super::{AllocGuard, Cuckoo, FilterError, Insert, SubFilterMut, buckets_at};
+use crate::filter::cuckoo::fingerprint::{Fingerprint, Lookup};
+use crate::filter::cuckoo::sub::{Buckets, BucketsMut, Place, Probe, Twin};
 
 /// Where [`Cuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
 /// is one; the module's reply builder is another (its codes straight from the loop, no
 /// vector of `Result`s walked again).
 pub trait InsertSink {
     /// The outcome of the next item.
-    fn push(&mut self, outcome: Result<Insert, CuckooError>);
+    fn push(&mut self, outcome: Result<Insert, FilterError>);
 
     /// The outcomes of the next `n` items: each `Ok(Insert::Inserted)`. (The batched loop
     /// counts a run of inserted items and gives them at once, not with a push per item.)
     fn inserted(&mut self, n: usize);
 }
 
-impl InsertSink for Vec<Result<Insert, CuckooError>> {
+impl InsertSink for Vec<Result<Insert, FilterError>> {
     #[inline(always)]
-    fn push(&mut self, outcome: Result<Insert, CuckooError>) {
+    fn push(&mut self, outcome: Result<Insert, FilterError>) {
         Vec::push(self, outcome);
     }
 
@@ -129,7 +129,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         max_filters: u16,
         guard: &dyn AllocGuard,
         out: &mut S,
-    ) -> Result<(), CuckooError> {
+    ) -> Result<(), FilterError> {
         self.check_can_insert(max_filters)?;
         let mut rest = items.iter();
         // The first block of a run: after an item that found no room, one item, so that a
@@ -196,8 +196,8 @@ impl<F: Fingerprint> Cuckoo<F> {
 /// in every sub-filter prefetched before the first is probed, so that the probes find their
 /// buckets in L1 rather than wait for each in turn. At every filter size: even the bench's
 /// 512 KiB filter is mostly outside L1, and its bucket reads were where `CF.MEXISTS` spent
-/// its time in a `perf` profile (before, only sub-filters of 4 MiB and more were prefetched,
-/// through the one-item paths).
+/// its time in a `perf` profile when only sub-filters of 4 MiB and more were prefetched
+/// (through the one-item paths).
 const BLOCK: usize = 16;
 
 /// The lookups of `items`, a block at a time ([`BLOCK`]), each `prefetch`ed (its buckets in

@@ -2,9 +2,9 @@
 //! filter's contents, its settings and what the caller's limits admit, nothing else, so a
 //! replica or a reloaded server answers the same.
 
-use super::super::fingerprint::Fingerprint;
-use super::super::params::{MAX_FILTERS, info_size, sub_filter_buckets};
-use super::{AllocGuard, Cuckoo, CuckooError};
+use super::{AllocGuard, Cuckoo, FilterError};
+use crate::filter::cuckoo::fingerprint::Fingerprint;
+use crate::filter::cuckoo::params::{MAX_FILTERS, info_size, sub_filter_buckets};
 
 /// What `CF.STATS` reports ([`Cuckoo::stats`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -100,17 +100,17 @@ impl<F: Fingerprint> Cuckoo<F> {
     /// The checks growth makes before it allocates: the sub-filter limit, the next
     /// sub-filter's size in checked arithmetic, and `guard`'s admission of its bytes. Returns
     /// its buckets and slots.
-    pub(super) fn admit_growth(&self, guard: &dyn AllocGuard) -> Result<(u64, u64), CuckooError> {
+    pub(super) fn admit_growth(&self, guard: &dyn AllocGuard) -> Result<(u64, u64), FilterError> {
         let n = self.count;
         if n == MAX_FILTERS {
-            return Err(CuckooError::TooLarge);
+            return Err(FilterError::TooLarge);
         }
         let buckets = sub_filter_buckets(self.base_buckets(), self.expansion(), n)
-            .ok_or(CuckooError::TooLarge)?;
-        let len = buckets.checked_mul(u64::from(self.bucket_size)).ok_or(CuckooError::TooLarge)?;
-        let bytes = len.checked_mul(F::BYTES as u64).ok_or(CuckooError::TooLarge)?;
-        let after = self.slot_bytes().checked_add(bytes).ok_or(CuckooError::TooLarge)?;
-        let size = info_size(u64::from(n) + 1, after).ok_or(CuckooError::TooLarge)?;
+            .ok_or(FilterError::TooLarge)?;
+        let len = buckets.checked_mul(u64::from(self.bucket_size)).ok_or(FilterError::TooLarge)?;
+        let bytes = len.checked_mul(F::BYTES as u64).ok_or(FilterError::TooLarge)?;
+        let after = self.slot_bytes().checked_add(bytes).ok_or(FilterError::TooLarge)?;
+        let size = info_size(u64::from(n) + 1, after).ok_or(FilterError::TooLarge)?;
         guard.admit(size, bytes)?;
         Ok((buckets, len))
     }

@@ -29,23 +29,24 @@
 use std::fmt;
 
 use super::{OPT_FORCE64, OPT_NONSCALING, OPT_NOROUND};
-use crate::filter::BloomError;
-use crate::filter::bits::BitArray;
+use crate::filter::FilterError;
+use crate::filter::bloom::Chain;
+use crate::filter::bloom::bits::BitArray;
+use crate::filter::bloom::chunks;
 use crate::filter::bloom::layer::{Contents, Layer, array_bits};
 use crate::filter::bloom::params::{
     MAX_LAYER_BITS, MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR, RbLayerSize, TIGHTENING,
     bits_per_entry, rb_layer_size,
 };
-use crate::filter::chunks;
 use crate::filter::guard::AllocGuard;
-use crate::filter::{Chain, HashScheme};
+use crate::filter::hash::HashScheme;
 
 /// ln(2), as RedisBloom writes it (see `params.rs`).
 #[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 
 /// Why RedisBloom data was refused: logged by `rdb_load`, and turned into
-/// [`BloomError::BadData`] for replies.
+/// [`FilterError::BadData`] for replies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// An encoding version this module does not read.
@@ -55,7 +56,7 @@ pub enum Refusal {
     /// A field that fails validation (its name), or a short input.
     Field(&'static str),
     /// The filter would need more memory than allowed (LOADCHUNK headers only).
-    Memory(BloomError),
+    Memory(FilterError),
 }
 
 impl fmt::Display for Refusal {
@@ -74,16 +75,16 @@ impl fmt::Display for Refusal {
     }
 }
 
-impl From<Refusal> for BloomError {
+impl From<Refusal> for FilterError {
     fn from(r: Refusal) -> Self {
         match r {
             Refusal::Memory(e) => e,
-            _ => BloomError::BadData,
+            _ => FilterError::BadData,
         }
     }
 }
 
-pub(super) fn field(name: &'static str) -> impl Fn(BloomError) -> Refusal {
+pub(super) fn field(name: &'static str) -> impl Fn(FilterError) -> Refusal {
     move |_| Refusal::Field(name)
 }
 
@@ -98,7 +99,7 @@ pub struct RawLink {
     pub hashes: u64,
     /// `bpe`.
     pub bpe: f64,
-    /// `bits` (0 for power-of-two layers written before RedisBloom 2.2).
+    /// `bits` (0 for power-of-two layers written by RedisBloom 1.0–2.0).
     pub bits: u64,
     /// `n2`.
     pub n2: u64,
@@ -286,9 +287,9 @@ impl RbMeta {
         self,
         arrays: Vec<BitArray>,
         contents: Contents,
-    ) -> Result<Chain, BloomError> {
+    ) -> Result<Chain, FilterError> {
         if arrays.len() != self.layers.len() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let first_error = self.layers[0].size.error;
         let layers = self
@@ -309,7 +310,7 @@ impl RbMeta {
 
     /// Builds the chain with zeroed bit arrays (`BF.LOADCHUNK key 1 <header>`; marked
     /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         let bits: Vec<u64> = self.layers.iter().map(|l| array_bits(l.size.bits)).collect();
         chunks::allocate_for_chunks(guard, self.bit_bytes(), &bits, |arrays| {
             self.into_chain(arrays, Contents::Fresh)

@@ -4,7 +4,7 @@ use super::*;
 use crate::filter::bloom::layer::Layer;
 use crate::filter::bloom::params::{MAX_RB_HASHES, MAX_RB_LAYERS, MIN_RB_LAYER_ERROR};
 use crate::filter::fields::{FieldWriter, SliceReader};
-use crate::filter::{BloomError, Unlimited};
+use crate::filter::{FilterError, Unlimited};
 
 /// The four layouts RedisBloom 2.8.2 was given (options 5 by `BF.RESERVE k 0.01 1000`, the
 /// others by `BF.LOADCHUNK` of these headers).
@@ -37,8 +37,8 @@ fn layouts() -> Vec<(&'static str, Chain)> {
 }
 
 #[allow(non_snake_case)]
-fn ChainParams_new() -> crate::filter::ChainParams {
-    crate::filter::ChainParams::new(0.01, 1000, 2).unwrap()
+fn ChainParams_new() -> crate::filter::bloom::ChainParams {
+    crate::filter::bloom::ChainParams::new(0.01, 1000, 2).unwrap()
 }
 
 fn set_bits(chain: &Chain) -> Vec<u64> {
@@ -192,9 +192,10 @@ fn rdb_value_and_own_format_round_trip() {
             assert_eq!(back, c, "{name} encver {encver}");
         }
         let mut ours = Vec::new();
-        crate::filter::codec::write_chain(&c, &mut ours);
+        crate::filter::bloom::codec::write_chain(&c, &mut ours);
         let back =
-            crate::filter::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+            crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited)
+                .unwrap();
         assert_eq!(back, c, "{name}");
     }
 }
@@ -298,7 +299,7 @@ fn widest() -> Chain {
         i += 1;
     };
     // The same item count as RedisBloom 2.8 (tests/import.rs makes it there).
-    assert_eq!((i, refused), (2288, BloomError::TooManyLayers));
+    assert_eq!((i, refused), (2288, FilterError::TooManyLayers));
     c
 }
 
@@ -319,8 +320,9 @@ fn the_widest_redisbloom_chain_loads_and_no_more() {
     write_rdb(&c, &mut rdb);
     assert_eq!(read_rdb(&mut SliceReader::new(&rdb), 4, &Unlimited).unwrap(), c);
     let mut ours = Vec::new();
-    crate::filter::codec::write_chain(&c, &mut ours);
-    let back = crate::filter::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
+    crate::filter::bloom::codec::write_chain(&c, &mut ours);
+    let back =
+        crate::filter::bloom::codec::read_chain(&mut SliceReader::new(&ours), &Unlimited).unwrap();
     assert_eq!(back, c);
     // One layer more (a copy of the last, so only the count is wrong): refused.
     let mut more = h.clone();
@@ -352,7 +354,7 @@ fn the_widest_redisbloom_chain_loads_and_no_more() {
 /// way, as RedisBloom grows it, while a native one stops at this module's own limits.
 #[test]
 fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
-    let params = crate::filter::ChainParams::new(0.99, 1, 1).unwrap();
+    let params = crate::filter::bloom::ChainParams::new(0.99, 1, 1).unwrap();
     let mut rb = Chain::new(params, HashScheme::Murmur64, 0, &Unlimited).unwrap();
     let mut i = 0u64;
     while rb.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
@@ -365,12 +367,12 @@ fn redisbloom_chains_grow_as_redisbloom_native_ones_within_our_limits() {
     while native.add(format!("top:{i}").as_bytes(), &Unlimited).is_ok() {
         i += 1;
     }
-    assert!(native.layers().len() <= crate::filter::params::MAX_LAYERS);
+    assert!(native.layers().len() <= crate::filter::bloom::params::MAX_LAYERS);
     // New filters keep this module's error floor, whatever their scheme.
-    let tiny = crate::filter::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
+    let tiny = crate::filter::bloom::ChainParams::in_ranges(1e-30, 100, 2).unwrap();
     assert_eq!(
         Chain::new(tiny, HashScheme::Murmur64, 0, &Unlimited).unwrap_err(),
-        BloomError::ErrorTooSmall
+        FilterError::ErrorTooSmall
     );
 }
 
@@ -416,7 +418,7 @@ fn legacy_power_of_two_layers_load() {
     v.u64(1); // layers
     v.u64(0); // options (encver 2+)
     let (cap, err) = (2u64, 0.1);
-    let size = crate::filter::params::rb_layer_size(cap, err, false).unwrap();
+    let size = crate::filter::bloom::params::rb_layer_size(cap, err, false).unwrap();
     assert_eq!(size.n2, 4);
     v.u64(size.capacity);
     v.f64(err);

@@ -7,7 +7,7 @@
 //! ```text
 //! u64 scheme        hash scheme id (1 = xxh3-128, enhanced double hashing; 4 = xxh3-64, for
 //!                   blocked filters only; 5 = xxh3-128, probes with a full-width curvature,
-//!                   for standard filters only, made since 2026-11-27)
+//!                   for standard filters only)
 //! u64 seed          hash seed
 //! f64 error         requested false-positive rate
 //! u64 capacity      first layer's capacity
@@ -25,9 +25,9 @@
 //! (the one rule of [`check_layers`]); item counts must add up and stay within capacities
 //! (every layer but the last full, except in a counting chain, where deletes give room back);
 //! `counters` must be 0, 4, 8 or 512, and only with the xxh3 schemes (1; scheme 4 only with 512,
-//! as blocked filters are made since 2026-11-23 — older builds refuse scheme 4 cleanly, as an
+//! the scheme of new blocked filters, which a reader without scheme 4 refuses cleanly as an
 //! unknown id). Anything else is refused as
-//! [`BloomError::BadData`], before any array is allocated. A counting layer's `bits` is its
+//! [`FilterError::BadData`], before any array is allocated. A counting layer's `bits` is its
 //! number of counters (what the sizing calls bits); its array is `bits × counters` bits
 //! (`super::counting`: counter `i` is byte `i`, or nibble `i % 2` of byte `i / 2`).
 //!
@@ -38,16 +38,16 @@
 //! RedisBloom's own encoding versions (0–4) are reserved for importing its data.
 //! Encoding versions, by what they hold (Redis writes every value of a type with the type's
 //! one current version, so plain filters are written as 513 too):
-//! - 512 (scalebloom 0.1, before counting filters): field sequence version 1. Still loaded.
+//! - 512 (scalebloom 0.1): field sequence version 1, no counting filters. Loaded.
 //! - 513 (counting filters): field sequence version 2. A build that only knows 512 takes 513
 //!   for a RedisBloom encoding and refuses the value (it logs why and the load fails cleanly):
-//!   RDB files are not readable by older builds once this one wrote them. A blocked filter
-//!   (`counters` 512) is written as 513 too: builds before blocked filters refuse the value
-//!   (512 is not a counter width to them), cleanly, as any bad field. Still loaded.
+//!   an RDB file with 513 values is not readable by a build that knows only 512. A blocked
+//!   filter (`counters` 512) is written as 513 too: a build without blocked filters refuses
+//!   the value (512 is not a counter width to it), cleanly, as any bad field. Loaded.
 //! - 514 (this build): 513's value followed by the counts — one u64 per layer, its set bits
 //!   (non-zero counters), then one u64, the chain's saturated counters (0 unless counting).
-//!   Before 514 a load counted them, reading the whole filter once more (about 0.1 s per GiB
-//!   on top of the load). A build that knows only 513 refuses 514 values cleanly.
+//!   A load of 512 or 513 counts them, reading the whole filter once more (about 0.1 s per
+//!   GiB on top of the load). A build that knows only 513 refuses 514 values cleanly.
 //!   A loaded count is checked only against its bound (at most the layer's positions, the
 //!   saturated counters at most the counters), not against the bits; later adds can push a
 //!   possible-but-untrue count past that bound, so the counts are written bounded
@@ -66,8 +66,8 @@
 //! [8..12)  u32 0xFFFF_FFFF  — where RedisBloom reads its layer count: it computes an expected
 //!                             length of 20 + 53 × 2^32 bytes, sees ours differ, and answers
 //!                             "received bad data" instead of misreading the header
-//! [12..16) u32 dump format version: 1 (plain filters: field sequence version 1, so older
-//!                             builds still read their dumps) or 2 (counting filters: version 2)
+//! [12..16) u32 dump format version: 1 (plain filters: field sequence version 1, which a
+//!                             build that knows only 512 reads) or 2 (counting filters: version 2)
 //! [16..)   the field sequence, u64 and f64 little-endian
 //! ```
 //! Both versions are read. A counting filter's chunks are the bytes of its counter arrays.
@@ -80,18 +80,19 @@
 //! Its RDB value and dump header, and the history of every option and version it wrote, are in
 //! [`redisbloom`]; a chain in one of its schemes is written here only through that module.
 
-use super::BloomError;
 use super::bits::BitArray;
-use super::bloom::counters;
 use super::chain::Chain;
 use super::chunks;
 use super::claims::{LayerClaim, check_layers};
-use super::fields::{FieldReader, FieldWriter, SliceReader};
-use super::guard::AllocGuard;
-use super::hash::HashScheme;
+use super::counters;
 use super::layer::{Contents, Layer};
-use super::params::{BLOCK_BITS, ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
+use super::params::{ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
+use crate::filter::FilterError;
+use crate::filter::fields::{FieldReader, FieldWriter, SliceReader};
+use crate::filter::guard::AllocGuard;
+use crate::filter::hash::HashScheme;
+use crate::filter::masks::BLOCK_BITS;
 
 /// The `MBbloom--` encoding version this build writes: field sequence version 2, the bits,
 /// then the counts ([`write_chain`]). Versions below 512 are left to RedisBloom's formats (it
@@ -181,8 +182,8 @@ impl ChainMeta {
     /// Reads and validates a field sequence ([`check_layers`], and each stored error must be
     /// the one its position gives). Allocates nothing proportional to the claimed sizes: only
     /// the layer list, whose length is bounded first.
-    pub fn read(r: &mut impl FieldReader, version: u32) -> Result<Self, BloomError> {
-        let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+    pub fn read(r: &mut impl FieldReader, version: u32) -> Result<Self, FilterError> {
+        let scheme = HashScheme::from_id(r.u64()?).ok_or(FilterError::BadData)?;
         Self::read_after_scheme(r, scheme, version)
     }
 
@@ -192,16 +193,16 @@ impl ChainMeta {
         r: &mut impl FieldReader,
         scheme: HashScheme,
         version: u32,
-    ) -> Result<Self, BloomError> {
+    ) -> Result<Self, FilterError> {
         if scheme.is_redisbloom() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let seed = r.u64()?;
         let error = r.f64()?;
         let capacity = r.u64()?;
         let expansion = r.u64()?;
         let params =
-            ChainParams::new(error, capacity, expansion).map_err(|_| BloomError::BadData)?;
+            ChainParams::new(error, capacity, expansion).map_err(|_| FilterError::BadData)?;
         let counters = if version >= 2 { r.u64()? } else { 0 };
         let allowed = match scheme {
             HashScheme::Xxh3Enhanced => {
@@ -213,7 +214,7 @@ impl ChainMeta {
             HashScheme::Murmur64 | HashScheme::Murmur32 => false,
         };
         if !allowed {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let (width, layout) = match counters {
             BLOCK_BITS => (0, Layout::Blocked),
@@ -222,7 +223,7 @@ impl ChainMeta {
         let items = r.u64()?;
         let count = r.u64()?;
         if count == 0 || count > MAX_LAYERS as u64 {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let mut claims = Vec::with_capacity(count as usize);
         let mut errors = Vec::with_capacity(count as usize);
@@ -233,7 +234,7 @@ impl ChainMeta {
         }
         let sizes = check_layers(&params, layout, &claims, items, width != 0)?;
         if sizes.iter().zip(&errors).any(|(want, got)| want.error.to_bits() != got.to_bits()) {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let layers = sizes.into_iter().zip(claims).map(|(size, c)| (size, c.items)).collect();
         Ok(Self { params, scheme, seed, width, layout, items, layers })
@@ -241,7 +242,7 @@ impl ChainMeta {
 
     /// Builds the chain with zeroed bit arrays for a chunked restore (marked
     /// [`Chain::awaiting_chunks`]), after asking `guard` for the memory.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         let array_bits = self
             .layers
             .iter()
@@ -253,9 +254,9 @@ impl ChainMeta {
     }
 
     /// Builds the chain with the given bit arrays (one per layer, in order).
-    pub fn into_chain(self, bits: Vec<BitArray>, contents: Contents) -> Result<Chain, BloomError> {
+    pub fn into_chain(self, bits: Vec<BitArray>, contents: Contents) -> Result<Chain, FilterError> {
         if bits.len() != self.layers.len() {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         let layers = self
             .layers
@@ -301,7 +302,7 @@ pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
 /// Reads a whole chain in this build's RDB layout ([`RDB_ENCODING_VERSION`]), validating
 /// everything; the arrays are allocated only once the metadata is valid and `guard` admits
 /// their size.
-pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+pub fn read_chain(r: &mut impl FieldReader, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
     read_chain_version(r, guard, RDB_ENCODING_VERSION)
 }
 
@@ -311,14 +312,14 @@ pub fn read_chain_version(
     r: &mut impl FieldReader,
     guard: &dyn AllocGuard,
     encver: i32,
-) -> Result<Chain, BloomError> {
+) -> Result<Chain, FilterError> {
     let (version, contents) = match encver {
         RDB_ENCODING_V1 => (1, Contents::Loaded),
         RDB_ENCODING_V2 => (2, Contents::Loaded),
         RDB_ENCODING_VERSION => (FIELDS_VERSION, Contents::Counted),
-        _ => return Err(BloomError::BadData),
+        _ => return Err(FilterError::BadData),
     };
-    let scheme = HashScheme::from_id(r.u64()?).ok_or(BloomError::BadData)?;
+    let scheme = HashScheme::from_id(r.u64()?).ok_or(FilterError::BadData)?;
     let mut chain = if scheme.is_redisbloom() {
         redisbloom::read_fields(r, scheme, guard, contents)?
     } else {
@@ -429,24 +430,24 @@ fn write_fields(
 }
 
 /// Parses and validates a dump header; nothing is allocated from its claims.
-pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, BloomError> {
+pub fn parse_dump_header(data: &[u8]) -> Result<ChainMeta, FilterError> {
     if data.len() < DUMP_PREFIX || data[..8] != DUMP_MAGIC || data[8..12] != u32::MAX.to_le_bytes()
     {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     let fields = match u32::from_le_bytes([data[12], data[13], data[14], data[15]]) {
         DUMP_VERSION => 1,
         DUMP_VERSION_COUNTING => 2,
-        _ => return Err(BloomError::BadData),
+        _ => return Err(FilterError::BadData),
     };
     let mut r = SliceReader::new(&data[DUMP_PREFIX..]);
     let meta = ChainMeta::read(&mut r, fields)?;
     if fields == 2 && meta.width == 0 && meta.layout == Layout::Standard {
         // Version 2 is only written for counting and blocked filters: one encoding per filter.
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     if r.remaining() != 0 {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     Ok(meta)
 }
@@ -462,7 +463,7 @@ pub enum AnyHeader {
 
 impl AnyHeader {
     /// Builds the chain with zeroed bit arrays, after asking `guard` for the memory.
-    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, BloomError> {
+    pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         match self {
             AnyHeader::Native(m) => m.allocate(guard),
             AnyHeader::RedisBloom(m) => m.allocate(guard),
@@ -471,7 +472,7 @@ impl AnyHeader {
 }
 
 /// Parses a dump header of either format: ours (it starts with [`DUMP_MAGIC`]) or RedisBloom's.
-pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, BloomError> {
+pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
     if data.starts_with(&DUMP_MAGIC) {
         return parse_dump_header(data).map(AnyHeader::Native);
     }

@@ -4,11 +4,11 @@
 //! laid end to end; a chunk never crosses a layer boundary. And the one way a chain that awaits
 //! its chunks is allocated.
 
-use super::BloomError;
 use super::bits::BitArray;
 use super::chain::Chain;
-use super::guard::AllocGuard;
 use super::params::info_size;
+use crate::filter::FilterError;
+use crate::filter::guard::AllocGuard;
 
 /// Largest chunk `BF.SCANDUMP` returns.
 pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
@@ -21,8 +21,8 @@ pub fn allocate_for_chunks(
     guard: &dyn AllocGuard,
     bit_bytes: u64,
     array_bits: &[u64],
-    build: impl FnOnce(Vec<BitArray>) -> Result<Chain, BloomError>,
-) -> Result<Chain, BloomError> {
+    build: impl FnOnce(Vec<BitArray>) -> Result<Chain, FilterError>,
+) -> Result<Chain, FilterError> {
     guard.admit(info_size(array_bits.len() as u64, bit_bytes), bit_bytes)?;
     let arrays = array_bits.iter().map(|&bits| BitArray::new(bits)).collect::<Result<_, _>>()?;
     let mut chain = build(arrays)?;
@@ -64,10 +64,10 @@ pub fn read_chunk(chain: &Chain, offset: u64) -> Option<Vec<u8>> {
 
 /// Writes a chunk received by `BF.LOADCHUNK` at byte `offset`; refuses one that starts past the
 /// end or does not fit inside the layer it starts in.
-pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), BloomError> {
-    let (layer, inner, rest) = locate(chain, offset).ok_or(BloomError::ChunkOffset)?;
+pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), FilterError> {
+    let (layer, inner, rest) = locate(chain, offset).ok_or(FilterError::ChunkOffset)?;
     if data.len() as u64 > rest {
-        return Err(BloomError::ChunkTooBig);
+        return Err(FilterError::ChunkTooBig);
     }
     chain.write_layer_bytes(layer, inner, data)
 }

@@ -17,7 +17,7 @@
 
 use super::meta::{check_counts, check_link, check_options, next_link};
 use super::{DEFAULT_GROWTH, RawLink, RbMeta, Refusal, growth_of, links, options_of};
-use crate::filter::Chain;
+use crate::filter::bloom::Chain;
 use crate::filter::bloom::params::{MAX_RB_LAYERS, bits_per_entry};
 
 /// Bytes of the fixed part of RedisBloom's dump header (`dumpedChainHeader`).

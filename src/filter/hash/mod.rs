@@ -11,7 +11,7 @@
 //! regularity of plain `h1 + i*h2`. A probe value `x` maps into `[0, bits)` by multiply-shift,
 //! `(x * bits) >> 64` on 128 bits: no division, and uniform because `x` is uniform.
 //!
-//! Scheme 1 has a floor (found 2026-11-27): multiply-shift reads the top bits of `x` only, and
+//! Scheme 1 has a floor: multiply-shift reads the top bits of `x` only, and
 //! `step_i` (at most `k³/6`, a few thousand) is far below `2^64 / bits` there, so on the bits
 //! that matter the probes are plain double hashing, `h1 + i·h2`. An item whose `h2 / 2^64` lies
 //! within about `1/(k·bits)` of a fraction with a small denominator `q` probes only about `q`
@@ -20,8 +20,8 @@
 //! measured, a 1,000-item layer asked for 1e-6 (28,800 bits, `k` = 20) answers 4.5e-6, and asked
 //! for 1e-9, 2.5e-6. RedisBloom's `(a + i·b) mod M` has the same floor (2.8.2 measured the same).
 //!
-//! Scheme 5, [`HashScheme::Xxh3Curved`], for standard chains (plain and counting) made since
-//! 2026-11-27: the same xxh3-128 and `h1`, `h2`, and a full-width curvature `h3` in place of
+//! Scheme 5, [`HashScheme::Xxh3Curved`], for new standard chains (plain and counting): the
+//! same xxh3-128 and `h1`, `h2`, and a full-width curvature `h3` in place of
 //! `i`: `x_0 = h1`, `x_{i+1} = x_i + step_i`, `step_0 = h2`, `step_{i+1} = step_i + h3`, so
 //! `x_i = h1 + i·h2 + i(i−1)/2 · h3` (wrapping), with `h3` = `h1` rotated by 32 bits
 //! ([`ItemHash::curve`]). Few distinct positions now need `h2` and `h3` near fractions with
@@ -34,15 +34,15 @@
 //! (`x_3 − 3x_2 + 3x_1 − x_0 = 0`), where scheme 1's involve three (`x_2 − 2x_1 + x_0 ≈ 0`).
 //! Measured on 1,000-item layers: see the README (*False positives at very low error rates*).
 //! The kernels run the same number of instructions per probe (`step += h3`, a register, where
-//! scheme 1 adds a constant) and one rotation per item. Chains made before keep scheme 1 and
-//! answer as they did.
+//! scheme 1 adds a constant) and one rotation per item. A chain stored with scheme 1 keeps it
+//! and answers as scheme 1 does.
 //!
-//! Scheme 4, [`HashScheme::Xxh3Blocked`], for blocked chains only (`LAYOUT BLOCKED`, made since
-//! 2026-11-23; blocked chains made before keep scheme 1): one `xxh3_64(item, seed)` per item,
+//! Scheme 4, [`HashScheme::Xxh3Blocked`], for new blocked chains (`LAYOUT BLOCKED`; a blocked chain
+//! stored with scheme 1 keeps it): one `xxh3_64(item, seed)` per item,
 //! about half the instructions of xxh3-128 on short items. A blocked layer needs about 64 bits
 //! per item: `h1` = the hash, whose high bits pick the block by multiply-shift; `h2` = its
 //! low 32 bits, shifted up, `| 1`: the probes within the block come from them
-//! ([`super::blocked`]), as RocksDB's FastLocalBloom takes its probes from 32 bits. The block
+//! ([`crate::filter::masks`]), as RocksDB's FastLocalBloom takes its probes from 32 bits. The block
 //! (`(h1 · blocks) >> 64`) depends on the top bits of `h1` only, up to carries, so the two are
 //! independent for any array below 2^32 blocks (256 GiB). The batched paths compute the same
 //! xxh3-64 with the seed's part made once per batch (`xxh3short`).
@@ -51,13 +51,17 @@
 //! `bf.new-filter-scheme redisbloom` is set); the chain's seed is unused, RedisBloom's seeds are
 //! fixed. Both hash the item twice into `a` and `b`, and probe `i` of a layer is
 //! `(a + i·b) mod 2^64 mod M`, where `M` is the layer's bit count or, for layers sized to a
-//! power of two, `2^n2` (see [`layer::Rule`](super::layer::Rule) and `filter/redisbloom/mod.rs`):
-//! - scheme 2, [`HashScheme::Murmur64`] (RedisBloom's `FORCE64` option, every filter RedisBloom
-//!   made since 1.1.1): `a = MurmurHash64A(item, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`;
+//! power of two, `2^n2` (see [`layer::Rule`](crate::filter::bloom::layer::Rule) and `filter/bloom/redisbloom/mod.rs`):
+//! - scheme 2, [`HashScheme::Murmur64`] (RedisBloom's `FORCE64` option, every filter of RedisBloom
+//!   1.1.1 on): `a = MurmurHash64A(item, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`;
 //! - scheme 3, [`HashScheme::Murmur32`] (filters without `FORCE64`, RedisBloom 1.0–1.1.0):
 //!   `a = MurmurHash2(item, 0x9747b28c)`, `b = MurmurHash2(item, a)`, both 32-bit values.
 
-use super::xxh3short::Xxh3Seeded;
+pub mod murmur;
+pub(crate) mod xxh3short;
+
+use murmur::{MURMUR32_SEED, MURMUR64_SEED, murmur2, murmur64a};
+use xxh3short::Xxh3Seeded;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 /// The hash scheme a chain's bits were set with. Its id is persisted with the chain.
@@ -73,7 +77,7 @@ pub enum HashScheme {
     /// bits.
     Xxh3Blocked,
     /// xxh3-128 once per item as scheme 1, probes with a full-width curvature (`step += h3`),
-    /// multiply-shift reduction: standard chains made since 2026-11-27.
+    /// multiply-shift reduction: new standard chains.
     Xxh3Curved,
 }
 
@@ -178,150 +182,6 @@ pub(crate) fn blocked_hash(h: u64) -> ItemHash {
     ItemHash { h1: h, h2: h << 32 | 1 }
 }
 
-/// RedisBloom's seed of the first MurmurHash64A (`bloom_calc_hash64`). Between 2018-02-14 and
-/// 2018-04-05 (no release) it was 0.
-pub const MURMUR64_SEED: u64 = 0xc6a4_a793_5bd1_e995;
-/// RedisBloom's seed of the first 32-bit MurmurHash2 (`bloom_calc_hash`).
-pub const MURMUR32_SEED: u32 = 0x9747_b28c;
-
-/// Austin Appleby's MurmurHash64A, exactly as RedisBloom compiles it (`MurmurHash64A_Bloom` in
-/// `deps/murmur2/MurmurHash2.c`): 8-byte little-endian blocks (RedisBloom reads them with a
-/// native load on little-endian machines), then the tail bytes.
-#[inline(always)]
-pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
-    // C's `int len` times a `uint64_t`: the length as a 64-bit value (items are < 2^31 bytes).
-    let h = seed ^ (key.len() as u64).wrapping_mul(MURMUR_M);
-    let len = key.len();
-    let h = if len.wrapping_sub(9) < 7 {
-        // 9..=15 bytes (the most common item lengths) tested first, with one compare: block
-        // 0, then the tail, the top `len − 8` bytes of the last 8 read as one little-endian
-        // word (the same steps as `murmur64a_short`'s).
-        match (key.first_chunk::<8>(), key.last_chunk::<8>()) {
-            (Some(first), Some(last)) => murmur64a_tail(
-                murmur64a_block(h, u64::from_le_bytes(*first)),
-                u64::from_le_bytes(*last) >> (8 * (16 - len)),
-            ),
-            // Not reached: 9..=15 bytes hold both chunks.
-            _ => murmur64a_short(key, h),
-        }
-    } else if len <= 16 {
-        murmur64a_short(key, h)
-    } else {
-        murmur64a_long(key, h)
-    };
-    murmur64a_finish(h)
-}
-
-/// MurmurHash64A's multiplier.
-const MURMUR_M: u64 = 0xc6a4_a793_5bd1_e995;
-/// MurmurHash64A's shift.
-const MURMUR_R: u32 = 47;
-
-/// One 8-byte block mixed into `h`.
-#[inline(always)]
-fn murmur64a_block(h: u64, k: u64) -> u64 {
-    let mut k = k.wrapping_mul(MURMUR_M);
-    k ^= k >> MURMUR_R;
-    k = k.wrapping_mul(MURMUR_M);
-    (h ^ k).wrapping_mul(MURMUR_M)
-}
-
-/// The tail (1..=7 bytes, as one little-endian value) mixed into `h`.
-#[inline(always)]
-fn murmur64a_tail(h: u64, tail: u64) -> u64 {
-    (h ^ tail).wrapping_mul(MURMUR_M)
-}
-
-#[inline(always)]
-fn murmur64a_finish(mut h: u64) -> u64 {
-    h ^= h >> MURMUR_R;
-    h = h.wrapping_mul(MURMUR_M);
-    h ^ (h >> MURMUR_R)
-}
-
-/// Keys of at most 16 bytes (most items), straight-line: the blocks and the tail read with at
-/// most two (overlapping) loads, no loop. The same value as [`murmur64a_long`]'s steps.
-#[inline(always)]
-fn murmur64a_short(key: &[u8], h: u64) -> u64 {
-    let len = key.len();
-    if let (Some(first), Some(last)) = (key.first_chunk::<8>(), key.last_chunk::<8>()) {
-        // 8..=16 bytes: block 0, then block 1 (16 bytes) or the tail, which is the top
-        // `len − 8` bytes of the last 8, read as one little-endian word.
-        let h = murmur64a_block(h, u64::from_le_bytes(*first));
-        let last = u64::from_le_bytes(*last);
-        return match len {
-            8 => h,
-            16 => murmur64a_block(h, last),
-            _ => murmur64a_tail(h, last >> (8 * (16 - len))),
-        };
-    }
-    if let (Some(lo), Some(hi)) = (key.first_chunk::<4>(), key.last_chunk::<4>()) {
-        // 4..=7 bytes: bytes 0..4 and bytes len−4..len, placed where they belong (the
-        // overlapping bytes are the same in both, so OR is exact).
-        let lo = u64::from(u32::from_le_bytes(*lo));
-        let hi = u64::from(u32::from_le_bytes(*hi));
-        return murmur64a_tail(h, lo | hi << (8 * (len - 4)));
-    }
-    match key {
-        [] => h,
-        // 1..=3 bytes: the first, the middle and the last (some the same byte).
-        [b0, ..] => {
-            let mid = len / 2;
-            let tail = u64::from(*b0)
-                | u64::from(key[mid]) << (8 * mid)
-                | u64::from(key[len - 1]) << (8 * (len - 1));
-            murmur64a_tail(h, tail)
-        }
-    }
-}
-
-/// Keys longer than 16 bytes: 8-byte little-endian blocks (RedisBloom reads them with a
-/// native load on little-endian machines), then the tail bytes.
-fn murmur64a_long(key: &[u8], mut h: u64) -> u64 {
-    let mut blocks = key.chunks_exact(8);
-    for block in &mut blocks {
-        // chunks_exact(8) yields 8-byte slices only.
-        h = murmur64a_block(h, u64::from_le_bytes(block.try_into().expect("8-byte block")));
-    }
-    let tail = blocks.remainder();
-    if !tail.is_empty() {
-        // The tail bytes are the top ones of the key's last 8 (the key is longer than 8), read
-        // as one little-endian word: the same value as C's byte loop, in one load.
-        let last: [u8; 8] = key[key.len() - 8..].try_into().expect("8 bytes");
-        h = murmur64a_tail(h, u64::from_le_bytes(last) >> (8 * (8 - tail.len())));
-    }
-    h
-}
-
-/// Austin Appleby's 32-bit MurmurHash2, as in RedisBloom's `deps/murmur2/MurmurHash2.c`.
-pub fn murmur2(key: &[u8], seed: u32) -> u32 {
-    const M: u32 = 0x5bd1_e995;
-    const R: u32 = 24;
-    // C's `seed ^ len` with `int len` converted to `uint32_t`.
-    let mut h = seed ^ key.len() as u32;
-    let mut blocks = key.chunks_exact(4);
-    for block in &mut blocks {
-        // chunks_exact(4) yields 4-byte slices only.
-        let mut k = u32::from_le_bytes(block.try_into().expect("4-byte block"));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h = h.wrapping_mul(M);
-        h ^= k;
-    }
-    let tail = blocks.remainder();
-    if !tail.is_empty() {
-        for (i, &b) in tail.iter().enumerate() {
-            h ^= u32::from(b) << (8 * i);
-        }
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> 13;
-    h = h.wrapping_mul(M);
-    h ^= h >> 15;
-    h
-}
-
 /// The two 64-bit halves an item's probes derive from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ItemHash {
@@ -335,7 +195,7 @@ impl ItemHash {
     /// The bit positions a RedisBloom-scheme item probes in a layer whose positions are taken
     /// modulo `modulus` (its bit count, or `2^n2`): `(a + i·b) mod 2^64 mod modulus`, for `i` in
     /// `0..hashes`. (RedisBloom computes this in 64 bits since 1.1.1; with a power-of-two
-    /// modulus the older 32-bit arithmetic gives the same positions.)
+    /// modulus 1.0's 32-bit arithmetic gives the same positions.)
     #[inline]
     pub fn modular_probes(self, modulus: u64, hashes: u32) -> impl Iterator<Item = u64> {
         (0..u64::from(hashes)).map(move |i| self.h1.wrapping_add(i.wrapping_mul(self.h2)) % modulus)
@@ -565,44 +425,5 @@ mod tests {
         assert_eq!(h, ItemHash { h1: x, h2: (x << 32) | 1 });
         assert_eq!(x, 0x9555_e855_5c62_dcfd);
         assert_ne!(h, HashScheme::Xxh3Blocked.hash(b"hello", 1));
-    }
-
-    /// The reference MurmurHash64A, tail read byte by byte as in the C source.
-    fn murmur64a_bytewise(key: &[u8], seed: u64) -> u64 {
-        const M: u64 = 0xc6a4_a793_5bd1_e995;
-        let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
-        let blocks = key.len() / 8;
-        for i in 0..blocks {
-            let mut k = u64::from_le_bytes(key[8 * i..8 * i + 8].try_into().unwrap());
-            k = k.wrapping_mul(M);
-            k ^= k >> 47;
-            k = k.wrapping_mul(M);
-            h ^= k;
-            h = h.wrapping_mul(M);
-        }
-        let tail = &key[8 * blocks..];
-        if !tail.is_empty() {
-            for (i, &b) in tail.iter().enumerate() {
-                h ^= u64::from(b) << (8 * i);
-            }
-            h = h.wrapping_mul(M);
-        }
-        h ^= h >> 47;
-        h = h.wrapping_mul(M);
-        h ^ (h >> 47)
-    }
-
-    #[test]
-    fn murmur64a_word_tail_matches_the_bytewise_tail_at_every_length() {
-        let key: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37).wrapping_add(0x9b)).collect();
-        for len in 0..=key.len() {
-            for seed in [0, MURMUR64_SEED] {
-                assert_eq!(
-                    murmur64a(&key[..len], seed),
-                    murmur64a_bytewise(&key[..len], seed),
-                    "len {len}"
-                );
-            }
-        }
     }
 }

@@ -5,22 +5,23 @@
 use super::meta::{check_counts, check_link, check_options, field, next_link};
 use super::options_of;
 use super::{DEFAULT_GROWTH, MAX_ENCODING_VERSION, RawLink, RbMeta, Refusal, growth_of, links};
-use crate::filter::BloomError;
-use crate::filter::bits::{BitArray, SEGMENT_WORDS};
+use crate::filter::FilterError;
+use crate::filter::bloom::Chain;
+use crate::filter::bloom::bits::{BitArray, SEGMENT_WORDS};
 use crate::filter::bloom::layer::{Contents, array_bits};
 use crate::filter::bloom::params::{MAX_RB_LAYERS, bits_per_entry, info_size};
 use crate::filter::fields::{FieldReader, FieldWriter};
 use crate::filter::guard::AllocGuard;
+use crate::filter::hash::HashScheme;
 use crate::filter::mem::Words;
-use crate::filter::{Chain, HashScheme};
 
 /// Copies a stored bit array of `stored` bytes into an array of `bits` bits (zero-padded when
 /// the layer's bytes are not whole words), one segment at a time.
-fn bit_array(bits: u64, stored: &[u8]) -> Result<BitArray, BloomError> {
+fn bit_array(bits: u64, stored: &[u8]) -> Result<BitArray, FilterError> {
     if stored.len() as u64 == bits / 8 {
         let mut rest = stored;
         return BitArray::from_segments(bits, |words| {
-            let take = usize::try_from(words * 8).map_err(|_| BloomError::BadData)?;
+            let take = usize::try_from(words * 8).map_err(|_| FilterError::BadData)?;
             let (head, tail) = rest.split_at(take.min(rest.len()));
             rest = tail;
             Words::from_le_bytes(head)
@@ -133,17 +134,17 @@ pub fn read_fields(
     scheme: HashScheme,
     guard: &dyn AllocGuard,
     contents: Contents,
-) -> Result<Chain, BloomError> {
+) -> Result<Chain, FilterError> {
     let options = r.u64()?;
     let growth = r.u64()?;
     let (s, noround, expansion) = check_options(options, growth)?;
     if s != scheme || (expansion == 0 && growth != u64::from(DEFAULT_GROWTH)) {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     let items = r.u64()?;
     let count = r.u64()?;
     if count == 0 || count > MAX_RB_LAYERS as u64 {
-        return Err(BloomError::BadData);
+        return Err(FilterError::BadData);
     }
     let mut meta = RbMeta { scheme, noround, expansion, items, layers: Vec::new() };
     for _ in 0..count {
@@ -163,7 +164,7 @@ pub fn read_fields(
         if raw.bits != link.size.bits
             || raw.bpe.to_bits() != bits_per_entry(raw.error).abs().to_bits()
         {
-            return Err(BloomError::BadData);
+            return Err(FilterError::BadData);
         }
         meta.layers.push(link);
     }

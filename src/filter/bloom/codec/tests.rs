@@ -1,7 +1,7 @@
 use super::*;
 use crate::filter::Unlimited;
+use crate::filter::bloom::chunks::{read_chunk, write_chunk};
 use crate::filter::bloom::counters::array_counts;
-use crate::filter::chunks::{read_chunk, write_chunk};
 
 fn sample(items: u32, nonscaling: bool) -> Chain {
     let exp = if nonscaling { 0 } else { 2 };
@@ -94,12 +94,12 @@ fn patched_layer_count_is_refused() {
     buf[48..56].copy_from_slice(&1000u64.to_le_bytes());
     assert_eq!(
         read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap_err(),
-        BloomError::BadData
+        FilterError::BadData
     );
     buf[48..56].copy_from_slice(&0u64.to_le_bytes());
     assert_eq!(
         read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap_err(),
-        BloomError::BadData
+        FilterError::BadData
     );
 }
 
@@ -151,9 +151,9 @@ fn chunks_walk_every_layer_and_restore_the_same_bits() {
 fn chunks_out_of_place_are_refused() {
     let mut c = sample(400, false);
     let total = c.bit_bytes();
-    assert_eq!(write_chunk(&mut c, total, b"x").unwrap_err(), BloomError::ChunkOffset);
+    assert_eq!(write_chunk(&mut c, total, b"x").unwrap_err(), FilterError::ChunkOffset);
     let first = c.layers()[0].bytes();
-    assert_eq!(write_chunk(&mut c, first - 1, b"xy").unwrap_err(), BloomError::ChunkTooBig);
+    assert_eq!(write_chunk(&mut c, first - 1, b"xy").unwrap_err(), FilterError::ChunkTooBig);
 }
 
 fn counting_sample(items: u32, width: u8) -> Chain {
@@ -197,7 +197,7 @@ fn counting_chains_round_trip_every_format() {
     assert_eq!(dump_header(&sample(10, false))[12..16], DUMP_VERSION.to_le_bytes());
 }
 
-/// Field sequence version 1 (RDB encoding 512, written before counting filters) still
+/// Field sequence version 1 (RDB encoding 512, no counters field) still
 /// loads, as a plain chain.
 #[test]
 fn version_1_fields_still_load() {

@@ -23,12 +23,12 @@
 //!   and `entries` grows by the items the extra bits hold: `+= (u64)((u64)(2^n2 − entries×bpe)
 //!   / bpe)` — the stored capacity is that grown value, and the next layer builds on it.
 //! - `ENTS_IS_BITS` = 2: never set by RedisBloom's commands (refused here).
-//! - `FORCE64` = 4 (since 2018-02-14, release 1.1.1): `a = MurmurHash64A(item,
+//! - `FORCE64` = 4 (releases 1.1.1 on): `a = MurmurHash64A(item,
 //!   0xc6a4a7935bd1e995)`, `b = MurmurHash64A(item, a)`. Without it: `a = MurmurHash2(item,
-//!   0x9747b28c)`, `b = MurmurHash2(item, a)` (32-bit). (From 2018-02-14 to 04-05, in no
-//!   release, the first seed was 0.) Probe `i` = `(a + i·b) mod M` in 64-bit arithmetic since
+//!   0x9747b28c)`, `b = MurmurHash2(item, a)` (32-bit). (In RDB encoding version 2,
+//!   which no release wrote, the first seed is 0.) Probe `i` = `(a + i·b) mod M` in 64-bit arithmetic since
 //!   1.1.1; 1.0's 32-bit arithmetic gives the same positions because 1.0 layers are powers of two.
-//! - `NO_SCALING` = 8 (2019-12-03, release 2.2): the chain never grows; its growth field keeps
+//! - `NO_SCALING` = 8 (releases 2.2 on): the chain never grows; its growth field keeps
 //!   the default expansion, 2.
 //!
 //! What releases wrote: 1.0–1.1.0 options 0 (32-bit hash, powers of two); 1.1.1–2.0 options 4
@@ -36,27 +36,27 @@
 //! of RedisBloom 2.8 accepts any of 0, 1, 4, 5, 8, 9, 12, 13 (and 2): all but 2 are read here.
 //!
 //! Sizing (`bloom_init`): `bpe = |ln(error) / 0.480453013918201|`, `hashes = ceil(0.693147180559945
-//! × bpe)`, then bits as above; since 2.2 (2019-12-03) `bytes` is rounded up to whole 64-bit
-//! words and `bits = bytes × 8` is stored; before, `bits` was stored as 0 for power-of-two
+//! × bpe)`, then bits as above; from 2.2 on `bytes` is rounded up to whole 64-bit
+//! words and `bits = bytes × 8` is stored; 1.0–2.0 store `bits` as 0 for power-of-two
 //! layers and `bytes = 2^n2 / 8` (at least 1). Growth (`SBChain_Add`): a new layer when the
 //! last holds `entries` items, with `entries × growth` items (the last layer's stored entries)
-//! at `error × 0.5` since 2.2; before (2019-11-25), `growth` was always 2, the first layer got
-//! the full requested error (now half, or all of it when nonscaling), and layer `n` got the
+//! at `error × 0.5` (2.2 on); in 1.0–2.0 `growth` is always 2, the first layer gets the
+//! full requested error (2.2 on: half, or all of it when nonscaling), and layer `n` gets the
 //! previous layer's error × 0.5^(n+1). Every error is therefore the first layer's halved a
 //! whole number of times, which is how it is held here. New layers of an imported chain are
-//! sized and tightened as current RedisBloom does.
+//! sized and tightened as RedisBloom 2.2 on does.
 //!
 //! RDB value, by encoding version (typed fields; `BFRdbLoad`):
-//! - 0 (before 2017-07-31, no release): `size`, `nfilters`; per layer `entries`, `error`,
+//! - 0 (no release): `size`, `nfilters`; per layer `entries`, `error`,
 //!   `hashes`, `bpe`, array, `size` — `bits = entries × bpe` unrounded, 32-bit arithmetic mod
 //!   `bits`. Refused here (RedisBloom 2.8 loads them unchecked but probes them in 64-bit
 //!   arithmetic, unlike the builds that wrote them; RedisBloom 8 refuses nearly all of them: it
 //!   requires `bits = bytes × 8`).
-//! - 1 (1.0, 2017): adds `bits` and `n2` after `bpe` (from 2017-08-01; one day without `bits`,
-//!   no release). Options are 0.
-//! - 2 (2018-02-14, no release): adds `options` after `nfilters`.
-//! - 3 (2018-04-05, 1.1.1): the same fields (marks the 64-bit hash's seed change).
-//! - 4 (2019-11-26, 2.2 to today): adds `growth` after `options`; below 4 growth is 2.
+//! - 1 (1.0): adds `bits` and `n2` after `bpe` (one build of no release wrote version 1
+//!   without `bits`). Options are 0.
+//! - 2 (no release): adds `options` after `nfilters`.
+//! - 3 (1.1.1): the same fields (marks the 64-bit hash's seed `0xc6a4a7935bd1e995`).
+//! - 4 (2.2 on): adds `growth` after `options`; below 4 growth is 2.
 //!
 //! Dump header (`SBChain_GetEncodedHeader`, packed little-endian, `20 + 53 × nfilters` bytes):
 //! the chain's `size`, `nfilters`, `options` and `growth`, then per layer its `bytes`, `bits`,
@@ -75,8 +75,9 @@ pub use header::{
 pub use meta::{LinkMeta, RawLink, RbMeta, Refusal};
 pub use rdb::{read_fields, read_rdb, write_fields, write_rdb};
 
-use super::bloom::params::bits_per_entry;
-use super::{Chain, HashScheme};
+use super::Chain;
+use super::params::bits_per_entry;
+use crate::filter::hash::HashScheme;
 
 /// `BLOOM_OPT_NOROUND`: layers sized without rounding to a power of two; positions mod bits.
 pub const OPT_NOROUND: u64 = 1;
