@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::args::Args;
 use super::call::Call;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, dump, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, replconf, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -218,7 +218,7 @@ commands! {
          WINDOW,
          LAYOUT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_loadchunk: "bf.loadchunk" => dump::loadchunk, 4, Update, Bloom,
+    cmd_loadchunk: "bf.loadchunk" => bloom::loadchunk, 4, Update, Bloom,
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];
     cmd_exists: "bf.exists" => bloom::exists, 3, Read, Bloom,
@@ -243,7 +243,7 @@ commands! {
     cmd_debug: "bf.debug" => bloom::debug, 2, Read, Bloom,
         "Describes every layer of a filter", "O(i)",
         [KEY];
-    cmd_scandump: "bf.scandump" => dump::scandump, 3, Read, Bloom,
+    cmd_scandump: "bf.scandump" => bloom::scandump, 3, Read, Bloom,
         "Returns a filter's header or its next chunk of bits", "O(n), n bytes",
         [KEY, ITERATOR];
     cmd_del: "bf.del" => bloom::del, 3, Delete, Bloom,
@@ -313,10 +313,10 @@ commands! {
     cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read, Cuckoo,
         "Describes a cuckoo filter in one line", "O(1)",
         [KEY];
-    cmd_cf_scandump: "cf.scandump" => dump::cf_scandump, 3, Read, Cuckoo,
+    cmd_cf_scandump: "cf.scandump" => cuckoo::scandump, 3, Read, Cuckoo,
         "Returns a cuckoo filter's header or its next chunk of slots", "O(n), n bytes",
         [KEY, ITERATOR];
-    cmd_cf_loadchunk: "cf.loadchunk" => dump::cf_loadchunk, 4, Update, Cuckoo,
+    cmd_cf_loadchunk: "cf.loadchunk" => cuckoo::loadchunk, 4, Update, Cuckoo,
         "Restores a cuckoo filter from a header or chunk produced by CF.SCANDUMP",
         "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];

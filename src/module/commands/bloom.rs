@@ -3,12 +3,13 @@
 
 use std::ffi::CStr;
 
-use super::{Key, core_err, notify, window, with_either, with_value};
+use super::{Key, core_err, dump, notify, window, with_either, with_value};
 use crate::filter::bloom::codec;
 use crate::filter::bloom::params::Layout;
 use crate::filter::bloom::{Chain, ChainParams};
 use crate::filter::hash::HashScheme;
 use crate::filter::window::WindowParams;
+use crate::filter::window::codec::is_window_header;
 use crate::module::args::Args;
 use crate::module::call::Call;
 use crate::module::clock;
@@ -18,6 +19,7 @@ use crate::module::limits::ServerGuard;
 use crate::module::options::{self, Creation};
 use crate::module::replicate::replicate;
 use crate::module::reply::Reply;
+use crate::module::types::bloom::BLOOM_CHUNKS;
 use crate::module::types::window::WindowValue;
 
 /// Builds a new chain at `key` for `params` with `settings` (scheme, seed, default layout)
@@ -525,5 +527,32 @@ mod tests {
         ] {
             assert_eq!(format_g(x), want);
         }
+    }
+}
+
+/// `BF.SCANDUMP key iterator` → `[next, data]`: iterator 0 gives the header, `[0, ""]` the end,
+/// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
+pub fn scandump(ctx: &Call, args: &Args) -> Reply {
+    dump::scan::<Chain, WindowValue>(ctx, args)
+}
+
+/// `BF.LOADCHUNK key iterator data`: a header (iterator 1) at a missing key makes a Bloom
+/// chain or, by its magic, a windowed filter; a chunk goes into the filter at the key.
+///
+/// Into an existing filter, as RedisBloom answers: a header is refused as `ERR received bad
+/// data` (followed by the reason, the key exists); an iterator below 1 or below the chunk's
+/// length (its offset would be negative) is `ERR received bad data`; an offset past the end
+/// `ERR invalid offset - no link found`.
+pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
+    let it = match (BLOOM_CHUNKS.load_iterator)(args.bytes(2)) {
+        Ok(it) => it,
+        Err(r) => return r,
+    };
+    let mut key = Key::writable(ctx, &args.key());
+    let empty = matches!(key.value::<Chain>(), Ok(None));
+    if key.holds::<WindowValue>() || (empty && it == 1 && is_window_header(args.bytes(3))) {
+        dump::load::<WindowValue>(ctx, args, it, &mut key)
+    } else {
+        dump::load::<Chain>(ctx, args, it, &mut key)
     }
 }

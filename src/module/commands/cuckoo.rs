@@ -1,7 +1,7 @@
 //! CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS, CF.MEXISTS, CF.COUNT,
-//! CF.DEL, CF.COMPACT, CF.INFO, CF.STATS, CF.DEBUG: RedisBloom's grammar and
-//! replies (RESP2 and RESP3) over the core in `crate::filter::cuckoo`, with RedisBloom 8's
-//! error texts.
+//! CF.DEL, CF.COMPACT, CF.INFO, CF.STATS, CF.DEBUG, CF.SCANDUMP, CF.LOADCHUNK: RedisBloom's
+//! grammar and replies (RESP2 and RESP3) over the core in `crate::filter::cuckoo`, with
+//! RedisBloom 8's error texts.
 //!
 //! # Replication
 //! The core is deterministic (no random kick-outs), so a command that ran whole on the
@@ -23,7 +23,7 @@
 
 use std::ffi::CStr;
 
-use super::{Key, notify, with_value};
+use super::{Key, dump, notify, with_value};
 use crate::filter::FilterError;
 use crate::filter::cuckoo::params::MAX_CAPACITY_8X;
 use crate::filter::cuckoo::{
@@ -589,4 +589,17 @@ pub fn stats(ctx: &Call, args: &Args) -> Reply {
             ])
         },
     )
+}
+
+/// `CF.SCANDUMP key iterator` → `[next, data]`; `[0, nil]` at the end (and at once for a
+/// filter with no items, as RedisBloom). The iterator is checked before the key.
+pub fn scandump(ctx: &Call, args: &Args) -> Reply {
+    dump::scan::<CuckooValue, CuckooValue>(ctx, args)
+}
+
+/// `CF.LOADCHUNK key iterator data`: iterator 1 creates the filter a header describes (on a
+/// missing key); later iterators write a chunk. Every chunk is replicated (RedisBloom #1014
+/// lost them on failover).
+pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
+    dump::loadchunk::<CuckooValue>(ctx, args)
 }
