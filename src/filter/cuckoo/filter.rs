@@ -15,7 +15,7 @@ pub use batch::InsertSink;
 pub use stats::{CuckooStats, full_load};
 
 /// Buckets of sub-filter `i` of a filter whose first has `2^base_log2` and whose stored
-/// expansion code is `code` ([`Cuckoo`]'s fields): `base × expansion^i`. Callers ask only for
+/// expansion code is `code` ([`FixedWidthCuckoo`]'s fields): `base × expansion^i`. Callers ask only for
 /// sub-filters that exist in memory, so the shift is below 64.
 #[inline(always)]
 fn buckets_at(base_log2: u8, code: u8, i: usize) -> u64 {
@@ -39,7 +39,7 @@ const REPEAT: [u64; 16] = {
 };
 
 /// Slots of a filter of `count` sub-filters, the first of `2^base_log2` buckets, growing by the
-/// expansion whose code is `code` ([`Cuckoo`]'s fields), of `bucket_size` slots per bucket:
+/// expansion whose code is `code` ([`FixedWidthCuckoo`]'s fields), of `bucket_size` slots per bucket:
 /// `base × Σ e^i` buckets, in O(1) (a delete may read it). The filter exists in memory, so
 /// nothing overflows.
 #[inline]
@@ -98,7 +98,8 @@ pub struct Info {
     pub fingerprint_bits: u32,
 }
 
-/// A cuckoo filter with fingerprints of type `F`.
+/// A cuckoo filter whose fingerprints have one width, fixed by their type `F` (8, 16 or 32
+/// bits); [`CuckooFilter`](super::CuckooFilter) holds one of any width.
 ///
 /// 40 bytes (48 with the width's tag in [`CuckooFilter`](super::CuckooFilter)), and one
 /// 16-byte allocation per sub-filter besides its slots: what RedisBloom's `CuckooFilter`
@@ -106,11 +107,11 @@ pub struct Info {
 /// memory than RedisBloom's. Every number a sub-filter has is derived from the shape: its
 /// buckets are `base × expansion^i`, its slots `buckets × bucket size`.
 #[derive(Debug, Clone)]
-pub struct Cuckoo<F> {
+pub struct FixedWidthCuckoo<F> {
     /// The slot allocations, oldest first: the first `count` are the sub-filters; any after
     /// them hold nothing (left by compaction, reused by growth).
     filters: Box<[Slots<F>]>,
-    /// Fingerprints counted, read through [`Cuckoo::items`]: above the slots only after a
+    /// Fingerprints counted, read through [`FixedWidthCuckoo::items`]: above the slots only after a
     /// forged value (see there).
     items: u64,
     deletes: u64,
@@ -123,11 +124,11 @@ pub struct Cuckoo<F> {
     base_log2: u8,
     /// 0 for expansion 0, else log2(expansion) + 1 (expansion is 0 or a power of two).
     expansion_code: u8,
-    /// The owner's mark ([`Cuckoo::marked`]): not part of the filter.
+    /// The owner's mark ([`FixedWidthCuckoo::marked`]): not part of the filter.
     mark: bool,
 }
 
-impl<F: Fingerprint> PartialEq for Cuckoo<F> {
+impl<F: Fingerprint> PartialEq for FixedWidthCuckoo<F> {
     /// Same shape, same slots and same mark (spare allocations are not compared).
     fn eq(&self, other: &Self) -> bool {
         self.shape() == other.shape()
@@ -136,7 +137,7 @@ impl<F: Fingerprint> PartialEq for Cuckoo<F> {
     }
 }
 
-impl<F: Fingerprint> Eq for Cuckoo<F> {}
+impl<F: Fingerprint> Eq for FixedWidthCuckoo<F> {}
 
 /// The stored description of a filter, validated: what RDB fields and dump headers hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,7 +243,7 @@ fn boxed_one<T>(value: T) -> Result<Box<[T]>, FilterError> {
     }
 }
 
-impl<F: Fingerprint> Cuckoo<F> {
+impl<F: Fingerprint> FixedWidthCuckoo<F> {
     /// `CuckooFilter_Init`: one empty sub-filter, after `guard` admitted its size.
     pub fn new(p: &CuckooParams, guard: &dyn AllocGuard) -> Result<Self, FilterError> {
         let base = p.base_buckets()?;
@@ -372,7 +373,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         usize::from(self.count)
     }
 
-    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise).
+    /// Sub-filter `i` (< [`FixedWidthCuckoo::filter_count`]; panics otherwise).
     #[inline(always)]
     pub fn sub(&self, i: usize) -> SubFilter<'_, F> {
         assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
@@ -384,7 +385,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         SubFilter { mask: buckets - 1, slots: unsafe { self.filters[i].as_slice_unchecked(len) } }
     }
 
-    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise), mutably.
+    /// Sub-filter `i` (< [`FixedWidthCuckoo::filter_count`]; panics otherwise), mutably.
     #[inline(always)]
     pub fn sub_mut(&mut self, i: usize) -> SubFilterMut<'_, F> {
         assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);

@@ -57,7 +57,7 @@ mod apbf;
 pub mod codec;
 #[cfg(all(target_arch = "x86_64", scalebloom_avx512))]
 mod gen512;
-mod gentest;
+mod holding;
 pub mod params;
 
 use super::guard::AllocGuard;
@@ -68,9 +68,9 @@ use crate::filter::masks::probe_mask;
 #[cfg(target_arch = "x86_64")]
 use crate::filter::masks::{mask_vector, probe_mask_avx2};
 use apbf::{age_mask, found, has_run, row_bit};
-use gentest::gen_test;
+use holding::gen_test;
 #[cfg(target_arch = "x86_64")]
-use gentest::{holding_avx2, wide_holding};
+use holding::{holding_avx2, wide_holding};
 use params::{GEN_BLOCKS, GenBlocks};
 pub use params::{WindowKind, WindowLayout, WindowParams};
 
