@@ -3,9 +3,10 @@
 //! as the one-item paths item after item; the sub-filters' views are made once per batch (not
 //! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
 
-use super::{AllocGuard, FilterError, FixedWidthCuckoo, Insert, SubFilterMut, buckets_at};
+use super::shape::buckets_at;
+use super::{AllocGuard, FilterError, FixedWidthCuckoo, Insert, SubFilterMut};
 use crate::filter::cuckoo::fingerprint::{Fingerprint, Lookup};
-use crate::filter::cuckoo::sub::{Buckets, BucketsMut, Place, Probe, Twin};
+use crate::filter::cuckoo::sub::buckets::{Buckets, BucketsMut, Place, Probe, Twin};
 
 /// Where [`FixedWidthCuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
 /// is one; the module's reply builder is another (its codes straight from the loop, no
