@@ -1,21 +1,39 @@
-//! The pure core of scalebloom: scalable Bloom filters with no Redis in sight.
+//! The pure core of scalebloom: three kinds of filter, and what they share, with no Redis in
+//! sight. Nothing below this folder uses the Redis module API: the glue is `crate::module`.
 //!
-//! # Layout
-//! - [`bloom`]: the scalable Bloom chain (plain, counting and RedisBloom-layout filters).
-//! - [`guard`]: the allocation guard every filter asks before it grows.
-//! - [`mem`]: the memory of bit arrays (zeroed allocation, huge pages, prefetch, defrag moves).
-//! - [`fields`]: typed fields, the vocabulary of every byte format; [`bloom::codec`] (scalebloom's
-//!   formats of a Bloom chain) and [`bloom::redisbloom`] (RedisBloom's) are written in it.
-//! - [`bloom::chunks`]: the chunks of SCANDUMP/LOADCHUNK after either header, and the allocation of a
-//!   chain that awaits them.
+//! # The kinds
+//! Each kind is one folder: its parameters and sizing, its memory layout, its operations and
+//! its byte formats.
+//! - [`bloom`]: the scalable Bloom chain — layers of bits (plain, blocked in 512-bit blocks,
+//!   counting, or in RedisBloom's layer layout), a new layer `expansion` times larger when the
+//!   newest is full. Its formats: [`bloom::codec`] (scalebloom's RDB fields and dump header),
+//!   [`bloom::chunks`] (the chunks of SCANDUMP/LOADCHUNK after either header) and
+//!   [`bloom::redisbloom`] (RedisBloom's RDB value and dump header, the import).
+//! - [`cuckoo`]: the cuckoo filter, as RedisBloom's `CF.*` makes it — buckets of fingerprints in
+//!   sub-filters, each `expansion` times larger; [`cuckoo::codec`] its formats.
+//! - [`window`]: the windowed filter (an age-partitioned Bloom filter) — a ring of generations
+//!   whose items expire by time or by count; [`window::codec`] its formats.
 //!
-//! # Encoding
-//! A Bloom chain's byte formats (RDB fields, the dump header of SCANDUMP/LOADCHUNK) live in
-//! [`bloom::codec`], which hands a chain in one of RedisBloom's schemes to [`bloom::redisbloom`] (its RDB
-//! value, its dump header, their one strict validator and its format history); [`bloom::redisbloom`]
-//! never calls back into [`bloom::codec`]. The cuckoo filter's formats are in `cuckoo/codec.rs`.
+//! # What they share
+//! - [`hash`]: the hash schemes (an item's 128 bits, or RedisBloom's MurmurHash); the scheme's
+//!   id is stored with the data, so the same bits always mean the same items.
+//! - [`masks`]: an item's probes inside one 512-bit block (blocked Bloom layers and the
+//!   windowed filter's generations set the same bits for the same item).
+//! - [`mem`]: the memory of bit arrays and slots (zeroed allocation, huge pages, prefetch,
+//!   defrag moves).
+//! - [`guard`]: the allocation guard every filter asks before it grows (per-filter limit,
+//!   `maxmemory`).
+//! - [`fields`]: typed fields, the vocabulary every byte format is written in (Redis' typed
+//!   RDB calls or explicit little-endian bytes).
+//! - [`error`]: [`FilterError`], everything any kind refuses; the glue maps it to reply texts
+//!   in one place.
 //!
-//! Nothing below this folder uses the Redis module API: the Redis glue lives in `crate::module`.
+//! # Dependencies
+//! A kind uses the shared modules and never another kind's folder; the shared modules use no
+//! kind. One exception: the windowed filter sizes its blocks with the Bloom chain's
+//! blocked-layer model ([`bloom::params`]) and cuts its SCANDUMP chunks at the Bloom chain's
+//! size ([`bloom::chunks::MAX_CHUNK_BYTES`]). Inside [`bloom`], the formats ([`bloom::codec`]) hand a chain in
+//! one of RedisBloom's schemes to [`bloom::redisbloom`], which never calls back.
 
 pub mod bloom;
 pub mod cuckoo;

@@ -40,7 +40,7 @@ macro_rules! by_kind {
                 $body
             }
             $crate::filter::bloom::kind::Kind::RedisBloom => {
-                type $K = $crate::filter::bloom::modular::RedisBloom;
+                type $K = $crate::filter::bloom::redisbloom_layout::RedisBloom;
                 $body
             }
             $crate::filter::bloom::kind::Kind::Blocked => {

@@ -17,7 +17,7 @@
 //!   layer's bits or `2^n2` ([`Rule::Modulo`](super::layer::Rule::Modulo), [`Rule::Pow2`](super::layer::Rule::Pow2)).
 //!
 //! [`Counting`]: super::counting::Counting
-//! [`RedisBloom`]: super::modular::RedisBloom
+//! [`RedisBloom`]: super::redisbloom_layout::RedisBloom
 
 use super::bits::{View, ViewMut};
 use super::blocked::{self, BlockedKernels, ItemsKernels};

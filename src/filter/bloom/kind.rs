@@ -6,7 +6,7 @@
 //! the call then runs code made for that kind alone ([`super::dispatch`]): no per-probe or
 //! per-layer test of what the layer is. The code of each kind is a
 //! [`LayerKind`](super::kernel::LayerKind): [`super::kernel`] (plain and blocked layers),
-//! [`super::counting`], [`super::modular`] (RedisBloom's layout).
+//! [`super::counting`], [`super::redisbloom_layout`] (RedisBloom's layout).
 
 use super::layer::Rule;
 
@@ -25,7 +25,7 @@ pub enum Kind {
     Counting8,
     /// Native counters of 8 bits, scheme 5's probe sequence.
     Counting8Curved,
-    /// RedisBloom's layout ([`RedisBloom`](super::modular::RedisBloom)).
+    /// RedisBloom's layout ([`RedisBloom`](super::redisbloom_layout::RedisBloom)).
     RedisBloom,
     /// Native bits in 512-bit blocks ([`Blocked`](super::kernel::Blocked)).
     Blocked,

@@ -2,7 +2,7 @@
 //! ([`bits`]) and their probe kernels ([`probe`]), layers ([`layer`]), how a chain stores them
 //! ([`layers`]) and their kinds as types
 //! ([`kind`]), the chain ([`chain`]),
-//! the RedisBloom kind's kernels ([`modular`]), its batched paths ([`batch`]), counting ([`counting`]), fill statistics ([`stats`]) and the
+//! the RedisBloom kind's kernels ([`redisbloom_layout`]), its batched paths ([`batch`]), counting ([`counting`]), fill statistics ([`stats`]) and the
 //! rule every stored chain obeys ([`claims`]).
 //!
 //! # What a Bloom filter is
@@ -60,10 +60,10 @@ pub mod kernel;
 pub mod kind;
 pub mod layer;
 pub mod layers;
-pub mod modular;
 pub mod params;
 pub mod probe;
 pub mod redisbloom;
+pub mod redisbloom_layout;
 pub mod stats;
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! [`CuckooFilter`]: a filter of any fingerprint width, what the Redis glue stores. Each
-//! method matches the width once and runs the monomorphic code of [`Cuckoo<F>`]; batches are
+//! method matches the width once and runs the monomorphic code of [`FixedWidthCuckoo<F>`]; batches are
 //! dispatched once per batch, so no probe asks which width it is in.
 
 use std::borrow::Cow;
 
 use super::codec::{Header, RDB_ENCODING_VERSION, REDISBLOOM_ENCODING_VERSION, ScanStep};
-use super::filter::{Cuckoo, CuckooStats, Info, Insert, InsertSink};
+use super::filter::{CuckooStats, FixedWidthCuckoo, Info, Insert, InsertSink};
 use super::fingerprint::FingerprintWidth;
 use super::params::CuckooParams;
 use crate::filter::FilterError;
@@ -16,14 +16,14 @@ use crate::filter::guard::AllocGuard;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CuckooFilter {
     /// 8-bit fingerprints: RedisBloom's.
-    W8(Cuckoo<u8>),
+    W8(FixedWidthCuckoo<u8>),
     /// 16-bit fingerprints.
-    W16(Cuckoo<u16>),
+    W16(FixedWidthCuckoo<u16>),
     /// 32-bit fingerprints.
-    W32(Cuckoo<u32>),
+    W32(FixedWidthCuckoo<u32>),
 }
 
-/// Runs `$body` with `$c` bound to the inner `Cuckoo<F>` of whichever width `$self` is.
+/// Runs `$body` with `$c` bound to the inner `FixedWidthCuckoo<F>` of whichever width `$self` is.
 macro_rules! each {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
@@ -43,9 +43,9 @@ impl CuckooFilter {
         guard: &dyn AllocGuard,
     ) -> Result<Self, FilterError> {
         Ok(match width {
-            FingerprintWidth::W8 => Self::W8(Cuckoo::new(params, guard)?),
-            FingerprintWidth::W16 => Self::W16(Cuckoo::new(params, guard)?),
-            FingerprintWidth::W32 => Self::W32(Cuckoo::new(params, guard)?),
+            FingerprintWidth::W8 => Self::W8(FixedWidthCuckoo::new(params, guard)?),
+            FingerprintWidth::W16 => Self::W16(FixedWidthCuckoo::new(params, guard)?),
+            FingerprintWidth::W32 => Self::W32(FixedWidthCuckoo::new(params, guard)?),
         })
     }
 
@@ -70,7 +70,7 @@ impl CuckooFilter {
         each!(self, c => c.add(item, nx, max_filters, guard))
     }
 
-    /// `CF.INSERT` / `CF.INSERTNX` (`nx`): see [`Cuckoo::insert_many`].
+    /// `CF.INSERT` / `CF.INSERTNX` (`nx`): see [`FixedWidthCuckoo::insert_many`].
     pub fn insert_many<T: AsRef<[u8]>, S: InsertSink>(
         &mut self,
         items: &[T],
@@ -112,7 +112,7 @@ impl CuckooFilter {
         each!(self, c => c.info())
     }
 
-    /// `CF.STATS`: see [`Cuckoo::stats`].
+    /// `CF.STATS`: see [`FixedWidthCuckoo::stats`].
     pub fn stats(&self, max_filters: u16, guard: &dyn AllocGuard) -> CuckooStats {
         each!(self, c => c.stats(max_filters, guard))
     }
@@ -132,7 +132,7 @@ impl CuckooFilter {
         each!(self, c => c.items())
     }
 
-    /// The owner's mark ([`Cuckoo::marked`]).
+    /// The owner's mark ([`FixedWidthCuckoo::marked`]).
     pub fn marked(&self) -> bool {
         each!(self, c => c.marked())
     }
@@ -180,7 +180,7 @@ impl CuckooFilter {
     /// # Safety
     /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
     pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
-        // SAFETY: the caller's contract on `mv`, which `Cuckoo::relocate` requires.
+        // SAFETY: the caller's contract on `mv`, which `FixedWidthCuckoo::relocate` requires.
         each!(self, c => unsafe { c.relocate(mv) })
     }
 
@@ -214,13 +214,21 @@ impl CuckooFilter {
     ) -> Result<Self, FilterError> {
         let m = max_filters;
         match encver {
-            REDISBLOOM_ENCODING_VERSION => Ok(Self::W8(Cuckoo::read_fields(r, guard, false, m)?)),
+            REDISBLOOM_ENCODING_VERSION => {
+                Ok(Self::W8(FixedWidthCuckoo::read_fields(r, guard, false, m)?))
+            }
             RDB_ENCODING_VERSION => {
                 let width = FingerprintWidth::from_bits(r.u64()?).ok_or(FilterError::BadData)?;
                 Ok(match width {
-                    FingerprintWidth::W8 => Self::W8(Cuckoo::read_fields(r, guard, true, m)?),
-                    FingerprintWidth::W16 => Self::W16(Cuckoo::read_fields(r, guard, true, m)?),
-                    FingerprintWidth::W32 => Self::W32(Cuckoo::read_fields(r, guard, true, m)?),
+                    FingerprintWidth::W8 => {
+                        Self::W8(FixedWidthCuckoo::read_fields(r, guard, true, m)?)
+                    }
+                    FingerprintWidth::W16 => {
+                        Self::W16(FixedWidthCuckoo::read_fields(r, guard, true, m)?)
+                    }
+                    FingerprintWidth::W32 => {
+                        Self::W32(FixedWidthCuckoo::read_fields(r, guard, true, m)?)
+                    }
                 })
             }
             _ => Err(FilterError::UnsupportedEncoding(encver)),
@@ -237,9 +245,15 @@ impl Header {
     /// The empty filter the header describes, after `guard` admitted its size.
     pub fn allocate(&self, guard: &dyn AllocGuard) -> Result<CuckooFilter, FilterError> {
         Ok(match self.width {
-            FingerprintWidth::W8 => CuckooFilter::W8(Cuckoo::allocate(&self.shape, guard)?),
-            FingerprintWidth::W16 => CuckooFilter::W16(Cuckoo::allocate(&self.shape, guard)?),
-            FingerprintWidth::W32 => CuckooFilter::W32(Cuckoo::allocate(&self.shape, guard)?),
+            FingerprintWidth::W8 => {
+                CuckooFilter::W8(FixedWidthCuckoo::allocate(&self.shape, guard)?)
+            }
+            FingerprintWidth::W16 => {
+                CuckooFilter::W16(FixedWidthCuckoo::allocate(&self.shape, guard)?)
+            }
+            FingerprintWidth::W32 => {
+                CuckooFilter::W32(FixedWidthCuckoo::allocate(&self.shape, guard)?)
+            }
         })
     }
 }

@@ -44,7 +44,7 @@
 
 use std::borrow::Cow;
 
-use super::filter::{Cuckoo, Shape};
+use super::filter::{FixedWidthCuckoo, Shape};
 use super::fingerprint::{Fingerprint, FingerprintWidth};
 use crate::filter::FilterError;
 use crate::filter::fields::{FieldReader, FieldWriter};
@@ -148,7 +148,7 @@ pub enum ScanStep<'a> {
     End,
 }
 
-impl<F: Fingerprint> Cuckoo<F> {
+impl<F: Fingerprint> FixedWidthCuckoo<F> {
     /// The header `CF.SCANDUMP key 0` answers.
     pub fn header(&self) -> Header {
         Header { width: F::WIDTH, shape: self.shape() }

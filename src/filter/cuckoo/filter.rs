@@ -2,7 +2,7 @@
 //! (`src/cuckoo.c`), so that the same commands leave the same fingerprints in the same slots.
 
 use super::fingerprint::{Fingerprint, Lookup};
-use super::params::{self, CuckooParams, info_size, sub_filter_buckets};
+use super::params::{CuckooParams, info_size};
 use super::slots::Slots;
 pub use super::sub::{SubFilter, SubFilterMut};
 use crate::filter::FilterError;
@@ -10,59 +10,12 @@ use crate::filter::guard::AllocGuard;
 use crate::filter::mem;
 
 mod batch;
+mod shape;
 mod stats;
 pub use batch::InsertSink;
+pub use shape::Shape;
+use shape::{buckets_at, slots_of};
 pub use stats::{CuckooStats, full_load};
-
-/// Buckets of sub-filter `i` of a filter whose first has `2^base_log2` and whose stored
-/// expansion code is `code` ([`Cuckoo`]'s fields): `base × expansion^i`. Callers ask only for
-/// sub-filters that exist in memory, so the shift is below 64.
-#[inline(always)]
-fn buckets_at(base_log2: u8, code: u8, i: usize) -> u64 {
-    let step = u32::from(code.saturating_sub(1));
-    1 << (u32::from(base_log2) + i as u32 * step)
-}
-
-/// `REPEAT[s]` (`s` in 1..=15): the bits at 0, s, 2s, … below 64, the sum of `2^(s·i)`.
-const REPEAT: [u64; 16] = {
-    let mut table = [0u64; 16];
-    let mut s = 1;
-    while s < 16 {
-        let mut bit = 0;
-        while bit < 64 {
-            table[s] |= 1 << bit;
-            bit += s;
-        }
-        s += 1;
-    }
-    table
-};
-
-/// Slots of a filter of `count` sub-filters, the first of `2^base_log2` buckets, growing by the
-/// expansion whose code is `code` ([`Cuckoo`]'s fields), of `bucket_size` slots per bucket:
-/// `base × Σ e^i` buckets, in O(1) (a delete may read it). The filter exists in memory, so
-/// nothing overflows.
-#[inline]
-fn slots_of(base_log2: u8, code: u8, count: u16, bucket_size: u8) -> u64 {
-    let n = u32::from(count);
-    // The bucket count over the first sub-filter's: the sum of e^i over the sub-filters.
-    let growth = match code {
-        // Expansion 0 or 1: every sub-filter has the first one's buckets.
-        0 | 1 => u64::from(n),
-        code => {
-            // e = 2^step: the sum is the bits at 0, step, …, step·(n − 1).
-            let step = u32::from(code - 1);
-            let repeat = REPEAT.get(step as usize).copied().unwrap_or(1);
-            match 1u64.checked_shl(step * n) {
-                Some(e_n) => repeat & (e_n - 1),
-                // e^n past 2^63: never in memory (its last sub-filter would have 2^56 buckets
-                // or more), summed all the same.
-                None => (0..n).map(|i| 1u64 << (i * step)).sum(),
-            }
-        }
-    };
-    (growth << base_log2) * u64::from(bucket_size)
-}
 
 /// What an insert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +31,7 @@ pub enum Insert {
 /// What `CF.INFO` reports (and `CF.DEBUG`, with the same numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Info {
-    /// `Size`: RedisBloom's struct sizes plus the slot bytes ([`params::info_size`]).
+    /// `Size`: RedisBloom's struct sizes plus the slot bytes ([`info_size`]).
     pub size: u64,
     /// `Number of buckets`: the first sub-filter's.
     pub buckets: u64,
@@ -98,7 +51,8 @@ pub struct Info {
     pub fingerprint_bits: u32,
 }
 
-/// A cuckoo filter with fingerprints of type `F`.
+/// A cuckoo filter whose fingerprints have one width, fixed by their type `F` (8, 16 or 32
+/// bits); [`CuckooFilter`](super::CuckooFilter) holds one of any width.
 ///
 /// 40 bytes (48 with the width's tag in [`CuckooFilter`](super::CuckooFilter)), and one
 /// 16-byte allocation per sub-filter besides its slots: what RedisBloom's `CuckooFilter`
@@ -106,11 +60,11 @@ pub struct Info {
 /// memory than RedisBloom's. Every number a sub-filter has is derived from the shape: its
 /// buckets are `base × expansion^i`, its slots `buckets × bucket size`.
 #[derive(Debug, Clone)]
-pub struct Cuckoo<F> {
+pub struct FixedWidthCuckoo<F> {
     /// The slot allocations, oldest first: the first `count` are the sub-filters; any after
     /// them hold nothing (left by compaction, reused by growth).
     filters: Box<[Slots<F>]>,
-    /// Fingerprints counted, read through [`Cuckoo::items`]: above the slots only after a
+    /// Fingerprints counted, read through [`FixedWidthCuckoo::items`]: above the slots only after a
     /// forged value (see there).
     items: u64,
     deletes: u64,
@@ -123,11 +77,11 @@ pub struct Cuckoo<F> {
     base_log2: u8,
     /// 0 for expansion 0, else log2(expansion) + 1 (expansion is 0 or a power of two).
     expansion_code: u8,
-    /// The owner's mark ([`Cuckoo::marked`]): not part of the filter.
+    /// The owner's mark ([`FixedWidthCuckoo::marked`]): not part of the filter.
     mark: bool,
 }
 
-impl<F: Fingerprint> PartialEq for Cuckoo<F> {
+impl<F: Fingerprint> PartialEq for FixedWidthCuckoo<F> {
     /// Same shape, same slots and same mark (spare allocations are not compared).
     fn eq(&self, other: &Self) -> bool {
         self.shape() == other.shape()
@@ -136,88 +90,7 @@ impl<F: Fingerprint> PartialEq for Cuckoo<F> {
     }
 }
 
-impl<F: Fingerprint> Eq for Cuckoo<F> {}
-
-/// The stored description of a filter, validated: what RDB fields and dump headers hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    /// Buckets of the first sub-filter.
-    pub base_buckets: u64,
-    /// Number of sub-filters.
-    pub filters: u16,
-    /// Fingerprints stored.
-    pub items: u64,
-    /// Deletes since the last compaction.
-    pub deletes: u64,
-    /// Slots per bucket.
-    pub bucket_size: u16,
-    /// Kick-out limit.
-    pub max_iterations: u16,
-    /// Stored expansion.
-    pub expansion: u16,
-}
-
-impl Shape {
-    /// Checks raw stored values (RDB fields or header fields) and returns the shape, or
-    /// `BadData`. Allocates nothing. `slot_bytes` is the bytes of one slot.
-    #[allow(clippy::too_many_arguments)]
-    pub fn validate(
-        filters: u64,
-        base_buckets: u64,
-        items: u64,
-        deletes: u64,
-        bucket_size: u64,
-        max_iterations: u64,
-        expansion: u64,
-        slot_bytes: u64,
-    ) -> Result<Self, FilterError> {
-        let bad = FilterError::BadData;
-        let filters = u16::try_from(filters).map_err(|_| bad.clone())?;
-        let bucket_size = u16::try_from(bucket_size).map_err(|_| bad.clone())?;
-        let max_iterations = u16::try_from(max_iterations).map_err(|_| bad.clone())?;
-        if filters == 0
-            || !base_buckets.is_power_of_two()
-            || base_buckets > params::MAX_BUCKETS
-            || bucket_size == 0
-            || bucket_size > params::MAX_BUCKET_SIZE
-            || max_iterations == 0
-            || !params::valid_stored_expansion(expansion)
-            || (expansion == 0 && filters > 1)
-        {
-            return Err(bad);
-        }
-        let shape = Self {
-            base_buckets,
-            filters,
-            items,
-            deletes,
-            bucket_size,
-            max_iterations,
-            expansion: expansion as u16,
-        };
-        let slots = shape.total_slots()?;
-        if items > slots {
-            return Err(bad);
-        }
-        slots.checked_mul(slot_bytes).ok_or(bad)?;
-        Ok(shape)
-    }
-
-    /// Buckets of sub-filter `i`.
-    pub fn sub_buckets(&self, i: u16) -> Result<u64, FilterError> {
-        sub_filter_buckets(self.base_buckets, self.expansion, i).ok_or(FilterError::BadData)
-    }
-
-    /// Slots of all sub-filters.
-    pub fn total_slots(&self) -> Result<u64, FilterError> {
-        let mut total = 0u64;
-        for i in 0..self.filters {
-            let slots = self.sub_buckets(i)?.checked_mul(u64::from(self.bucket_size));
-            total = slots.and_then(|s| total.checked_add(s)).ok_or(FilterError::BadData)?;
-        }
-        Ok(total)
-    }
-}
+impl<F: Fingerprint> Eq for FixedWidthCuckoo<F> {}
 
 /// `[value]` as a boxed slice in one allocation of exactly one entry: what
 /// `Vec::try_reserve_exact(1)`, `push` and `into_boxed_slice` make, without the vector's
@@ -242,7 +115,7 @@ fn boxed_one<T>(value: T) -> Result<Box<[T]>, FilterError> {
     }
 }
 
-impl<F: Fingerprint> Cuckoo<F> {
+impl<F: Fingerprint> FixedWidthCuckoo<F> {
     /// `CuckooFilter_Init`: one empty sub-filter, after `guard` admitted its size.
     pub fn new(p: &CuckooParams, guard: &dyn AllocGuard) -> Result<Self, FilterError> {
         let base = p.base_buckets()?;
@@ -372,7 +245,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         usize::from(self.count)
     }
 
-    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise).
+    /// Sub-filter `i` (< [`FixedWidthCuckoo::filter_count`]; panics otherwise).
     #[inline(always)]
     pub fn sub(&self, i: usize) -> SubFilter<'_, F> {
         assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
@@ -384,7 +257,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         SubFilter { mask: buckets - 1, slots: unsafe { self.filters[i].as_slice_unchecked(len) } }
     }
 
-    /// Sub-filter `i` (< [`Cuckoo::filter_count`]; panics otherwise), mutably.
+    /// Sub-filter `i` (< [`FixedWidthCuckoo::filter_count`]; panics otherwise), mutably.
     #[inline(always)]
     pub fn sub_mut(&mut self, i: usize) -> SubFilterMut<'_, F> {
         assert!(i < self.filter_count(), "sub-filter {i} of {}", self.count);
@@ -718,36 +591,5 @@ impl<F: Fingerprint> Cuckoo<F> {
             s.push_str(&format!(" fingerprint:{}", F::BITS));
         }
         s
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The closed form of the slot count is the sum over the sub-filters, for every expansion.
-    #[test]
-    fn slots_of_sums_every_sub_filter() {
-        for expansion in [0u16, 1, 2, 4, 8, 256, 32768] {
-            let code = if expansion == 0 { 0 } else { expansion.trailing_zeros() as u8 + 1 };
-            for base_log2 in [0u8, 1, 3, 10] {
-                for bucket_size in [1u8, 2, 255] {
-                    for count in 1..=40u16 {
-                        let shape = Shape {
-                            base_buckets: 1 << base_log2,
-                            filters: count,
-                            items: 0,
-                            deletes: 0,
-                            bucket_size: u16::from(bucket_size),
-                            max_iterations: 1,
-                            expansion,
-                        };
-                        let Ok(total) = shape.total_slots() else { break };
-                        let got = slots_of(base_log2, code, count, bucket_size);
-                        assert_eq!(got, total, "e {expansion} base 2^{base_log2} n {count}");
-                    }
-                }
-            }
-        }
     }
 }

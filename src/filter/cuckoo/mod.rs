@@ -35,7 +35,7 @@
 //! # Fingerprints ([`fingerprint`])
 //! `hash = MurmurHash64A(item, 0)`, `fp = hash mod 255 + 1`. `FINGERPRINT 16|32` (this
 //! module's own option) uses `hash mod (2^w − 1) + 1` with everything else the same; the
-//! filter is generic over the slot type ([`Cuckoo<F>`]) and [`CuckooFilter`] dispatches once
+//! filter is generic over the slot type ([`FixedWidthCuckoo<F>`]) and [`CuckooFilter`] dispatches once
 //! per command.
 //!
 //! # Encoding ([`codec`])
@@ -74,6 +74,6 @@ mod tests;
 
 pub use any::CuckooFilter;
 pub use codec::{Header, ScanStep};
-pub use filter::{Cuckoo, CuckooStats, Info, Insert, InsertSink, Shape, full_load};
+pub use filter::{CuckooStats, FixedWidthCuckoo, Info, Insert, InsertSink, Shape, full_load};
 pub use fingerprint::{Fingerprint, FingerprintWidth};
 pub use params::CuckooParams;

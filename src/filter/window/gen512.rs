@@ -1,7 +1,7 @@
 //! The generations layout's block test with AVX-512F, for the batched query on CPUs that have
 //! it: the item's probes' positions, sixteen 32-bit lanes, pick each block's words by one
 //! permute and are tested by one masked test, with no probe mask built (the AVX2 path sets the
-//! mask's bits one by one). Same answers as [`holding_scalar`](super::gentest::holding_scalar) of the
+//! mask's bits one by one). Same answers as [`holding_scalar`](super::holding::holding_scalar) of the
 //! item's mask (unit test `avx512_block_test_matches_the_scalar_test`).
 //!
 //! Compiled only where the compiler has the AVX-512 intrinsics (Rust 1.89; `build.rs` sets

@@ -521,7 +521,7 @@ fn the_avx2_generation_test_agrees_with_the_scalar_one() {
     assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs an AVX2 CPU");
     let mut seen = [0u32; 32];
     for (_, _, mask, blocks) in random_block_cases(0x5eed_f00d_0000_0001, 20_000) {
-        let expected = super::gentest::holding_scalar(&blocks, &mask);
+        let expected = super::holding::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX2 (asserted above).
         assert_eq!(unsafe { super::holding_avx2(&blocks, &mask) }, expected);
@@ -664,7 +664,7 @@ fn avx512_block_test_matches_the_scalar_test() {
     }
     let mut seen = [0u32; 32];
     for (k, h2, mask, blocks) in random_block_cases(0x0dd5_eed5_0000_0001, 40_000) {
-        let expected = super::gentest::holding_scalar(&blocks, &mask);
+        let expected = super::holding::holding_scalar(&blocks, &mask);
         seen[expected as usize] += 1;
         // SAFETY: the CPU has AVX-512F (checked above).
         assert_eq!(unsafe { holding_avx512(&blocks, k, h2) }, expected, "k {k}");

@@ -296,10 +296,10 @@ fn stats_say_saturated_when_an_add_is_refused() {
 
 /// The batched paths of one-layer RedisBloom chains large enough to prefetch, where the
 /// prefetch keeps the positions it computes and the block kernels read them
-/// ([`super::modular`]): results, bits and counts as one by one, and lookups as one by one
+/// ([`super::redisbloom_layout`]): results, bits and counts as one by one, and lookups as one by one
 /// on present and absent items, with the bits half set at random first (so that many absent
 /// items get past their first probe). Probe counts below, inside and above the unrolled
-/// kernels' range, and past [`KEEP_MAX_K`](super::modular::KEEP_MAX_K), where nothing is kept;
+/// kernels' range, and past [`KEEP_MAX_K`](super::redisbloom_layout::KEEP_MAX_K), where nothing is kept;
 /// one array of several segments.
 #[test]
 fn redisbloom_batches_with_kept_positions_equal_one_by_one() {

@@ -1,13 +1,14 @@
-//! The batched paths of the cuckoo filter: `CF.MEXISTS` ([`Cuckoo::contains_many`]) and
-//! `CF.INSERT` / `CF.INSERTNX` ([`Cuckoo::insert_many`]). The same answers and the same slots
+//! The batched paths of the cuckoo filter: `CF.MEXISTS` ([`FixedWidthCuckoo::contains_many`]) and
+//! `CF.INSERT` / `CF.INSERTNX` ([`FixedWidthCuckoo::insert_many`]). The same answers and the same slots
 //! as the one-item paths item after item; the sub-filters' views are made once per batch (not
 //! per item and sub-filter), and the common bucket size (2) is a constant in the item loop.
 
-use super::{AllocGuard, Cuckoo, FilterError, Insert, SubFilterMut, buckets_at};
+use super::shape::buckets_at;
+use super::{AllocGuard, FilterError, FixedWidthCuckoo, Insert, SubFilterMut};
 use crate::filter::cuckoo::fingerprint::{Fingerprint, Lookup};
-use crate::filter::cuckoo::sub::{Buckets, BucketsMut, Place, Probe, Twin};
+use crate::filter::cuckoo::sub::buckets::{Buckets, BucketsMut, Place, Probe, Twin};
 
-/// Where [`Cuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
+/// Where [`FixedWidthCuckoo::insert_many`] puts each item's outcome, in order. A vector of the outcomes
 /// is one; the module's reply builder is another (its codes straight from the loop, no
 /// vector of `Result`s walked again).
 pub trait InsertSink {
@@ -30,7 +31,7 @@ impl InsertSink for Vec<Result<Insert, FilterError>> {
     }
 }
 
-impl<F: Fingerprint> Cuckoo<F> {
+impl<F: Fingerprint> FixedWidthCuckoo<F> {
     /// Views of every sub-filter with buckets of `B` slots (0: the bucket size at run time),
     /// oldest first, in one vector; `None` if the allocator refuses it (the caller then goes
     /// item by item) or the buckets are not `B` slots.
@@ -44,7 +45,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         Some(views)
     }
 
-    /// Mutable views of every sub-filter; `None` as for [`Cuckoo::views`].
+    /// Mutable views of every sub-filter; `None` as for [`FixedWidthCuckoo::views`].
     fn views_mut<const B: usize>(&mut self) -> Option<Vec<BucketsMut<'_, F, B>>> {
         let (bs, base_log2, code) = (self.bs(), self.base_log2, self.expansion_code);
         let count = self.filter_count();
@@ -71,7 +72,7 @@ impl<F: Fingerprint> Cuckoo<F> {
         }
     }
 
-    /// [`Cuckoo::contains_many`] with buckets of `B` slots (0: the filter's bucket size at
+    /// [`FixedWidthCuckoo::contains_many`] with buckets of `B` slots (0: the filter's bucket size at
     /// run time). The sub-filters' views are made once for the batch.
     #[inline(always)]
     fn contains_run<const B: usize, T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {

@@ -2,11 +2,11 @@
 //! filter's contents, its settings and what the caller's limits admit, nothing else, so a
 //! replica or a reloaded server answers the same.
 
-use super::{AllocGuard, Cuckoo, FilterError};
+use super::{AllocGuard, FilterError, FixedWidthCuckoo};
 use crate::filter::cuckoo::fingerprint::Fingerprint;
 use crate::filter::cuckoo::params::{MAX_FILTERS, info_size, sub_filter_buckets};
 
-/// What `CF.STATS` reports ([`Cuckoo::stats`]).
+/// What `CF.STATS` reports ([`FixedWidthCuckoo::stats`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CuckooStats {
     /// Slots over all sub-filters: what the filter can hold.
@@ -65,10 +65,10 @@ pub fn full_load(bucket_size: u16) -> f64 {
     }
 }
 
-impl<F: Fingerprint> Cuckoo<F> {
+impl<F: Fingerprint> FixedWidthCuckoo<F> {
     /// What `CF.STATS` reports, with `max_filters` the `cf-max-expansions` of inserts and
     /// `guard` the limits an insert's growth must pass: the same checks an insert makes
-    /// ([`Cuckoo::check_can_insert`], then growth through `admit_growth`), so the two
+    /// ([`FixedWidthCuckoo::check_can_insert`], then growth through `admit_growth`), so the two
     /// never disagree. O(1) for one sub-filter; with several, a count of the newest one's
     /// occupied slots.
     pub fn stats(&self, max_filters: u16, guard: &dyn AllocGuard) -> CuckooStats {
