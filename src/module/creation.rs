@@ -93,8 +93,8 @@ pub struct Settings {
     /// `redisbloom_scheme`, whose filters keep RedisBloom's layout).
     pub blocked_layout: bool,
     /// New standard filters (plain and counting) in hash scheme 5 (the probes stepped by a
-    /// full-width curvature); `false` from a stream of a build before it, whose standard
-    /// filters were scheme 1: a replica or AOF replay then builds them as that build did.
+    /// full-width curvature); `false` from a stream whose standard filters are scheme 1: a
+    /// replica or AOF replay then builds them in scheme 1, as the stream's writer does.
     pub curved: bool,
     /// `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`: an auto-created filter's.
     pub error_rate: f64,
@@ -126,7 +126,7 @@ const BACKLOG_DUMP_LEN: usize = 256;
 const _: () = assert!(PADDING.len() >= 2 * BACKLOG_DUMP_LEN);
 
 /// Format version of the encoded settings (first byte): 2 adds the `cf-*` defaults to
-/// version 1's fields. Version 1 is still read (AOF files and primaries of older builds).
+/// version 1's fields. Version 1 is read too (AOF files and primaries that write it).
 const VERSION: u8 = 2;
 const VERSION_1: u8 = 1;
 /// Version 1's length: version, secret, flags, error rate, initial size, expansion.
@@ -139,9 +139,9 @@ const FLAG_REDISBLOOM_SCHEME: u8 = 2;
 /// `bf.layout blocked`. A build before blocked filters refuses settings with it ("unknown
 /// flags"), as a replica must refuse what it cannot reproduce.
 const FLAG_BLOCKED_LAYOUT: u8 = 4;
-/// New standard filters in hash scheme 5. Every build since 2026-11-27 sets it; a build before
-/// refuses it ("unknown flags"), and without it a newer build makes scheme 1 filters, as the
-/// stream's older primary (or the AOF's older writer) did.
+/// New standard filters in hash scheme 5. A build without scheme 5 refuses it ("unknown
+/// flags"); without it, new standard filters are made in scheme 1, as the primary (or the
+/// AOF's writer) that sent settings without it makes them.
 const FLAG_CURVED: u8 = 8;
 const ALL_FLAGS: u8 =
     FLAG_RANDOM_SEEDS | FLAG_REDISBLOOM_SCHEME | FLAG_BLOCKED_LAYOUT | FLAG_CURVED;
@@ -421,8 +421,8 @@ mod tests {
         assert_eq!(Settings::decode(&blocked.encode()), Ok(blocked));
     }
 
-    /// A stream of a build before scheme 5 (no curved flag) makes scheme 1 standard filters,
-    /// plain and counting, as that build did; this build's own settings make scheme 5.
+    /// A stream without the curved flag makes scheme 1 standard filters, plain and counting,
+    /// as its writer does; this build's own settings make scheme 5.
     #[test]
     fn the_standard_scheme_follows_the_curved_flag() {
         let older = Settings { curved: false, ..sample() };
@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(&b[48..56], &4096u64.to_le_bytes());
     }
 
-    /// Version 1 (builds before the `cf-*` defaults were sent): its 42 bytes still decode, with
+    /// Version 1 (no `cf-*` defaults): its 42 bytes decode, with
     /// no cuckoo defaults (the server's own are used).
     #[test]
     fn reads_version_1() {

@@ -10,9 +10,9 @@
 //! - a creating command (`CF.RESERVE`, or an insert on a missing key) replicates verbatim, as
 //!   RedisBloom's do, preceded when due by `BF.REPLCONF` with the primary's creation settings,
 //!   its `cf-*` defaults among them (`crate::module::creation`): a replica and AOF replay read
-//!   the options a command leaves out from those, not from their own `cf-*` settings. (Before,
-//!   each creation replicated the filter's `CF.LOADCHUNK key 1 <header>`: `RM_Replicate`'s
-//!   command lookup and argument strings made a third of a `CF.RESERVE`'s instructions.)
+//!   the options a command leaves out from those, not from their own `cf-*` settings.
+//!   (Replicating the filter's `CF.LOADCHUNK key 1 <header>` instead would cost a third of a
+//!   `CF.RESERVE`'s instructions in `RM_Replicate`'s command lookup and argument strings.)
 //! - an insert command in which an item was refused by a limit a replica does not apply
 //!   (`bf.max-filter-bytes`, `maxmemory`) is replicated as `CF.INSERT key ITEMS <the items
 //!   that went in>`, after the header of the filter if the command created it (the header

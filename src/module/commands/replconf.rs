@@ -9,7 +9,7 @@ use crate::module::reply::Reply;
 
 /// `BF.REPLCONF settings [padding]`: adopts a primary's creation settings and passes them on
 /// (to this server's AOF; a replica of this replica gets the primary's stream as it is). The
-/// padding (`creation::PADDING`, absent from the AOF of builds before it) is ignored.
+/// padding (`creation::PADDING`, absent from an AOF written without it) is ignored.
 pub fn replconf(ctx: &Call, args: &Args) -> Reply {
     if !ctx.trusted() {
         return Reply::err(errors::REPLCONF_INTERNAL);
