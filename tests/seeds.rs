@@ -19,19 +19,6 @@ fn start_primary() -> Server {
     Server::start_with(ServerOpts::new().arg("repl-diskless-sync-delay", "0"))
 }
 
-/// Waits until `replica` has applied everything `primary` has sent so far (replication
-/// offsets are the same along a chain of replicas).
-fn wait_caught_up(primary: &mut Conn, replica: &mut Conn) {
-    let offset: i64 =
-        primary.info_field("replication", "master_repl_offset").unwrap().parse().unwrap();
-    wait_until("replica to reach the primary's offset", || {
-        replica
-            .info_field("replication", "slave_repl_offset")
-            .and_then(|v| v.parse::<i64>().ok())
-            .is_some_and(|o| o >= offset)
-    });
-}
-
 /// Every key's SCANDUMP (header with parameters and seed, then every bit) is the same on both.
 fn assert_same_filters(a: &mut Conn, b: &mut Conn, keys: &[&str], what: &str) {
     for k in keys {

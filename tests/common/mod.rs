@@ -2,7 +2,8 @@
 //! processes with the module loaded, and talks to them with a small RESP2/RESP3 client.
 //! One file per job; this index re-exports them so a test file needs only `use common::*`.
 //!
-//! - `server.rs`: binaries, [`TempDir`], [`ServerOpts`], [`Server`], [`wait_until`]/[`poll_until`].
+//! - `server.rs`: binaries, [`TempDir`], [`ServerOpts`], [`Server`], [`wait_until`]/[`poll_until`],
+//!   [`wait_caught_up`] (a replica at its primary's offset).
 //! - `resp.rs`: the client: [`Value`], [`Conn`] (commands, pipelines, assertions), [`encode`].
 //! - `engine.rs`: which server runs ([`Engine`]: Redis or Valkey, and its version).
 //! - `bloom.rs`: [`BfInfo`] and the BF.* helpers on [`Conn`] (`madd`, `scandump_all`, …).

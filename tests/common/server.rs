@@ -450,6 +450,19 @@ pub fn poll_until<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T 
     }
 }
 
+/// Waits until `replica` has applied everything `primary` has sent so far (replication offsets
+/// are the same along a chain of replicas, so `replica` may be a replica's replica).
+pub fn wait_caught_up(primary: &mut Conn, replica: &mut Conn) {
+    let offset: i64 =
+        primary.info_field("replication", "master_repl_offset").unwrap().parse().unwrap();
+    wait_until("replica to reach the primary's offset", || {
+        replica
+            .info_field("replication", "slave_repl_offset")
+            .and_then(|v| v.parse::<i64>().ok())
+            .is_some_and(|o| o >= offset)
+    });
+}
+
 impl Conn {
     /// Waits until this server (a replica) reports its link to its primary up.
     pub fn wait_link_up(&mut self) {
