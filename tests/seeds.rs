@@ -156,7 +156,6 @@ fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
     for preamble in ["yes", "no"] {
         let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", preamble);
         let s = Server::start_with(opts.clone());
-        let dir = s.dir();
         let mut c = s.conn();
         let mut keys = create_each_way(&mut c, "base");
         c.rewrite_aof();
@@ -165,9 +164,8 @@ fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
         keys.extend(create_each_way(&mut c, "tail2"));
         let before: Vec<_> = keys.iter().map(|k| c.scandump_all(k)).collect();
         drop(c);
-        s.shutdown(&[]);
         // Restarted with other defaults: the replay must use the ones the AOF recorded.
-        let s = Server::start_in(dir, opts.module_args(OTHER_DEFAULTS));
+        let s = s.restart(&[], opts.module_args(OTHER_DEFAULTS));
         let mut c = s.conn();
         for (k, b) in keys.iter().zip(&before) {
             assert!(c.scandump_all(k) == *b, "preamble {preamble}: {k} differs after AOF replay");

@@ -100,7 +100,8 @@ impl Conn {
         [key, "restored", "chunked", "copied"]
     }
 
-    /// Runs BGREWRITEAOF and waits until no rewrite runs or is scheduled.
+    /// Runs BGREWRITEAOF, waits until no rewrite runs or is scheduled, and asserts the rewrite
+    /// succeeded.
     pub fn rewrite_aof(&mut self) {
         let v = self.cmd(&["BGREWRITEAOF"]);
         assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
@@ -108,6 +109,8 @@ impl Conn {
             self.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
                 && self.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
         });
+        let status = self.info_field("persistence", "aof_last_bgrewrite_status");
+        assert_eq!(status.as_deref(), Some("ok"), "BGREWRITEAOF failed");
     }
 
     /// The SCANDUMP chunks of a key: (iterator, data) pairs, as a client would store them.

@@ -398,6 +398,14 @@ impl Server {
         }
     }
 
+    /// SHUTDOWN (with `modifiers`), then a server with `opts` started in the same directory:
+    /// a restart on the RDB or AOF this one left.
+    pub fn restart(self, modifiers: &[&str], opts: ServerOpts) -> Server {
+        let dir = self.dir();
+        self.shutdown(modifiers);
+        Server::start_in(dir, opts)
+    }
+
     fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
