@@ -6,7 +6,8 @@
 //!   [`wait_caught_up`] (a replica at its primary's offset).
 //! - `resp.rs`: the client: [`Value`], [`Conn`] (commands, pipelines, assertions), [`encode`].
 //! - `engine.rs`: which server runs ([`Engine`]: Redis or Valkey, and its version).
-//! - `bloom.rs`: [`BfInfo`] and the BF.* helpers on [`Conn`] (`madd`, `scandump_all`, …).
+//! - `bloom.rs`: [`BfInfo`] and the BF.* helpers on [`Conn`] (`madd`, `scandump_all`, …), the
+//!   numbers of a BF.STATS / CF.STATS reply (`stats_f64`, [`stat_field`]).
 //! - `data.rs`: item names ([`items`], [`added`]) and the seeded [`Rng`].
 //! - `payload.rs`: DUMP payloads: CRC-64 trailer ([`fix_dump_crc`]) and [`ModulePayload`].
 //! - `hostile.rs`: a server with bystander keys for tests that send corrupt data (not re-exported).
