@@ -7,21 +7,6 @@ use common::hostile::Hostile;
 use common::mutate::fuzz_rng;
 use common::*;
 
-fn add_all(c: &mut Conn, key: &str, items: &[String]) {
-    for chunk in items.chunks(10_000) {
-        c.madd(key, chunk);
-    }
-}
-
-/// What a filter answers: MEXISTS over `probe` items, BF.CARD, BF.STATS and BF.INFO.
-fn answers(c: &mut Conn, key: &str, probe: &[String]) -> (Vec<i64>, i64, Value, Value) {
-    let mut bits = Vec::new();
-    for chunk in probe.chunks(10_000) {
-        bits.extend(c.mexists(key, chunk));
-    }
-    (bits, c.bf_card(key), c.cmd(&["BF.STATS", key]), c.cmd(&["BF.INFO", key]))
-}
-
 /// Whether every layer of `key` is blocked, from BF.DEBUG (and how many layers there are).
 fn blocked_layers(c: &mut Conn, key: &str) -> (bool, usize) {
     let lines = c.bf_debug(key);
@@ -163,7 +148,7 @@ fn blocked_filters_scale_and_answer() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "1000", "LAYOUT", "BLOCKED"]);
     let all = items("s", 30_000);
-    add_all(&mut c, "k", &all);
+    c.madd_all("k", &all);
     let (blocked, layers) = blocked_layers(&mut c, "k");
     assert!(blocked && layers >= 5, "{layers} layers");
     c.assert_all_present("k", &all);
@@ -200,28 +185,26 @@ fn reload_restore_dump_copy_and_aof_keep_every_answer() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "500", "LAYOUT", "BLOCKED"]);
     let all = items("p", 3_000);
-    add_all(&mut c, "k", &all);
+    c.madd_all("k", &all);
     let mut probe = all.clone();
     probe.extend(items("absent", 3_000));
-    let before = answers(&mut c, "k", &probe);
+    let before = c.bf_answers("k", &probe);
     let digest = c.digest("k");
     for key in c.copy_every_way("k") {
-        assert_eq!(answers(&mut c, key, &probe), before, "{key}");
+        assert_eq!(c.bf_answers(key, &probe), before, "{key}");
         assert_eq!(c.digest(key), digest, "{key}");
         assert!(blocked_layers(&mut c, key).0, "{key}");
     }
     c.rewrite_aof();
     // Writes after the rewrite go to the AOF tail, growing a layer.
     let more = items("q", 6_000);
-    add_all(&mut c, "copied", &more);
-    let after_tail = answers(&mut c, "copied", &probe);
-    let dir = srv.dir();
+    c.madd_all("copied", &more);
+    let after_tail = c.bf_answers("copied", &probe);
     drop(c);
-    srv.shutdown(&[]);
-    let srv = Server::start_in(dir, opts);
+    let srv = srv.restart(&[], opts);
     let mut c = srv.conn();
-    assert_eq!(answers(&mut c, "k", &probe), before, "after AOF restart");
-    assert_eq!(answers(&mut c, "copied", &probe), after_tail, "AOF tail");
+    assert_eq!(c.bf_answers("k", &probe), before, "after AOF restart");
+    assert_eq!(c.bf_answers("copied", &probe), after_tail, "AOF tail");
     assert_eq!(c.digest("k"), digest);
     c.assert_all_present("copied", &more);
     assert!(blocked_layers(&mut c, "copied").0);
@@ -242,7 +225,7 @@ fn replicas_build_identical_blocked_filters() {
     assert_eq!(rc.config_get("bf.layout").as_deref(), Some("standard"));
     let all = items("rep", 3_000);
     for key in ["res", "ins", "auto"] {
-        add_all(&mut pc, key, &all);
+        pc.madd_all(key, &all);
     }
     pc.wait_acked();
     let mut probe = all.clone();
@@ -250,7 +233,7 @@ fn replicas_build_identical_blocked_filters() {
     for key in ["res", "ins", "auto"] {
         assert!(blocked_layers(&mut rc, key).0, "{key}");
         assert_eq!(rc.digest(key), pc.digest(key), "{key}");
-        assert_eq!(answers(&mut rc, key, &probe), answers(&mut pc, key, &probe), "{key}");
+        assert_eq!(rc.bf_answers(key, &probe), pc.bf_answers(key, &probe), "{key}");
     }
 }
 
@@ -364,13 +347,13 @@ fn blocked_filters_of_the_first_hash_scheme_still_answer() {
     }
     // Growing it keeps scheme 1: the new items and the old ones are present.
     let more = items("more", 4_000);
-    add_all(&mut c, "restored", &more);
+    c.madd_all("restored", &more);
     c.assert_all_present("restored", &more);
     c.assert_all_present("restored", &present);
     assert!(blocked_layers(&mut c, "restored").0);
     // A blocked filter made now, with the same items, is a different filter (scheme 4).
     c.ok(&["BF.RESERVE", "new", "0.01", "500", "LAYOUT", "BLOCKED"]);
-    add_all(&mut c, "new", &present);
+    c.madd_all("new", &present);
     c.assert_all_present("new", &present);
     assert_ne!(c.digest("new"), digest);
 }

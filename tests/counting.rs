@@ -20,29 +20,6 @@ fn mdel(c: &mut Conn, key: &str, items: &[String]) -> Vec<i64> {
     out
 }
 
-fn add_all(c: &mut Conn, key: &str, items: &[String]) {
-    for chunk in items.chunks(10_000) {
-        c.madd(key, chunk);
-    }
-}
-
-fn false_positives(c: &mut Conn, key: &str, n: usize) -> usize {
-    let mut hits = 0;
-    for chunk in items("never-added", n).chunks(10_000) {
-        hits += c.mexists(key, chunk).iter().filter(|&&b| b == 1).count();
-    }
-    hits
-}
-
-/// What a filter answers: MEXISTS over `probe` items, BF.CARD, BF.STATS and BF.INFO.
-fn answers(c: &mut Conn, key: &str, probe: &[String]) -> (Vec<i64>, i64, Value, Value) {
-    let mut bits = Vec::new();
-    for chunk in probe.chunks(10_000) {
-        bits.extend(c.mexists(key, chunk));
-    }
-    (bits, c.bf_card(key), c.cmd(&["BF.STATS", key]), c.cmd(&["BF.INFO", key]))
-}
-
 /// `COUNTING 4|8` makes a filter of the same sizing with 4 or 8 times the memory; other widths,
 /// a missing width, and COUNTING in RedisBloom's scheme are refused with clear errors.
 #[test]
@@ -95,13 +72,13 @@ fn deleting_half_keeps_the_other_half() {
     for (key, width) in [("c4", "4"), ("c8", "8")] {
         c.ok(&["BF.RESERVE", key, "0.01", "10000", "NONSCALING", "COUNTING", width]);
         let all = items("item", 10_000);
-        add_all(&mut c, key, &all);
-        let fp_full = false_positives(&mut c, key, 100_000);
+        c.madd_all(key, &all);
+        let fp_full = c.false_positives(key, 100_000);
         assert!(fp_full < 1_300, "{key}: {fp_full} of 100,000 absent items present when full");
         assert!(mdel(&mut c, key, &all[..5_000]).iter().all(|&d| d == 1));
         c.assert_all_present(key, &all[5_000..]);
         assert_eq!(c.bf_card(key), 5_000);
-        let fp = false_positives(&mut c, key, 100_000);
+        let fp = c.false_positives(key, 100_000);
         assert!(fp <= fp_full, "{key}: {fp} false positives after deleting half");
         // Deleted items are gone, bar the filter's false positives.
         let still = c.mexists(key, &all[..5_000]).iter().filter(|&&b| b == 1).count();
@@ -116,7 +93,7 @@ fn a_grown_filter_with_half_deleted_has_no_false_negative() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "g", "0.01", "1000", "EXPANSION", "2", "COUNTING", "4"]);
     let all = items("g", 20_000);
-    add_all(&mut c, "g", &all);
+    c.madd_all("g", &all);
     assert!(c.bf_info("g").filters >= 5);
     let (even, odd): (Vec<_>, Vec<_>) =
         all.iter().cloned().enumerate().partition(|(i, _)| i % 2 == 0);
@@ -217,7 +194,7 @@ fn a_full_nonscaling_counting_filter() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "f", "0.01", "100", "NONSCALING", "COUNTING", "4"]);
     let all = items("f", 100);
-    add_all(&mut c, "f", &all);
+    c.madd_all("f", &all);
     let card = c.bf_card("f");
     c.expect_err(&["BF.ADD", "f", "one-more"], "ERR non scaling filter is full");
     assert_eq!(c.cmd(&["BF.ADD", "f", &all[0]]), Value::Int(0));
@@ -265,28 +242,26 @@ fn reload_restore_dump_copy_and_aof_keep_every_answer() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "500", "EXPANSION", "2", "COUNTING", "4"]);
     let all = items("p", 3_000);
-    add_all(&mut c, "k", &all);
-    add_all(&mut c, "k", &all[..100]);
+    c.madd_all("k", &all);
+    c.madd_all("k", &all[..100]);
     mdel(&mut c, "k", &all[..1_000]);
     let mut probe = all.clone();
     probe.extend(items("absent", 3_000));
-    let before = answers(&mut c, "k", &probe);
+    let before = c.bf_answers("k", &probe);
     let digest = c.digest("k");
     for key in c.copy_every_way("k") {
-        assert_eq!(answers(&mut c, key, &probe), before, "{key}");
+        assert_eq!(c.bf_answers(key, &probe), before, "{key}");
         assert_eq!(c.digest(key), digest, "{key}");
     }
     c.rewrite_aof();
     // Writes after the rewrite go to the AOF tail: a delete replays there.
     assert_eq!(mdel(&mut c, "copied", &all[1_000..1_010]), vec![1; 10]);
-    let after_tail = answers(&mut c, "copied", &probe);
-    let dir = srv.dir();
+    let after_tail = c.bf_answers("copied", &probe);
     drop(c);
-    srv.shutdown(&[]);
-    let srv = Server::start_in(dir, opts);
+    let srv = srv.restart(&[], opts);
     let mut c = srv.conn();
-    assert_eq!(answers(&mut c, "k", &probe), before, "after AOF restart");
-    assert_eq!(answers(&mut c, "copied", &probe), after_tail, "AOF tail with BF.MDEL");
+    assert_eq!(c.bf_answers("k", &probe), before, "after AOF restart");
+    assert_eq!(c.bf_answers("copied", &probe), after_tail, "AOF tail with BF.MDEL");
     assert_eq!(c.digest("k"), digest);
     assert_eq!(mdel(&mut c, "k", &all[1_000..2_000]), vec![1; 1_000]);
     c.assert_all_present("k", &all[2_000..]);
@@ -326,7 +301,7 @@ fn replicas_apply_deletes_identically() {
     let probe: Vec<String> = items("rep", 4_000);
     for key in ["res", "ins"] {
         assert_eq!(rc.digest(key), pc.digest(key), "{key}");
-        assert_eq!(answers(&mut rc, key, &probe), answers(&mut pc, key, &probe), "{key}");
+        assert_eq!(rc.bf_answers(key, &probe), pc.bf_answers(key, &probe), "{key}");
     }
 }
 
@@ -335,7 +310,7 @@ fn c_setup(pc: &mut Conn) {
     pc.cmd(&["BF.INSERT", "ins", "CAPACITY", "300", "COUNTING", "4", "ITEMS", "a", "b"]);
     for key in ["res", "ins"] {
         let all = items("rep", 2_000);
-        add_all(pc, key, &all);
+        pc.madd_all(key, &all);
         assert_eq!(pc.cmd(&["BF.DEL", key, "rep:0"]), Value::Int(1));
         assert!(mdel(pc, key, &all[1..700]).iter().all(|&d| d == 1));
     }
@@ -350,7 +325,7 @@ fn encoding_512_and_513_payloads_still_restore() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2"]);
     let all = items("old", 500);
-    add_all(&mut c, "k", &all);
+    c.madd_all("k", &all);
     let layers = c.bf_info("k").filters as usize;
     assert_eq!(layers, 3);
     let dump = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
@@ -473,7 +448,7 @@ fn stray_deletes_harm_in_proportion_to_the_error_rate() {
     let mut c = srv.conn();
     c.ok(&["BF.RESERVE", "f", "0.01", "10000", "COUNTING", "4"]);
     let real: Vec<String> = (0..10_000).map(|i| format!("real:{i}")).collect();
-    add_all(&mut c, "f", &real);
+    c.madd_all("f", &real);
     assert_eq!(c.bf_info("f").filters, 1, "10,000 items fit the first layer");
     let stray: Vec<String> = (0..100_000).map(|i| format!("stray:{i}")).collect();
     let hits = mdel(&mut c, "f", &stray).iter().filter(|&&x| x == 1).count();

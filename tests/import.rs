@@ -707,9 +707,7 @@ fn deep_redisbloom_chains_come_in_by_full_sync_and_restart() {
     grown.extend(more);
     assert_same(&mut rb, &mut sb, "deep800", &grown, DEEP_ABSENT);
     // Restarted on the RDB the sync brought (RedisBloom's format): everything loads again.
-    let dir = sb_srv.dir();
-    sb_srv.shutdown(&["NOSAVE"]);
-    let sb_srv = Server::start_in(dir, opts());
+    let sb_srv = sb_srv.restart(&["NOSAVE"], opts());
     let mut sb = sb_srv.conn();
     assert_eq!(sb.int(&["DBSIZE"]), made.len() as i64);
     assert_eq!(sb.bf_info("deep800").filters, 800);

@@ -18,18 +18,6 @@ const SETTINGS_LEN: usize = 56;
 /// The end of the padding that follows the settings in `BF.REPLCONF` (`creation::PADDING`).
 const PADDING_END: &str = "the padding keeps them out of that window.";
 
-/// Waits until `replica` has applied everything `primary` has sent so far.
-fn wait_caught_up(primary: &mut Conn, replica: &mut Conn) {
-    let offset: i64 =
-        primary.info_field("replication", "master_repl_offset").unwrap().parse().unwrap();
-    wait_until("replica to reach the primary's offset", || {
-        replica
-            .info_field("replication", "slave_repl_offset")
-            .and_then(|v| v.parse::<i64>().ok())
-            .is_some_and(|o| o >= offset)
-    });
-}
-
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }

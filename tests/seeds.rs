@@ -19,19 +19,6 @@ fn start_primary() -> Server {
     Server::start_with(ServerOpts::new().arg("repl-diskless-sync-delay", "0"))
 }
 
-/// Waits until `replica` has applied everything `primary` has sent so far (replication
-/// offsets are the same along a chain of replicas).
-fn wait_caught_up(primary: &mut Conn, replica: &mut Conn) {
-    let offset: i64 =
-        primary.info_field("replication", "master_repl_offset").unwrap().parse().unwrap();
-    wait_until("replica to reach the primary's offset", || {
-        replica
-            .info_field("replication", "slave_repl_offset")
-            .and_then(|v| v.parse::<i64>().ok())
-            .is_some_and(|o| o >= offset)
-    });
-}
-
 /// Every key's SCANDUMP (header with parameters and seed, then every bit) is the same on both.
 fn assert_same_filters(a: &mut Conn, b: &mut Conn, keys: &[&str], what: &str) {
     for k in keys {
@@ -169,7 +156,6 @@ fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
     for preamble in ["yes", "no"] {
         let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", preamble);
         let s = Server::start_with(opts.clone());
-        let dir = s.dir();
         let mut c = s.conn();
         let mut keys = create_each_way(&mut c, "base");
         c.rewrite_aof();
@@ -178,9 +164,8 @@ fn aof_replay_rebuilds_filters_created_after_the_rewrite_identically() {
         keys.extend(create_each_way(&mut c, "tail2"));
         let before: Vec<_> = keys.iter().map(|k| c.scandump_all(k)).collect();
         drop(c);
-        s.shutdown(&[]);
         // Restarted with other defaults: the replay must use the ones the AOF recorded.
-        let s = Server::start_in(dir, opts.module_args(OTHER_DEFAULTS));
+        let s = s.restart(&[], opts.module_args(OTHER_DEFAULTS));
         let mut c = s.conn();
         for (k, b) in keys.iter().zip(&before) {
             assert!(c.scandump_all(k) == *b, "preamble {preamble}: {k} differs after AOF replay");

@@ -4,42 +4,14 @@
 mod common;
 use common::*;
 
-/// BF.STATS fields by name, numbers as f64 (RESP2 sends doubles as bulk strings, RESP3 as
-/// doubles).
+/// BF.STATS fields by name, numbers as f64.
 fn stats(c: &mut Conn, key: &str) -> Vec<(String, f64)> {
-    let v = c.cmd(&["BF.STATS", key]);
-    assert!(!v.is_err(), "BF.STATS {key} -> {v:?}");
-    v.pairs()
-        .into_iter()
-        .map(|(k, v)| {
-            let x = match v {
-                Value::Int(i) => i as f64,
-                Value::Double(d) => d,
-                Value::Bulk(Some(b)) => String::from_utf8(b).unwrap().parse().unwrap(),
-                other => panic!("{k:?}: {other:?}"),
-            };
-            (k.as_str().to_string(), x)
-        })
-        .collect()
-}
-
-fn field(s: &[(String, f64)], name: &str) -> f64 {
-    s.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no {name:?} in {s:?}")).1
+    c.stats_f64("BF.STATS", key)
 }
 
 /// The false-positive rate over `n` items never added, measured with BF.MEXISTS.
 fn measured_error(c: &mut Conn, key: &str, n: usize) -> f64 {
-    let mut hits = 0;
-    for chunk in items("never-added", n).chunks(10_000) {
-        hits += c.mexists(key, chunk).iter().filter(|&&b| b == 1).count();
-    }
-    hits as f64 / n as f64
-}
-
-fn add_all(c: &mut Conn, key: &str, items: &[String]) {
-    for chunk in items.chunks(10_000) {
-        c.madd(key, chunk);
-    }
+    c.false_positives(key, n) as f64 / n as f64
 }
 
 /// On a nonscaling filter at capacity and on a scaling filter grown 10×, the estimated error
@@ -50,31 +22,33 @@ fn estimates_match_the_measured_error_and_items() {
     let s = Server::start_with(ServerOpts::new().module_args(&["random-seeds", "no"]));
     let mut c = s.conn();
     c.ok(&["BF.RESERVE", "fixed", "0.01", "100000", "NONSCALING"]);
-    add_all(&mut c, "fixed", &items("f", 100_000));
+    c.madd_all("fixed", &items("f", 100_000));
     c.ok(&["BF.RESERVE", "grown", "0.01", "10000", "EXPANSION", "2"]);
-    add_all(&mut c, "grown", &items("g", 100_000));
+    c.madd_all("grown", &items("g", 100_000));
     assert!(c.bf_info("grown").filters >= 4);
     for key in ["fixed", "grown"] {
         let st = stats(&mut c, key);
         let measured = measured_error(&mut c, key, 200_000);
-        let estimated = field(&st, "Estimated error rate");
+        let estimated = stat_field(&st, "Estimated error rate");
         assert!((estimated / measured - 1.0).abs() < 0.25, "{key}: {estimated} vs {measured}");
         let card = c.bf_card(key) as f64;
-        let est_items = field(&st, "Estimated items");
+        let est_items = stat_field(&st, "Estimated items");
         assert!((est_items / card - 1.0).abs() < 0.03, "{key}: {est_items} items vs {card}");
-        assert_eq!(field(&st, "Items added"), card);
-        assert_eq!(field(&st, "Target error rate"), 0.01);
+        assert_eq!(stat_field(&st, "Items added"), card);
+        assert_eq!(stat_field(&st, "Target error rate"), 0.01);
         // At capacity a nonscaling filter is right at its target (a hair above it: k is
         // rounded up), so `Saturated` is only asserted for the scaling one.
         if key == "grown" {
-            assert_eq!(field(&st, "Saturated"), 0.0, "{key}: {st:?}");
+            assert_eq!(stat_field(&st, "Saturated"), 0.0, "{key}: {st:?}");
         }
-        let (newest, all) =
-            (field(&st, "Fill ratio of newest filter"), field(&st, "Fill ratio of all filters"));
+        let (newest, all) = (
+            stat_field(&st, "Fill ratio of newest filter"),
+            stat_field(&st, "Fill ratio of all filters"),
+        );
         assert!(newest > 0.0 && newest <= 1.0 && all > 0.0 && all <= 1.0, "{st:?}");
     }
     // A filter at capacity is about half full, by construction of its size.
-    let fill = field(&stats(&mut c, "fixed"), "Fill ratio of all filters");
+    let fill = stat_field(&stats(&mut c, "fixed"), "Fill ratio of all filters");
     assert!((0.45..0.55).contains(&fill), "{fill}");
 }
 
@@ -87,12 +61,12 @@ fn a_filter_past_its_target_reports_saturated() {
     let mut c = s.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "1000", "NONSCALING"]);
     let st = stats(&mut c, "k");
-    assert_eq!(field(&st, "Saturated"), 0.0);
-    assert_eq!(field(&st, "Estimated error rate"), 0.0);
-    assert_eq!(field(&st, "Estimated items"), 0.0);
-    add_all(&mut c, "k", &items("a", 900));
+    assert_eq!(stat_field(&st, "Saturated"), 0.0);
+    assert_eq!(stat_field(&st, "Estimated error rate"), 0.0);
+    assert_eq!(stat_field(&st, "Estimated items"), 0.0);
+    c.madd_all("k", &items("a", 900));
     let st = stats(&mut c, "k");
-    assert_eq!(field(&st, "Saturated"), 0.0, "{st:?}");
+    assert_eq!(stat_field(&st, "Saturated"), 0.0, "{st:?}");
     // The header, then the one chunk of bits.
     let chunks = c.scandump_all("k");
     assert_eq!(chunks.len(), 2);
@@ -103,9 +77,9 @@ fn a_filter_past_its_target_reports_saturated() {
     assert!(c.cmd(&[&b"BF.LOADCHUNK"[..], b"sat", b"1", header]).is_ok());
     assert!(c.cmd(&[&b"BF.LOADCHUNK"[..], b"sat", it.to_string().as_bytes(), &full]).is_ok());
     let st = stats(&mut c, "sat");
-    assert_eq!(field(&st, "Saturated"), 1.0, "{st:?}");
-    assert!(field(&st, "Estimated error rate") > 0.5, "{st:?}");
-    assert!((field(&st, "Fill ratio of newest filter") - 63.0 / 64.0).abs() < 1e-9, "{st:?}");
+    assert_eq!(stat_field(&st, "Saturated"), 1.0, "{st:?}");
+    assert!(stat_field(&st, "Estimated error rate") > 0.5, "{st:?}");
+    assert!((stat_field(&st, "Fill ratio of newest filter") - 63.0 / 64.0).abs() < 1e-9, "{st:?}");
 }
 
 /// The reply: a map in RESP3 (doubles as doubles), a flat array of name, value in RESP2, the
@@ -157,15 +131,15 @@ fn stats_survive_reload_restore_chunks_and_copy() {
     let s = Server::start_with(opts.clone());
     let mut c = s.conn();
     c.ok(&["BF.RESERVE", "k", "0.01", "1000", "EXPANSION", "2"]);
-    add_all(&mut c, "k", &items("x", 5000));
+    c.madd_all("k", &items("x", 5000));
     c.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "yes"]);
     c.ok(&["BF.RESERVE", "rb", "0.01", "1000"]);
-    add_all(&mut c, "rb", &items("y", 5000));
+    c.madd_all("rb", &items("y", 5000));
     c.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "no"]);
     let mut befores = Vec::new();
     for key in ["k", "rb"] {
         let before = stats(&mut c, key);
-        assert!(field(&before, "Estimated items") > 4000.0, "{key}: {before:?}");
+        assert!(stat_field(&before, "Estimated items") > 4000.0, "{key}: {before:?}");
         let dump = c.cmd(&["DUMP", key]).as_bytes().to_vec();
         assert!(c.cmd(&[&b"RESTORE"[..], b"restored", b"0", &dump]).is_ok());
         assert_eq!(stats(&mut c, "restored"), before, "{key}: RESTORE");
@@ -182,11 +156,8 @@ fn stats_survive_reload_restore_chunks_and_copy() {
         befores.push((key, before));
     }
     c.rewrite_aof();
-    assert_eq!(c.info_field("persistence", "aof_last_bgrewrite_status").as_deref(), Some("ok"));
-    let dir = s.dir();
     drop(c);
-    s.shutdown(&[]);
-    let s2 = Server::start_in(dir, opts);
+    let s2 = s.restart(&[], opts);
     let mut c = s2.conn();
     for (key, before) in befores {
         assert_eq!(stats(&mut c, key), before, "{key}: AOF rewrite and restart");
@@ -249,14 +220,14 @@ fn a_nonscaling_filter_that_refuses_items_is_saturated() {
             let below = capacity * 89 / 100;
             let prefix = format!("{key}-item");
             let batch: Vec<String> = (0..below).map(|i| format!("{prefix}-{i}")).collect();
-            add_all(&mut c, &key, &batch);
+            c.madd_all(&key, &batch);
             let st = stats(&mut c, &key);
-            assert_eq!(field(&st, "Saturated"), 0.0, "{key} at {below} items: {st:?}");
+            assert_eq!(stat_field(&st, "Saturated"), 0.0, "{key} at {below} items: {st:?}");
             let (took, _, err) = fill_until_refused(&mut c, &key, &prefix, capacity * 2);
             assert!(took >= capacity, "{key}: refused after {took} adds");
             assert_eq!(err, "ERR non scaling filter is full");
             let st = stats(&mut c, &key);
-            assert_eq!(field(&st, "Saturated"), 1.0, "{key} refuses items: {st:?}");
+            assert_eq!(stat_field(&st, "Saturated"), 1.0, "{key} refuses items: {st:?}");
         }
     }
 }
@@ -270,13 +241,13 @@ fn a_scaling_filter_stopped_by_the_byte_limit_is_saturated() {
     c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "8kb"]);
     c.ok(&["BF.RESERVE", "k", "0.01", "1000"]);
     let st = stats(&mut c, "k");
-    assert_eq!(field(&st, "Saturated"), 0.0, "{st:?}");
+    assert_eq!(stat_field(&st, "Saturated"), 0.0, "{st:?}");
     let (took, refused, err) = fill_until_refused(&mut c, "k", "item", 100_000);
     assert!(err.contains("bf.max-filter-bytes"), "{err}");
     let st = stats(&mut c, "k");
-    assert_eq!(field(&st, "Saturated"), 1.0, "after {took} adds: {st:?}");
+    assert_eq!(stat_field(&st, "Saturated"), 1.0, "after {took} adds: {st:?}");
     c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "4gb"]);
     let st = stats(&mut c, "k");
-    assert_eq!(field(&st, "Saturated"), 0.0, "the limit raised: {st:?}");
+    assert_eq!(stat_field(&st, "Saturated"), 0.0, "the limit raised: {st:?}");
     assert_eq!(c.int(&["BF.ADD", "k", &refused]), 1, "the refused item goes in now");
 }

@@ -1,5 +1,6 @@
 //! BF.* helpers: [`BfInfo`] (a parsed BF.INFO reply) and methods on [`Conn`] for the bloom
-//! commands the tests run most (MADD/MEXISTS of many items, SCANDUMP of a whole filter, …).
+//! commands the tests run most (MADD/MEXISTS of many items, SCANDUMP of a whole filter, …),
+//! and the numbers of a BF.STATS or CF.STATS reply ([`Conn::stats_f64`], [`stat_field`]).
 
 use super::resp::{Conn, Value};
 
@@ -74,6 +75,50 @@ impl Conn {
         v.as_array().iter().map(|x| x.as_bit()).collect()
     }
 
+    /// BF.MADD of any number of items, 10,000 a command.
+    pub fn madd_all(&mut self, key: &str, items: &[String]) {
+        for chunk in items.chunks(10_000) {
+            self.madd(key, chunk);
+        }
+    }
+
+    /// How many of `n` items never added BF.MEXISTS reports present (its false positives).
+    pub fn false_positives(&mut self, key: &str, n: usize) -> usize {
+        let mut hits = 0;
+        for chunk in super::data::items("never-added", n).chunks(10_000) {
+            hits += self.mexists(key, chunk).iter().filter(|&&b| b == 1).count();
+        }
+        hits
+    }
+
+    /// What a Bloom filter answers: MEXISTS over `probe` items, BF.CARD, BF.STATS and BF.INFO.
+    pub fn bf_answers(&mut self, key: &str, probe: &[String]) -> (Vec<i64>, i64, Value, Value) {
+        let mut bits = Vec::new();
+        for chunk in probe.chunks(10_000) {
+            bits.extend(self.mexists(key, chunk));
+        }
+        (bits, self.bf_card(key), self.cmd(&["BF.STATS", key]), self.cmd(&["BF.INFO", key]))
+    }
+
+    /// A STATS reply (`BF.STATS` or `CF.STATS`, as `cmd`) of `key` by field name, numbers as
+    /// f64 (RESP2 sends doubles as bulk strings, RESP3 as doubles).
+    pub fn stats_f64(&mut self, cmd: &str, key: &str) -> Vec<(String, f64)> {
+        let v = self.cmd(&[cmd, key]);
+        assert!(!v.is_err(), "{cmd} {key} -> {v:?}");
+        v.pairs()
+            .into_iter()
+            .map(|(k, v)| {
+                let x = match v {
+                    Value::Int(i) => i as f64,
+                    Value::Double(d) => d,
+                    Value::Bulk(Some(b)) => String::from_utf8(b).unwrap().parse().unwrap(),
+                    other => panic!("{k:?}: {other:?}"),
+                };
+                (k.as_str().to_string(), x)
+            })
+            .collect()
+    }
+
     /// Asserts every item is reported present.
     pub fn assert_all_present(&mut self, key: &str, items: &[String]) {
         for chunk in items.chunks(1000) {
@@ -100,7 +145,8 @@ impl Conn {
         [key, "restored", "chunked", "copied"]
     }
 
-    /// Runs BGREWRITEAOF and waits until no rewrite runs or is scheduled.
+    /// Runs BGREWRITEAOF, waits until no rewrite runs or is scheduled, and asserts the rewrite
+    /// succeeded.
     pub fn rewrite_aof(&mut self) {
         let v = self.cmd(&["BGREWRITEAOF"]);
         assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {v:?}");
@@ -108,6 +154,8 @@ impl Conn {
             self.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
                 && self.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
         });
+        let status = self.info_field("persistence", "aof_last_bgrewrite_status");
+        assert_eq!(status.as_deref(), Some("ok"), "BGREWRITEAOF failed");
     }
 
     /// The SCANDUMP chunks of a key: (iterator, data) pairs, as a client would store them.
@@ -133,4 +181,9 @@ impl Conn {
         }
         panic!("SCANDUMP of {} never ended", key);
     }
+}
+
+/// The field `name` of a [`Conn::stats_f64`] reply; panics when it has none.
+pub fn stat_field(s: &[(String, f64)], name: &str) -> f64 {
+    s.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no {name:?} in {s:?}")).1
 }

@@ -105,6 +105,19 @@ impl Hostile {
         self.server.assert_alive();
     }
 
+    /// DEBUG RELOAD (a save and a load of every payload accepted and kept), then
+    /// [`Hostile::assert_intact`].
+    pub fn assert_intact_after_reload(&mut self) {
+        let v = self.conn.cmd(&["DEBUG", "RELOAD"]);
+        assert!(
+            v.is_ok(),
+            "DEBUG RELOAD with {} accepted corrupt filters -> {:?}",
+            self.tally.accepted_keys.len(),
+            v
+        );
+        self.assert_intact();
+    }
+
     /// The server is alive and logged no panic; every bystander has its digest, `other` every
     /// item, and the string its value.
     pub fn assert_intact(&mut self) {

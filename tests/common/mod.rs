@@ -2,10 +2,12 @@
 //! processes with the module loaded, and talks to them with a small RESP2/RESP3 client.
 //! One file per job; this index re-exports them so a test file needs only `use common::*`.
 //!
-//! - `server.rs`: binaries, [`TempDir`], [`ServerOpts`], [`Server`], [`wait_until`]/[`poll_until`].
+//! - `server.rs`: binaries, [`TempDir`], [`ServerOpts`], [`Server`], [`wait_until`]/[`poll_until`],
+//!   [`wait_caught_up`] (a replica at its primary's offset).
 //! - `resp.rs`: the client: [`Value`], [`Conn`] (commands, pipelines, assertions), [`encode`].
 //! - `engine.rs`: which server runs ([`Engine`]: Redis or Valkey, and its version).
-//! - `bloom.rs`: [`BfInfo`] and the BF.* helpers on [`Conn`] (`madd`, `scandump_all`, …).
+//! - `bloom.rs`: [`BfInfo`] and the BF.* helpers on [`Conn`] (`madd`, `scandump_all`, …), the
+//!   numbers of a BF.STATS / CF.STATS reply (`stats_f64`, [`stat_field`]).
 //! - `data.rs`: item names ([`items`], [`added`]) and the seeded [`Rng`].
 //! - `payload.rs`: DUMP payloads: CRC-64 trailer ([`fix_dump_crc`]) and [`ModulePayload`].
 //! - `hostile.rs`: a server with bystander keys for tests that send corrupt data (not re-exported).

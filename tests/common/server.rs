@@ -398,6 +398,14 @@ impl Server {
         }
     }
 
+    /// SHUTDOWN (with `modifiers`), then a server with `opts` started in the same directory:
+    /// a restart on the RDB or AOF this one left.
+    pub fn restart(self, modifiers: &[&str], opts: ServerOpts) -> Server {
+        let dir = self.dir();
+        self.shutdown(modifiers);
+        Server::start_in(dir, opts)
+    }
+
     fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
@@ -448,6 +456,19 @@ pub fn poll_until<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T 
             Err(_) => std::thread::sleep(Duration::from_millis(5)), // polling interval
         }
     }
+}
+
+/// Waits until `replica` has applied everything `primary` has sent so far (replication offsets
+/// are the same along a chain of replicas, so `replica` may be a replica's replica).
+pub fn wait_caught_up(primary: &mut Conn, replica: &mut Conn) {
+    let offset: i64 =
+        primary.info_field("replication", "master_repl_offset").unwrap().parse().unwrap();
+    wait_until("replica to reach the primary's offset", || {
+        replica
+            .info_field("replication", "slave_repl_offset")
+            .and_then(|v| v.parse::<i64>().ok())
+            .is_some_and(|o| o >= offset)
+    });
 }
 
 impl Conn {

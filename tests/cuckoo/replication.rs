@@ -82,11 +82,7 @@ fn aof_rewrite_and_replay_restore_every_filter() {
     c.ok(&["DEBUG", "LOADAOF"]);
     assert_eq!(keys.iter().map(|k| c.digest(k)).collect::<Vec<_>>(), before, "AOF replay");
     // Rewritten as CF.LOADCHUNK, then replayed.
-    c.cmd(&["BGREWRITEAOF"]);
-    wait_until("AOF rewrite done", || {
-        c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-            && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-    });
+    c.rewrite_aof();
     c.ok(&["DEBUG", "LOADAOF"]);
     assert_eq!(keys.iter().map(|k| c.digest(k)).collect::<Vec<_>>(), before, "AOF rewrite");
     // And the RDB round trip.

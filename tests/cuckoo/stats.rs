@@ -15,26 +15,9 @@ const FIELDS: [&str; 7] = [
     "Saturated",
 ];
 
-/// CF.STATS fields by name, numbers as f64 (RESP2 sends doubles as bulk strings).
+/// CF.STATS fields by name, numbers as f64.
 fn cf_stats(c: &mut Conn, key: &str) -> Vec<(String, f64)> {
-    let v = c.cmd(&["CF.STATS", key]);
-    assert!(!v.is_err(), "CF.STATS {key} -> {v:?}");
-    v.pairs()
-        .into_iter()
-        .map(|(k, v)| {
-            let x = match v {
-                Value::Int(i) => i as f64,
-                Value::Double(d) => d,
-                Value::Bulk(Some(b)) => String::from_utf8(b).unwrap().parse().unwrap(),
-                other => panic!("{k:?}: {other:?}"),
-            };
-            (k.as_str().to_string(), x)
-        })
-        .collect()
-}
-
-fn field(s: &[(String, f64)], name: &str) -> f64 {
-    s.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no {name:?} in {s:?}")).1
+    c.stats_f64("CF.STATS", key)
 }
 
 /// CF.ADD of `prefix:0`, `prefix:1`, … until one is refused; that error, and the items taken.
@@ -75,12 +58,16 @@ fn reply_shapes_and_a_fresh_filter() {
     assert!(matches!(m[2].1, Value::Double(d) if d == 1.0 / 1024.0), "{v3:?}");
     assert_eq!(cf_stats(&mut c, "k"), cf_stats(&mut c3, "k"));
     let st = cf_stats(&mut c, "k");
-    assert_eq!(field(&st, "Number of filters"), 1.0);
-    assert_eq!(field(&st, "Max filters"), 32.0, "cf-max-expansions' default");
-    assert_eq!(field(&st, "Saturated"), 0.0, "{st:?}");
+    assert_eq!(stat_field(&st, "Number of filters"), 1.0);
+    assert_eq!(stat_field(&st, "Max filters"), 32.0, "cf-max-expansions' default");
+    assert_eq!(stat_field(&st, "Saturated"), 0.0, "{st:?}");
     c.ok(&["CF.RESERVE", "fixed", "1000", "EXPANSION", "0"]);
     let st = cf_stats(&mut c, "fixed");
-    assert_eq!((field(&st, "Max filters"), field(&st, "Saturated")), (1.0, 0.0), "{st:?}");
+    assert_eq!(
+        (stat_field(&st, "Max filters"), stat_field(&st, "Saturated")),
+        (1.0, 0.0),
+        "{st:?}"
+    );
     c.expect_err(&["CF.STATS", "missing"], "ERR not found");
     c.ok(&["SET", "str", "x"]);
     assert!(c.err(&["CF.STATS", "str"]).starts_with("WRONGTYPE"));
@@ -106,17 +93,20 @@ fn a_non_growing_filter_filled_until_full_is_saturated() {
             assert_eq!(c.int(&["CF.ADD", &key, item]), 1);
         }
         let st = cf_stats(&mut c, &key);
-        assert_eq!(field(&st, "Saturated"), 0.0, "{key} at 30%: {st:?}");
+        assert_eq!(stat_field(&st, "Saturated"), 0.0, "{key} at 30%: {st:?}");
         let (err, taken) = add_until_refused(&mut c, &key, "more");
         assert_eq!(err, "Filter is full", "{key}");
         let st = cf_stats(&mut c, &key);
         let items = (names.len() as u64 + taken) as f64;
-        assert_eq!(field(&st, "Saturated"), 1.0, "{key} refused an item: {st:?}");
-        assert_eq!(field(&st, "Capacity"), slots);
-        assert_eq!(field(&st, "Items"), items);
-        assert_eq!(field(&st, "Load factor"), items / slots);
-        assert_eq!(field(&st, "Load factor of newest filter"), items / slots);
-        assert_eq!((field(&st, "Number of filters"), field(&st, "Max filters")), (1.0, 1.0));
+        assert_eq!(stat_field(&st, "Saturated"), 1.0, "{key} refused an item: {st:?}");
+        assert_eq!(stat_field(&st, "Capacity"), slots);
+        assert_eq!(stat_field(&st, "Items"), items);
+        assert_eq!(stat_field(&st, "Load factor"), items / slots);
+        assert_eq!(stat_field(&st, "Load factor of newest filter"), items / slots);
+        assert_eq!(
+            (stat_field(&st, "Number of filters"), stat_field(&st, "Max filters")),
+            (1.0, 1.0)
+        );
     }
 }
 
@@ -132,24 +122,24 @@ fn a_growing_filter_is_saturated_at_max_filters() {
     let mut i = 0u64;
     loop {
         let st = cf_stats(&mut c, "g");
-        assert_eq!(field(&st, "Max filters"), 4.0);
-        let n = field(&st, "Number of filters");
-        assert_eq!(field(&st, "Saturated"), if n < 4.0 { 0.0 } else { 1.0 }, "{st:?}");
-        assert_eq!(field(&st, "Capacity"), 256.0 * n);
+        assert_eq!(stat_field(&st, "Max filters"), 4.0);
+        let n = stat_field(&st, "Number of filters");
+        assert_eq!(stat_field(&st, "Saturated"), if n < 4.0 { 0.0 } else { 1.0 }, "{st:?}");
+        assert_eq!(stat_field(&st, "Capacity"), 256.0 * n);
         if n == 4.0 {
             // The item that made the fourth sub-filter is the only one in it.
-            assert_eq!(field(&st, "Load factor of newest filter"), 1.0 / 256.0, "{st:?}");
+            assert_eq!(stat_field(&st, "Load factor of newest filter"), 1.0 / 256.0, "{st:?}");
             break;
         }
         if n as i32 > filters {
             filters = n as i32;
-            assert_eq!(field(&st, "Load factor of newest filter"), 1.0 / 256.0, "{st:?}");
+            assert_eq!(stat_field(&st, "Load factor of newest filter"), 1.0 / 256.0, "{st:?}");
         }
         assert_eq!(c.int(&["CF.ADD", "g", &format!("g:{i}")]), 1);
         i += 1;
     }
     assert_eq!(c.err(&["CF.ADD", "g", "one more"]), "Maximum expansions reached");
-    assert_eq!(field(&cf_stats(&mut c, "g"), "Saturated"), 1.0);
+    assert_eq!(stat_field(&cf_stats(&mut c, "g"), "Saturated"), 1.0);
 }
 
 /// A growing filter whose next sub-filter would pass `bf.max-filter-bytes` cannot grow: it
@@ -165,14 +155,14 @@ fn a_filter_stopped_by_max_filter_bytes_is_saturated() {
     for item in names("k", 500) {
         assert_eq!(c.int(&["CF.ADD", "k", &item]), 1);
     }
-    assert_eq!(field(&cf_stats(&mut c, "k"), "Saturated"), 0.0);
+    assert_eq!(stat_field(&cf_stats(&mut c, "k"), "Saturated"), 0.0);
     let (err, _) = add_until_refused(&mut c, "k", "more");
     assert!(err.contains("max-filter-bytes"), "{err}");
     let st = cf_stats(&mut c, "k");
-    assert_eq!(field(&st, "Saturated"), 1.0, "{st:?}");
-    assert_eq!((field(&st, "Number of filters"), field(&st, "Max filters")), (1.0, 32.0));
+    assert_eq!(stat_field(&st, "Saturated"), 1.0, "{st:?}");
+    assert_eq!((stat_field(&st, "Number of filters"), stat_field(&st, "Max filters")), (1.0, 32.0));
     c.ok(&["CONFIG", "SET", "bf.max-filter-bytes", "1mb"]);
-    assert_eq!(field(&cf_stats(&mut c, "k"), "Saturated"), 0.0);
+    assert_eq!(stat_field(&cf_stats(&mut c, "k"), "Saturated"), 0.0);
 }
 
 /// CF.STATS is computed from what the filter saves: the same after DEBUG RELOAD and on a
@@ -190,8 +180,8 @@ fn stats_are_the_same_after_reload_and_on_a_replica() {
     c.wait_acked();
     let fixed = cf_stats(&mut c, "fixed");
     let grown = cf_stats(&mut c, "grown");
-    assert_eq!(field(&fixed, "Saturated"), 1.0);
-    assert!(field(&grown, "Number of filters") >= 3.0, "{grown:?}");
+    assert_eq!(stat_field(&fixed, "Saturated"), 1.0);
+    assert!(stat_field(&grown, "Number of filters") >= 3.0, "{grown:?}");
     assert_eq!(cf_stats(&mut rc, "fixed"), fixed);
     assert_eq!(cf_stats(&mut rc, "grown"), grown);
     c.ok(&["DEBUG", "RELOAD"]);

@@ -5,14 +5,12 @@ use super::*;
 #[test]
 fn rdb_save_and_restart_keeps_every_item() {
     let s = Server::start();
-    let dir = s.dir();
     let mut c = s.conn();
     let fx = build_fixture(&mut c);
     let before = snapshot(&mut c, &fx);
     c.ok(&["SAVE"]);
     drop(c);
-    s.shutdown(&["NOSAVE"]);
-    let s2 = Server::start_in(dir, ServerOpts::new());
+    let s2 = s.restart(&["NOSAVE"], ServerOpts::new());
     let mut c = s2.conn();
     assert_eq!(c.int(&["DBSIZE"]), fx.len() as i64);
     assert_same(&mut c, &fx, &before, "after RDB restart");
@@ -24,13 +22,7 @@ fn aof_restart_keeps_every_item(preamble: &str) {
     let dir = s.dir();
     let mut c = s.conn();
     let mut fx = build_fixture(&mut c);
-    let v = c.cmd(&["BGREWRITEAOF"]);
-    assert!(matches!(v, Value::Simple(_)), "BGREWRITEAOF -> {:?}", v);
-    wait_until("AOF rewrite to finish", || {
-        c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-            && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-    });
-    assert_eq!(c.info_field("persistence", "aof_last_bgrewrite_status").as_deref(), Some("ok"));
+    c.rewrite_aof();
     if preamble == "no" {
         // the rewritten base file holds the filters as commands emitted by the module
         let base = std::fs::read_dir(dir.path().join("appendonlydir"))
@@ -60,8 +52,7 @@ fn aof_restart_keeps_every_item(preamble: &str) {
     fx[1].items.extend(["t1".to_string(), "t2".to_string()]);
     let before = snapshot(&mut c, &fx);
     drop(c);
-    s.shutdown(&[]);
-    let s2 = Server::start_in(dir, opts);
+    let s2 = s.restart(&[], opts);
     let mut c = s2.conn();
     assert_eq!(c.int(&["DBSIZE"]), fx.len() as i64);
     assert_same(&mut c, &fx, &before, "after AOF restart");

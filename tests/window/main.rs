@@ -362,7 +362,6 @@ fn aof_replay_and_rewrite_rebuild_the_same_bits() {
             .arg("appendonly", "yes")
             .arg("aof-use-rdb-preamble", "no");
         let s = Server::start_with(opts.clone());
-        let dir = s.dir();
         let mut c = s.conn();
         c.int(&["BF.DEBUGCLOCK", "SET", T0]);
         c.ok(&["BF.RESERVE", "t", "0.01", "1000", "WINDOW", "20s"]);
@@ -373,15 +372,7 @@ fn aof_replay_and_rewrite_rebuild_the_same_bits() {
             advance(&mut c, 1_500);
         }
         if rewrite {
-            c.cmd(&["BGREWRITEAOF"]);
-            wait_until("AOF rewrite to finish", || {
-                c.info_field("persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-                    && c.info_field("persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-            });
-            assert_eq!(
-                c.info_field("persistence", "aof_last_bgrewrite_status").as_deref(),
-                Some("ok")
-            );
+            c.rewrite_aof();
             for batch in names("b", 500).chunks(100) {
                 madd(&mut c, "t", batch);
                 advance(&mut c, 4_000);
@@ -389,8 +380,7 @@ fn aof_replay_and_rewrite_rebuild_the_same_bits() {
         }
         let digests = [c.digest("t"), c.digest("n")];
         drop(c);
-        s.shutdown(&[]);
-        let s2 = Server::start_in(dir, opts);
+        let s2 = s.restart(&[], opts);
         let mut c = s2.conn();
         assert_eq!([c.digest("t"), c.digest("n")], digests, "rewrite {rewrite}");
     }

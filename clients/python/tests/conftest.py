@@ -1,4 +1,5 @@
-"""Fixtures: a fresh server (its own port) per test, and a fresh 3+3 cluster per cluster test."""
+"""Fixtures: a fresh server (its own port) per test, a fresh RedisBloom server for the tests
+that compare with it or migrate from it, and a fresh 3+3 cluster per cluster test."""
 
 from __future__ import annotations
 
@@ -11,17 +12,17 @@ from servers import Cluster, Server
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    s = Server()
-    try:
+    with Server() as s:
         yield s
-    finally:
-        s.stop()
+
+
+@pytest.fixture
+def redisbloom() -> Iterator[Server]:
+    with Server(module="redisbloom") as s:
+        yield s
 
 
 @pytest.fixture
 def cluster() -> Iterator[Cluster]:
-    c = Cluster()
-    try:
+    with Cluster() as c:
         yield c
-    finally:
-        c.stop()

@@ -23,28 +23,32 @@ from typing import Callable, Dict, List, Optional, TypeVar
 import redis
 
 T = TypeVar("T")
+S = TypeVar("S", bound="Stops")
 
 DEADLINE = 60.0
 
 
-def module_path() -> str:
-    m = os.environ.get("SCALEBLOOM_MODULE", "")
+def _module_file(var: str, hint: str) -> str:
+    """The file the environment variable ``var`` names; ``hint`` says how to set it."""
+    m = os.environ.get(var, "")
     if not m or not os.path.exists(m):
-        raise RuntimeError(
-            f"SCALEBLOOM_MODULE={m!r} is not a file: build the module (cargo build --release) "
-            "and point SCALEBLOOM_MODULE at target/release/libscalebloom.so"
-        )
+        raise RuntimeError(f"{var}={m!r} is not a file: {hint}")
     return m
+
+
+def module_path() -> str:
+    return _module_file(
+        "SCALEBLOOM_MODULE",
+        "build the module (cargo build --release) "
+        "and point SCALEBLOOM_MODULE at target/release/libscalebloom.so",
+    )
 
 
 def redisbloom_path() -> str:
-    m = os.environ.get("REDISBLOOM_MODULE", "")
-    if not m or not os.path.exists(m):
-        raise RuntimeError(
-            f"REDISBLOOM_MODULE={m!r} is not a file: point it at RedisBloom 2.8's redisbloom.so "
-            "(bash scripts/venv-tool .venv redisbloom)"
-        )
-    return m
+    return _module_file(
+        "REDISBLOOM_MODULE",
+        "point it at RedisBloom 2.8's redisbloom.so (bash scripts/venv-tool .venv redisbloom)",
+    )
 
 
 def server_binary() -> str:
@@ -73,7 +77,20 @@ def poll(what: str, f: Callable[[], Optional[T]], deadline: float = DEADLINE) ->
         time.sleep(0.02)
 
 
-class Server:
+class Stops:
+    """A context manager of what has a ``stop``: ``with Server() as s:`` stops it at the end."""
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class Server(Stops):
     """One server process; :meth:`stop` kills it and removes its directory."""
 
     def __init__(
@@ -169,7 +186,7 @@ def redis_cli() -> str:
     return os.environ.get("SCALEBLOOM_REDIS_CLI", "redis-cli")
 
 
-class Cluster:
+class Cluster(Stops):
     """3 primaries with a replica each (by default), joined by ``redis-cli --cluster create``."""
 
     def __init__(self, primaries: int = 3, replicas: int = 1, args: Optional[List[str]] = None):

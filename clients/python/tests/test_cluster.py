@@ -53,11 +53,8 @@ def _capacity_for(part_bytes: int, partitions: int) -> int:
 @pytest.fixture
 def capped_cluster() -> Any:
     # A small replication backlog: on Redis 7.0 it counts against maxmemory (1 MB by default).
-    c = Cluster(args=["--maxmemory-policy", "noeviction", "--repl-backlog-size", "128kb"])
-    try:
+    with Cluster(args=["--maxmemory-policy", "noeviction", "--repl-backlog-size", "128kb"]) as c:
         yield c
-    finally:
-        c.stop()
 
 
 def _owner_ports(rc: Any, keys: List[str]) -> Counter[int]:

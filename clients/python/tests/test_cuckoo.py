@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import redis.asyncio
@@ -12,15 +12,6 @@ from redis.exceptions import ResponseError
 import scalebloom
 from scalebloom import CuckooInfo, CuckooInsert, CuckooStats
 from servers import Cluster, Server
-
-
-@pytest.fixture
-def redisbloom() -> Iterator[Server]:
-    s = Server(module="redisbloom")
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 @pytest.mark.parametrize("protocol", [2, 3])

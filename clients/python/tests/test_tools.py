@@ -5,20 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator, List, Tuple
-
-import pytest
+from typing import List, Tuple
 
 from servers import Server
-
-
-@pytest.fixture
-def redisbloom() -> Iterator[Server]:
-    s = Server(module="redisbloom")
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def _check(*args: str) -> Tuple[int, str]:

@@ -18,11 +18,8 @@ from servers import Server
 @pytest.fixture
 def clocked() -> Iterator[Server]:
     """A server whose windowed filters follow BF.DEBUGCLOCK instead of the wall clock."""
-    s = Server(module_args=["window-debug-clock", "yes"])
-    try:
+    with Server(module_args=["window-debug-clock", "yes"]) as s:
         yield s
-    finally:
-        s.stop()
 
 
 @pytest.mark.parametrize("protocol", [2, 3])

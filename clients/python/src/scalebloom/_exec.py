@@ -36,6 +36,7 @@ from typing import (
     AsyncIterator,
     Awaitable,
     Callable,
+    Coroutine,
     Generator,
     Generic,
     Iterable,
@@ -82,20 +83,30 @@ class AsyncRunner:
         raise NotImplementedError
 
 
-def drive(send: Callable[[Any], Any], proc: Proc[T]) -> T:
-    """Runs a :data:`Proc` with a sync ``send``."""
+# A runner of several steps is written once, as a coroutine that awaits ``send``. The asyncio
+# side awaits it; the sync side runs it with :func:`_now`, its sync ``send`` made awaitable by
+# :func:`_awaiting`: such a coroutine never waits, so it ends on its first resumption.
+
+
+def _awaiting(send: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
+    """A sync ``send`` as a coroutine function that returns at once."""
+
+    async def asend(step: Any) -> Any:
+        return send(step)
+
+    return asend
+
+
+def _now(run: Coroutine[Any, Any, T]) -> T:
+    """The value of a coroutine that never waits (a runner below given a sync ``send``),
+    run to its end without an event loop."""
     try:
-        step = next(proc)
-        while True:
-            try:
-                reply = send(step)
-            except RedisError as e:
-                step = proc.throw(e)
-                continue
-            step = proc.send(reply)
+        run.send(None)
     except StopIteration as stop:
         value: T = stop.value
         return value
+    run.close()
+    raise RuntimeError("a sync send waited for an event loop")
 
 
 async def adrive(send: Callable[[Any], Awaitable[Any]], proc: Proc[T]) -> T:
@@ -114,17 +125,66 @@ async def adrive(send: Callable[[Any], Awaitable[Any]], proc: Proc[T]) -> T:
         return value
 
 
-class _Descriptor:
-    """Binds the method for an instance once, and caches it in the instance's ``__dict__``."""
+def drive(send: Callable[[Any], Any], proc: Proc[T]) -> T:
+    """Runs a :data:`Proc` with a sync ``send``: :func:`adrive`, which never waits here."""
+    return _now(adrive(_awaiting(send), proc))
+
+
+async def _load(
+    send: Callable[[Any], Awaitable[Any]],
+    one: Callable[[Chunk], Call[Any]],
+    chunks: Union[Iterable[Chunk], AsyncIterable[Chunk]],
+) -> int:
+    """Sends ``one(chunk)`` for each chunk in order and returns how many were sent; stops at
+    the first error."""
+
+    async def put(chunk: Chunk) -> None:
+        call = one(chunk)
+        call.parse(await send(call))
+
+    n = 0
+    if isinstance(chunks, AsyncIterable):
+        async for chunk in chunks:
+            await put(chunk)
+            n += 1
+    else:
+        for chunk in chunks:
+            await put(chunk)
+            n += 1
+    return n
+
+
+#: What the written method is (the attribute on the class), and what it is bound to a
+#: :class:`SyncRunner` and to an :class:`AsyncRunner`.
+Written = TypeVar("Written", bound=Callable[..., Any])
+OnSync = TypeVar("OnSync")
+OnAsync = TypeVar("OnAsync")
+
+
+class _Descriptor(Generic[Written, OnSync, OnAsync]):
+    """Binds the method for an instance once, and caches it in the instance's ``__dict__``.
+    A kind of method (below) says what its three faces are and how it runs (``_bind``)."""
 
     name = ""
 
-    def __init__(self, build: Callable[..., Any]) -> None:
+    def __init__(self, build: Written) -> None:
         self.build = build
         self.__doc__ = build.__doc__
 
     def __set_name__(self, owner: Any, name: str) -> None:
         self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Written: ...
+
+    @overload
+    def __get__(self, obj: SyncRunner, owner: Any) -> OnSync: ...
+
+    @overload
+    def __get__(self, obj: AsyncRunner, owner: Any) -> OnAsync: ...
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self.build if obj is None else self._bound(obj)
 
     def _bind(self, obj: Any) -> Callable[..., Any]:
         raise NotImplementedError
@@ -151,24 +211,14 @@ class _Descriptor:
         return method
 
 
-class command(_Descriptor, Generic[P, T]):
+class command(
+    _Descriptor[
+        Callable[Concatenate[Any, P], Call[T]], Callable[P, T], Callable[P, Awaitable[T]]
+    ],
+    Generic[P, T],
+):
     """A method that returns a :class:`Call`: on a :class:`SyncRunner` it returns the parsed
     reply, on an :class:`AsyncRunner` an awaitable of it."""
-
-    def __init__(self, build: Callable[Concatenate[Any, P], Call[T]]) -> None:
-        super().__init__(build)
-
-    @overload
-    def __get__(self, obj: None, owner: Any) -> Callable[Concatenate[Any, P], Call[T]]: ...
-
-    @overload
-    def __get__(self, obj: SyncRunner, owner: Any) -> Callable[P, T]: ...
-
-    @overload
-    def __get__(self, obj: AsyncRunner, owner: Any) -> Callable[P, Awaitable[T]]: ...
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        return self.build if obj is None else self._bound(obj)
 
     def _bind(self, obj: Any) -> Callable[..., Any]:
         build, send = self.build, obj._send
@@ -187,25 +237,15 @@ class command(_Descriptor, Generic[P, T]):
         return method
 
 
-class procedure(_Descriptor, Generic[P, T]):
+class procedure(
+    _Descriptor[
+        Callable[Concatenate[Any, P], Proc[T]], Callable[P, T], Callable[P, Awaitable[T]]
+    ],
+    Generic[P, T],
+):
     """A method written as a generator of steps (:data:`Proc`): run to its value with
     :func:`drive` on a :class:`SyncRunner`, awaited with :func:`adrive` on an
     :class:`AsyncRunner`."""
-
-    def __init__(self, build: Callable[Concatenate[Any, P], Proc[T]]) -> None:
-        super().__init__(build)
-
-    @overload
-    def __get__(self, obj: None, owner: Any) -> Callable[Concatenate[Any, P], Proc[T]]: ...
-
-    @overload
-    def __get__(self, obj: SyncRunner, owner: Any) -> Callable[P, T]: ...
-
-    @overload
-    def __get__(self, obj: AsyncRunner, owner: Any) -> Callable[P, Awaitable[T]]: ...
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        return self.build if obj is None else self._bound(obj)
 
     def _bind(self, obj: Any) -> Callable[..., Any]:
         build, send = self.build, obj._send
@@ -222,27 +262,19 @@ class procedure(_Descriptor, Generic[P, T]):
         return method
 
 
-class cursor(_Descriptor, Generic[P, T]):
+class cursor(
+    _Descriptor[
+        Callable[Concatenate[Any, P], Cursor[T]],
+        Callable[P, Iterator[T]],
+        Callable[P, AsyncIterator[T]],
+    ],
+    Generic[P, T],
+):
     """A method that returns a :class:`Cursor`: an ``Iterator[T]`` on a :class:`SyncRunner`,
     an ``AsyncIterator[T]`` on an :class:`AsyncRunner`. Each step is sent when the consumer
     asks for the next value, so no step holds more than one reply."""
 
     returns = ("Iterator[{}]", "AsyncIterator[{}]")
-
-    def __init__(self, build: Callable[Concatenate[Any, P], Cursor[T]]) -> None:
-        super().__init__(build)
-
-    @overload
-    def __get__(self, obj: None, owner: Any) -> Callable[Concatenate[Any, P], Cursor[T]]: ...
-
-    @overload
-    def __get__(self, obj: SyncRunner, owner: Any) -> Callable[P, Iterator[T]]: ...
-
-    @overload
-    def __get__(self, obj: AsyncRunner, owner: Any) -> Callable[P, AsyncIterator[T]]: ...
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        return self.build if obj is None else self._bound(obj)
 
     def _bind(self, obj: Any) -> Callable[..., Any]:
         build, send = self.build, obj._send
@@ -251,10 +283,7 @@ class cursor(_Descriptor, Generic[P, T]):
             async def amethod(*args: Any, **kwargs: Any) -> Any:
                 cur = build(obj, *args, **kwargs)
                 call: Call[Any] = cur.first
-                while True:
-                    value = call.parse(await send(call))
-                    if value is None:
-                        return
+                while (value := call.parse(await send(call))) is not None:
                     yield value
                     call = cur.follow(value)
 
@@ -263,10 +292,7 @@ class cursor(_Descriptor, Generic[P, T]):
         def method(*args: Any, **kwargs: Any) -> Any:
             cur = build(obj, *args, **kwargs)
             call: Call[Any] = cur.first
-            while True:
-                value = call.parse(send(call))
-                if value is None:
-                    return
+            while (value := call.parse(send(call))) is not None:
                 yield value
                 call = cur.follow(value)
 
@@ -283,30 +309,13 @@ class _AsyncLoad(Protocol):
     ) -> Awaitable[int]: ...
 
 
-class loader(_Descriptor):
+class loader(_Descriptor[Callable[[Any, Arg], Callable[[Chunk], Call[Any]]], _Load, _AsyncLoad]):
     """A ``loadchunks(key, chunks)`` method from a method ``(self, key) -> (chunk -> Call)``:
     sends one call per chunk, in order, and returns how many were sent; stops at the first
     error. The asyncio side also takes an async iterable (another filter's ``scandump``)."""
 
-    def __init__(self, build: Callable[[Any, Arg], Callable[[Chunk], Call[Any]]]) -> None:
-        super().__init__(build)
-
     def _signature(self, obj: Any, method: Callable[..., Any]) -> inspect.Signature:
         return inspect.signature(method)  # its own: (key, chunks) -> int
-
-    @overload
-    def __get__(
-        self, obj: None, owner: Any
-    ) -> Callable[[Any, Arg], Callable[[Chunk], Call[Any]]]: ...
-
-    @overload
-    def __get__(self, obj: SyncRunner, owner: Any) -> _Load: ...
-
-    @overload
-    def __get__(self, obj: AsyncRunner, owner: Any) -> _AsyncLoad: ...
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        return self.build if obj is None else self._bound(obj)
 
     def _bind(self, obj: Any) -> Callable[..., Any]:
         build, send = self.build, obj._send
@@ -315,28 +324,12 @@ class loader(_Descriptor):
             async def amethod(
                 key: Arg, chunks: Union[Iterable[Chunk], AsyncIterable[Chunk]]
             ) -> int:
-                one, n = build(obj, key), 0
-                if hasattr(chunks, "__aiter__"):
-                    async for chunk in chunks:
-                        call = one(chunk)
-                        call.parse(await send(call))
-                        n += 1
-                else:
-                    for chunk in chunks:
-                        call = one(chunk)
-                        call.parse(await send(call))
-                        n += 1
-                return n
+                return await _load(send, build(obj, key), chunks)
 
             return amethod
 
         def method(key: Arg, chunks: Iterable[Chunk]) -> int:
-            one, n = build(obj, key), 0
-            for chunk in chunks:
-                call = one(chunk)
-                call.parse(send(call))
-                n += 1
-            return n
+            return _now(_load(_awaiting(send), build(obj, key), iter(chunks)))
 
         return method
 

@@ -169,28 +169,53 @@ def _backoff(attempt: int) -> float:
     return float(min(0.05 * (2**attempt), 1.0))
 
 
-class Router:
-    """Per-node parallel pipelines over a sync ``redis.Redis`` or ``redis.RedisCluster``."""
+def _queue(pipe: Any, args: List[Tuple[Any, ...]]) -> Any:
+    """``pipe`` with ``args`` queued, one command each."""
+    for a in args:
+        pipe.execute_command(*a)
+    return pipe
 
-    def __init__(self, client: Any, attempts: int = 8) -> None:
+
+class _Routing:
+    """What both routers share: the client, the rounds to try, the redirect counts, and which
+    node each pending command goes to."""
+
+    def __init__(self, client: Any, attempts: int) -> None:
         self.client = client
         self.cluster = _is_cluster(client)
         self.attempts = attempts
         #: Commands redirected by MOVED, by ASK, and retried after a lost connection,
         #: TRYAGAIN or CLUSTERDOWN, since this router was made.
         self.redirects: Dict[str, int] = {"moved": 0, "ask": 0, "retried": 0}
-        self._pool: Optional[ThreadPoolExecutor] = None
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._pool = None
 
     def addr_of(self, key: bytes) -> Addr:
         if not self.cluster:
             return _SINGLE
         node = self.client.get_node_from_key(key)
         return (node.host, int(node.port))
+
+    def _groups(
+        self, plan: _Plan, cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]]
+    ) -> Dict[Addr, List[int]]:
+        """The pending commands by node: where a redirection sent them, else their key's."""
+        groups: Dict[Addr, List[int]] = {}
+        for i in plan.pending:
+            addr = plan.redirect[i][0] if i in plan.redirect else self.addr_of(cmds[i][0])
+            groups.setdefault(addr, []).append(i)
+        return groups
+
+
+class Router(_Routing):
+    """Per-node parallel pipelines over a sync ``redis.Redis`` or ``redis.RedisCluster``."""
+
+    def __init__(self, client: Any, attempts: int = 8) -> None:
+        super().__init__(client, attempts)
+        self._pool: Optional[ThreadPoolExecutor] = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def _node_client(self, addr: Addr) -> Any:
         if not self.cluster:
@@ -205,9 +230,7 @@ class Router:
 
     def _one(self, addr: Addr, args: List[Tuple[Any, ...]]) -> Any:
         try:
-            pipe = self._node_client(addr).pipeline(transaction=False)
-            for a in args:
-                pipe.execute_command(*a)
+            pipe = _queue(self._node_client(addr).pipeline(transaction=False), args)
             return pipe.execute(raise_on_error=False)
         except RedisError as e:
             return e
@@ -220,10 +243,7 @@ class Router:
         plan = _Plan(len(cmds))
         last: Optional[BaseException] = None
         for attempt in range(self.attempts):
-            groups: Dict[Addr, List[int]] = {}
-            for i in plan.pending:
-                addr = plan.redirect[i][0] if i in plan.redirect else self.addr_of(cmds[i][0])
-                groups.setdefault(addr, []).append(i)
+            groups = self._groups(plan, cmds)
             jobs = {a: _pipeline_args(idxs, cmds, plan, wait) for a, idxs in groups.items()}
             if len(jobs) == 1:
                 results = {a: self._one(a, args) for a, args in jobs.items()}
@@ -244,7 +264,7 @@ class Router:
         return plan.finish(last, wait, self.redirects)
 
 
-class AsyncRouter:
+class AsyncRouter(_Routing):
     """:class:`Router` for ``redis.asyncio.Redis`` and ``redis.asyncio.RedisCluster``. On a
     cluster it keeps one ``redis.asyncio.Redis`` per node, made from the cluster client's
     connection settings; :meth:`aclose` closes them."""
@@ -265,12 +285,7 @@ class AsyncRouter:
     )
 
     def __init__(self, client: Any, attempts: int = 8) -> None:
-        self.client = client
-        self.cluster = _is_cluster(client)
-        self.attempts = attempts
-        #: Commands redirected by MOVED, by ASK, and retried after a lost connection,
-        #: TRYAGAIN or CLUSTERDOWN, since this router was made.
-        self.redirects: Dict[str, int] = {"moved": 0, "ask": 0, "retried": 0}
+        super().__init__(client, attempts)
         self._nodes: Dict[Addr, Any] = {}
 
     async def aclose(self) -> None:
@@ -282,12 +297,6 @@ class AsyncRouter:
     async def _ready(self) -> None:
         if self.cluster and not self.client.nodes_manager.slots_cache:
             await self.client.initialize()
-
-    def addr_of(self, key: bytes) -> Addr:
-        if not self.cluster:
-            return _SINGLE
-        node = self.client.get_node_from_key(key)
-        return (node.host, int(node.port))
 
     def _node_client(self, addr: Addr) -> Any:
         if not self.cluster:
@@ -307,9 +316,7 @@ class AsyncRouter:
 
     async def _one(self, addr: Addr, args: List[Tuple[Any, ...]]) -> Any:
         try:
-            pipe = self._node_client(addr).pipeline(transaction=False)
-            for a in args:
-                pipe.execute_command(*a)
+            pipe = _queue(self._node_client(addr).pipeline(transaction=False), args)
             return await pipe.execute(raise_on_error=False)
         except RedisError as e:
             return e
@@ -322,10 +329,7 @@ class AsyncRouter:
         plan = _Plan(len(cmds))
         last: Optional[BaseException] = None
         for attempt in range(self.attempts):
-            groups: Dict[Addr, List[int]] = {}
-            for i in plan.pending:
-                addr = plan.redirect[i][0] if i in plan.redirect else self.addr_of(cmds[i][0])
-                groups.setdefault(addr, []).append(i)
+            groups = self._groups(plan, cmds)
             addrs = list(groups)
             outs = await asyncio.gather(
                 *(self._one(a, _pipeline_args(groups[a], cmds, plan, wait)) for a in addrs)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import secrets
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, TextIO
+from typing import Any, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
 
 import redis
 
@@ -144,6 +144,16 @@ def check_key(
     return rep
 
 
+def _mexists_both(
+    src: Union[Bloom, Cuckoo], dst: Union[Bloom, Cuckoo], key: bytes, items: Sequence[bytes]
+) -> Iterator[Tuple[List[bytes], List[bool], List[bool]]]:
+    """``items`` 1000 at a time, each batch with the source's and the target's ``MEXISTS``
+    answers."""
+    for s in range(0, len(items), 1000):
+        chunk = list(items[s : s + 1000])
+        yield chunk, src.mexists(key, chunk), dst.mexists(key, chunk)
+
+
 def _compare_answers(
     rep: KeyReport,
     src: Any,
@@ -154,22 +164,18 @@ def _compare_answers(
     present: Sequence[bytes],
 ) -> None:
     """The same answer for ``sample`` items never added, and every known item present."""
-    mexists = Cuckoo(src).mexists if type_ == CUCKOO_TYPE else Bloom(src).mexists
-    dmexists = Cuckoo(dst).mexists if type_ == CUCKOO_TYPE else Bloom(dst).mexists
+    wrap = Cuckoo if type_ == CUCKOO_TYPE else Bloom
+    src_f, dst_f = wrap(src), wrap(dst)
     salt = secrets.token_hex(8)
     absent = [f"scalebloom-check:{salt}:{i}".encode() for i in range(sample)]
-    for s in range(0, len(absent), 1000):
-        chunk = absent[s : s + 1000]
-        a, b = mexists(key, chunk), dmexists(key, chunk)
+    for chunk, a, b in _mexists_both(src_f, dst_f, key, absent):
         rep.absent_checked += len(chunk)
         rep.absent_differ += sum(x != y for x, y in zip(a, b))
     if rep.absent_differ:
         rep.problems.append(
             f"{rep.absent_differ} of {rep.absent_checked} absent items answer differently"
         )
-    for s in range(0, len(present), 1000):
-        chunk = list(present[s : s + 1000])
-        a, b = mexists(key, chunk), dmexists(key, chunk)
+    for chunk, a, b in _mexists_both(src_f, dst_f, key, present):
         rep.present_checked += len(chunk)
         rep.present_missing += sum(not y for y in b)
         if not all(a):

@@ -442,9 +442,17 @@ class PartitionedFilter(SyncRunner, PartitionedCommands):
     """
 
     def __init__(self, client: Any, name: str) -> None:
-        self.client = client
-        self.router = Router(client)
-        self.spec = drive(self._send, _open(name))
+        self._start(client, _open(name))
+
+    def _start(self, client: Any, proc: Proc[Spec]) -> None:
+        """Takes the filter's spec from ``proc`` (opening or creating it); a failure closes
+        the router before it is raised."""
+        self.client, self.router = client, Router(client)
+        try:
+            self.spec = drive(self._send, proc)
+        except BaseException:
+            self.router.close()
+            raise
 
     def _send(self, step: Any) -> Any:
         return self.router.run(step.cmds, step.wait)
@@ -468,16 +476,9 @@ class PartitionedFilter(SyncRunner, PartitionedCommands):
         :meth:`delete` works); ``expansion`` and ``nonscaling`` are passed to every partition's
         ``BF.RESERVE``. Raises ``ResponseError("item exists")`` when the filter or one of its
         partition keys exists."""
-        self = cls.__new__(cls)
-        self.client, self.router = client, Router(client)
         opts = CreateOptions(expansion=expansion, nonscaling=nonscaling, counting=counting)
-        try:
-            self.spec = drive(
-                self._send, _create(client, name, error_rate, capacity, partitions, opts)
-            )
-        except BaseException:
-            self.router.close()
-            raise
+        self = cls.__new__(cls)
+        self._start(client, _create(client, name, error_rate, capacity, partitions, opts))
         return self
 
     def close(self) -> None:
