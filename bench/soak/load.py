@@ -1,0 +1,277 @@
+"""The soak's load: concurrent clients (threads, each with its own redis-py RedisCluster) that mix
+every filter kind, single and batched commands, deletes of their own items from counting and
+cuckoo filters, reads, and writes to the large filters; after every acknowledged add, a shadow
+write of the same items to a plain set in the same slot (``<key>:ok``, same hash tag).
+
+Why the shadow proves what the module keeps: the filter's write and the shadow write go to one
+primary, in that order, on one replication stream; a replica (or an AOF) holds a prefix of that
+stream. So whenever the shadow write of an item survived a failover or a restart, the filter's
+add before it survived too, and the filter must answer present. Deletes run the other way round
+(SREM from the shadow first, then BF.DEL / CF.DEL), so a surviving delete never leaves its item in
+the shadow.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+
+import redis
+from redis.exceptions import (
+    AskError,
+    BusyLoadingError,
+    ClusterDownError,
+    ClusterError,
+    ConnectionError,
+    MasterDownError,
+    MovedError,
+    ReadOnlyError,
+    ResponseError,
+    TimeoutError,
+    TryAgainError,
+)
+
+CAPACITY = 200_000
+ERROR = 0.01
+TAGS = 16
+
+# kind -> (reserve arguments after the key, false-positive target)
+KINDS: Dict[str, Tuple[List[object], float]] = {
+    "plain": (["BF.RESERVE", "{k}", ERROR, CAPACITY], ERROR),
+    "counting": (["BF.RESERVE", "{k}", ERROR, CAPACITY, "COUNTING", 4], ERROR),
+    "blocked": (["BF.RESERVE", "{k}", ERROR, CAPACITY, "LAYOUT", "BLOCKED"], ERROR),
+    # Items are remembered for at least an hour: none expires during a soak.
+    "window": (["BF.RESERVE", "{k}", ERROR, CAPACITY, "WINDOW", "1h"], ERROR),
+    # 2 slots per bucket, 16-bit fingerprints: at most 2·2/2¹⁶ false positives.
+    "cuckoo": (["CF.RESERVE", "{k}", CAPACITY, "BUCKETSIZE", 2, "FINGERPRINT", 16], 4 / 65536),
+}
+DELETABLE = ("counting", "cuckoo")
+
+
+def filter_keys() -> List[Tuple[str, str]]:
+    """(key, kind) of every small filter."""
+    return [(f"{{s{t}}}:{kind}", kind) for t in range(TAGS) for kind in KINDS]
+
+
+def big_keys() -> List[Tuple[str, str]]:
+    return [("{big0}:plain", "plain"), ("{big1}:blocked", "blocked")]
+
+
+def big_capacity(megabytes: int) -> int:
+    """A NONSCALING 1% filter of about ``megabytes`` MB (9.59 bits per item)."""
+    return max(10_000, int(megabytes * 8_000_000 / 9.59))
+
+
+# The member each shadow set is created with (so that it exists from the start); not an item.
+SENTINEL = b"-created-"
+
+
+def shadow(key: str) -> str:
+    return f"{key}:ok"
+
+
+# Error kinds the faults explain: connection loss (kill -9, pause), failover and resharding
+# (CLUSTERDOWN, MASTERDOWN, READONLY, TRYAGAIN, redirections past redis-py's own retries),
+# a restarted node's AOF replay (LOADING), the maxmemory fault (OOM).
+EXPLAINED = {
+    "connection",
+    "timeout",
+    "CLUSTERDOWN",
+    "MASTERDOWN",
+    "READONLY",
+    "TRYAGAIN",
+    "LOADING",
+    "OOM",
+    "redirect",
+    "cluster",
+}
+
+
+def kind_of(e: BaseException) -> str:
+    if isinstance(e, TimeoutError):
+        return "timeout"
+    if isinstance(e, ConnectionError):
+        return "connection"
+    if isinstance(e, ClusterDownError):
+        return "CLUSTERDOWN"
+    if isinstance(e, MasterDownError):
+        return "MASTERDOWN"
+    if isinstance(e, ReadOnlyError):
+        return "READONLY"
+    if isinstance(e, TryAgainError):
+        return "TRYAGAIN"
+    if isinstance(e, BusyLoadingError):
+        return "LOADING"
+    if isinstance(e, (MovedError, AskError)):
+        return "redirect"
+    if isinstance(e, ResponseError):
+        msg = str(e)
+        if msg.startswith("OOM") or "maxmemory" in msg:
+            return "OOM"
+        return "ERR " + msg[:60]
+    if isinstance(e, ClusterError):
+        return "cluster"
+    return type(e).__name__
+
+
+@dataclass
+class Stats:
+    """One client's counts; per-second buckets keep the memory flat in long runs."""
+
+    commands: int = 0
+    items_added: int = 0
+    items_shadowed: int = 0
+    items_deleted: int = 0
+    reads: int = 0
+    live_misses: int = 0  # an acknowledged item read back absent during the load
+    abandoned: int = 0  # operations given up after every retry failed
+    errors: Dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # second (int(time.time())) -> worst latency (s) / retries / errors by kind
+    worst: Dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    retries: Dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    errs_at: Dict[int, Dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+
+
+class Worker(threading.Thread):
+    def __init__(self, wid: int, port: int, stop: threading.Event, seed: int, big: bool) -> None:
+        super().__init__(name=f"soak-worker-{wid}", daemon=True)
+        self.wid, self.port, self.stop_ev = wid, port, stop
+        self.rng = random.Random(seed * 1000 + wid)
+        self.stats = Stats()
+        self.big = big
+        self.counter = 0
+        # key -> items this client added and shadowed (the only ones it may delete)
+        self.mine: Dict[str, List[str]] = defaultdict(list)
+        self.failure: Optional[BaseException] = None
+        self.client = redis.RedisCluster(
+            host="127.0.0.1", port=port, socket_timeout=5, socket_connect_timeout=2
+        )
+
+    # Every operation goes through here: retried until it succeeds or 30 s have passed.
+    def call(self, *args: object) -> Tuple[bool, object]:
+        st = self.stats
+        t0 = time.time()
+        attempt = 0
+        while True:
+            try:
+                st.commands += 1
+                r = self.client.execute_command(*args)
+                break
+            except Exception as e:  # noqa: BLE001 (every kind is counted)
+                k = kind_of(e)
+                sec = int(time.time())
+                st.errors[k] += 1
+                st.errs_at[sec][k] += 1
+                if k not in EXPLAINED or time.time() - t0 > 30 or self.stop_ev.is_set():
+                    st.abandoned += 1
+                    self._latency(t0)
+                    return False, e
+                attempt += 1
+                st.retries[sec] += 1
+                time.sleep(min(0.5, 0.02 * 2**min(attempt, 5)))
+        self._latency(t0)
+        return True, r
+
+    def _latency(self, t0: float) -> None:
+        now = time.time()
+        sec = int(t0)
+        if now - t0 > self.stats.worst[sec]:
+            self.stats.worst[sec] = now - t0
+
+    def items(self, n: int) -> List[str]:
+        out = []
+        for _ in range(n):
+            self.counter += 1
+            out.append(f"w{self.wid}:{self.counter}")
+        return out
+
+    def run(self) -> None:
+        try:
+            keys = filter_keys()
+            bigs = big_keys()
+            while not self.stop_ev.is_set():
+                x = self.rng.random()
+                if self.big and x < 0.05:
+                    self.add(self.rng.choice(bigs), self.items(100), batch=True)
+                    continue
+                key, kind = self.rng.choice(keys)
+                if x < 0.65:
+                    batch = self.rng.random() < 0.4
+                    self.add((key, kind), self.items(self.rng.randint(2, 40) if batch else 1), batch)
+                elif x < 0.8 and kind in DELETABLE:
+                    self.delete(key, kind)
+                else:
+                    self.read(key, kind)
+        except BaseException as e:  # noqa: BLE001 (reported by the runner)
+            self.failure = e
+        finally:
+            self.client.close()
+
+    def add(self, kk: Tuple[str, str], items: List[str], batch: bool) -> None:
+        key, kind = kk
+        st = self.stats
+        if kind == "cuckoo":
+            if batch:
+                ok, r = self.call("CF.INSERT", key, "ITEMS", *items)
+                added = [i for i, a in zip(items, r) if a == 1] if ok else []  # type: ignore[arg-type]
+            else:
+                ok, r = self.call("CF.ADD", key, items[0])
+                added = items if ok and r == 1 else []
+        else:
+            if not batch:
+                ok, _ = self.call("BF.ADD", key, items[0])
+            elif self.rng.random() < 0.5:
+                ok, _ = self.call("BF.MADD", key, *items)
+            else:
+                ok, _ = self.call("BF.INSERT", key, "NOCREATE", "ITEMS", *items)
+            added = items if ok else []
+        if not added:
+            return
+        st.items_added += len(added)
+        ok, _ = self.call("SADD", shadow(key), *added)
+        if ok:
+            st.items_shadowed += len(added)
+            mine = self.mine[key]
+            mine.extend(added)
+            if kind not in DELETABLE and len(mine) > 4000:
+                del mine[:2000]  # only read back: the latest ones are enough
+
+    def delete(self, key: str, kind: str) -> None:
+        mine = self.mine[key]
+        if not mine:
+            return
+        n = min(len(mine), self.rng.randint(1, 10))
+        gone = [mine.pop(self.rng.randrange(len(mine))) for _ in range(n)]
+        ok, _ = self.call("SREM", shadow(key), *gone)
+        if not ok:
+            return  # still in the filter, no longer claimed by this client: never deleted
+        if kind == "counting":
+            if len(gone) == 1:
+                self.call("BF.DEL", key, gone[0])
+            else:
+                self.call("BF.MDEL", key, *gone)
+        else:
+            for item in gone:
+                self.call("CF.DEL", key, item)
+        self.stats.items_deleted += len(gone)
+
+    def read(self, key: str, kind: str) -> None:
+        mine = self.mine.get(key) or []
+        if not mine:
+            return
+        sample = self.rng.sample(mine, min(len(mine), 20))
+        cmd = "CF.MEXISTS" if kind == "cuckoo" else "BF.MEXISTS"
+        ok, r = self.call(cmd, key, *sample)
+        if ok:
+            self.stats.reads += len(sample)
+            self.stats.live_misses += sum(1 for a in r if not a)  # type: ignore[union-attr]
+
+
+# A hook for more load: each entry is called with (port, stop event, seed) and returns a thread
+# whose ``stats`` is a Stats. The Python client's PartitionedFilter is not part of the soak's
+# load yet (see docs/soak.md); a load of it registers here.
+EXTRA_LOADS: List[Callable[[int, threading.Event, int], threading.Thread]] = []
