@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 import redis
 
-from load import KINDS, SENTINEL, big_keys, filter_keys, shadow
+from load import ERROR, PARTITIONED, SENTINEL, all_keys, filter_keys, part_keys, shadow
 from nodes import SoakCluster, poll
 
 FP_QUERIES = 2000  # never-added items asked of each small filter
@@ -45,7 +45,10 @@ class Results:
 
 
 def check_keys(rc: "redis.RedisCluster", res: Results) -> None:
-    for key, _ in filter_keys() + big_keys():
+    meta = "{" + PARTITIONED + "}:meta"
+    if rc.type(meta).decode() != "hash":
+        res.lost_keys.append(meta)
+    for key, _ in all_keys():
         for k in (key, shadow(key)):
             t = rc.type(k).decode()
             if t == "none":
@@ -55,7 +58,7 @@ def check_keys(rc: "redis.RedisCluster", res: Results) -> None:
 
 
 def check_false_negatives(rc: "redis.RedisCluster", res: Results) -> None:
-    for key, kind in filter_keys() + big_keys():
+    for key, kind in all_keys():
         cmd = "CF.MEXISTS" if kind == "cuckoo" else "BF.MEXISTS"
         tally = res.fn.setdefault(kind, [0, 0])
         chunk: List[bytes] = []
@@ -81,10 +84,34 @@ def check_false_negatives(rc: "redis.RedisCluster", res: Results) -> None:
             flush()
 
 
-def check_false_positives(rc: "redis.RedisCluster", res: Results) -> None:
-    for key, kind in filter_keys():
+def cuckoo_filters(info: object) -> int:
+    """``Number of filters`` of a CF.INFO reply: a flat list, or a dict / redis-py's CFInfo
+    when redis-py parsed it."""
+    if isinstance(info, dict):
+        fields = {(k.decode() if isinstance(k, bytes) else str(k)): v for k, v in info.items()}
+        return int(fields["Number of filters"])
+    if isinstance(info, (list, tuple)):
+        fields = {
+            (k.decode() if isinstance(k, bytes) else str(k)): v
+            for k, v in zip(info[::2], info[1::2])
+        }
+        return int(fields["Number of filters"])
+    return int(getattr(info, "filterNum"))
+
+
+def check_false_positives(
+    rc: "redis.RedisCluster", res: Results, kinds: Dict[str, Tuple[List[object], float]]
+) -> None:
+    """FP_QUERIES never-added items asked of every small filter and of every partition; a
+    cuckoo filter's bound is its per-sub-filter bound times its sub-filters (CF.INFO)."""
+    for key, kind in filter_keys() + part_keys():
         cmd = "CF.MEXISTS" if kind == "cuckoo" else "BF.MEXISTS"
-        tally = res.fp.setdefault(kind, [0, 0, KINDS[kind][1]])
+        target = kinds[kind][1] if kind in kinds else ERROR
+        if kind == "cuckoo":
+            target *= cuckoo_filters(rc.execute_command("CF.INFO", key))
+        tally = res.fp.setdefault(kind, [0, 0, 0.0])
+        # The kind's target: the mean of its filters' (each is asked as often).
+        tally[2] += (target - tally[2]) / (tally[0] / FP_QUERIES + 1)
         for start in range(0, FP_QUERIES, 500):
             items = [f"absent:{key}:{i}" for i in range(start, start + 500)]
             ans = rc.execute_command(cmd, key, *items)
@@ -127,8 +154,9 @@ def memory_baseline(c: SoakCluster) -> Dict[int, int]:
 def delete_and_measure(
     c: SoakCluster, rc: "redis.RedisCluster", base: Dict[int, int], res: Results
 ) -> None:
-    for key, _ in filter_keys() + big_keys():
+    for key, _ in all_keys():
         rc.delete(key, shadow(key))
+    rc.delete("{" + PARTITIONED + "}:meta")
     c.wait_replicated()
     for n in c.servers:
         cl = n.client()
@@ -140,11 +168,15 @@ def delete_and_measure(
 
 
 def run_checks(
-    c: SoakCluster, rc: "redis.RedisCluster", res: Results, base: Optional[Dict[int, int]]
+    c: SoakCluster,
+    rc: "redis.RedisCluster",
+    res: Results,
+    base: Optional[Dict[int, int]],
+    kinds: Dict[str, Tuple[List[object], float]],
 ) -> None:
     check_keys(rc, res)
     check_false_negatives(rc, res)
-    check_false_positives(rc, res)
+    check_false_positives(rc, res, kinds)
     check_digests(c, res)
     if base is not None:
         delete_and_measure(c, rc, base, res)

@@ -32,29 +32,44 @@ def _pick_pair(c: SoakCluster, rng: random.Random) -> tuple:
 
 
 def kill_primary(c: SoakCluster, rng: random.Random) -> str:
-    """kill -9 of a primary: its replica takes over (automatic failover), then the killed node
-    restarts from its AOF and rejoins as a replica of the new primary."""
+    """kill -9 of a primary: its replica takes over (automatic failover, after
+    cluster-node-timeout), then the killed node restarts from its AOF and rejoins as a replica
+    of the new primary."""
     p, reps = _pick_pair(c, rng)
-    p.kill()
     rep = reps[0]
+    t0 = time.monotonic()
+    p.kill()
     poll(
         f"replica {rep.port} to take over from {p.port}",
         lambda: True if rep.client().info("replication")["role"] == "master" else None,
         deadline=120,
     )
+    promoted = time.monotonic() - t0
+    c.wait_healthy()
+    serving = time.monotonic() - t0
     p.start()
     c.settle()
-    return f"kill -9 primary {p.port}; replica {rep.port} took over; {p.port} restarted as replica"
+    return (
+        f"kill -9 primary {p.port}; replica {rep.port} promoted after {promoted:.1f} s, every "
+        f"slot served after {serving:.1f} s; {p.port} restarted as its replica"
+    )
 
 
 def kill_replica(c: SoakCluster, rng: random.Random) -> str:
-    _, reps = _pick_pair(c, rng)
+    """kill -9 of a replica; its primary notices the lost link, then the replica restarts from
+    its AOF and resyncs."""
+    p, reps = _pick_pair(c, rng)
     r = reps[0]
     r.kill()
-    time.sleep(1.0)  # the load goes on without it
+
+    def dropped() -> Optional[bool]:
+        info = p.client().info("replication")
+        return True if int(info["connected_slaves"]) < len(reps) else None
+
+    poll(f"{p.port} to see its replica {r.port} gone", dropped)
     r.start()
     c.settle()
-    return f"kill -9 replica {r.port}, restarted"
+    return f"kill -9 replica {r.port} of {p.port}, restarted"
 
 
 def manual_failover(c: SoakCluster, rng: random.Random) -> str:
@@ -88,19 +103,26 @@ def reshard(c: SoakCluster, rng: random.Random) -> str:
     d.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", sid)
     s.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", did)
     moved = 0
+    t0 = time.monotonic()
     while True:
         keys = s.execute_command("CLUSTER GETKEYSINSLOT", slot, 100)
         if not keys:
             break
         s.execute_command("MIGRATE", "127.0.0.1", dst.port, "", 0, 120000, "KEYS", *keys)
         moved += len(keys)
+    # The importing node first, then the migrating one, then the others (as redis-cli does).
+    d.execute_command("CLUSTER SETSLOT", slot, "NODE", did)
+    s.execute_command("CLUSTER SETSLOT", slot, "NODE", did)
     for p, _ in c.pairs():
-        p.client().execute_command("CLUSTER SETSLOT", slot, "NODE", did)
-    for n in (d, s):
-        n.execute_command("CLUSTER SETSLOT", slot, "NODE", did)
+        if p.port not in (src.port, dst.port):
+            p.client().execute_command("CLUSTER SETSLOT", slot, "NODE", did)
+    took = time.monotonic() - t0
     size = d.memory_usage(key) or 0
     c.settle()
-    return f"slot {slot} ({key}, {size / 1e6:.1f} MB, {moved} keys) {src.port} -> {dst.port}"
+    return (
+        f"slot {slot} ({key}, {size / 1e6:.1f} MB, {moved} keys) {src.port} -> {dst.port} "
+        f"in {took:.1f} s"
+    )
 
 
 def pause(c: SoakCluster, rng: random.Random) -> str:
@@ -155,18 +177,26 @@ def persist(c: SoakCluster, rng: random.Random) -> str:
 
 
 def maxmemory(c: SoakCluster, rng: random.Random) -> str:
-    """maxmemory just above what one primary holds (noeviction): its writes fill it up and get
-    OOM for a few seconds, then the limit is lifted."""
+    """maxmemory 1 MB above what one primary holds (noeviction): the clients' writes fill it up
+    and get OOM replies for 2 s once it is reached, then the limit is lifted."""
     p, _ = _pick_pair(c, rng)
     cl = p.client()
-    used = int(cl.info("memory")["used_memory"])
+    limit = int(cl.info("memory")["used_memory"]) + 1_000_000
     cl.config_set("maxmemory-policy", "noeviction")
-    cl.config_set("maxmemory", used + 2_000_000)
-    time.sleep(4)
-    oom = int(cl.info("memory")["used_memory"]) >= used + 2_000_000
-    cl.config_set("maxmemory", 0)
+    cl.config_set("maxmemory", limit)
+    try:
+        t0 = time.monotonic()
+        poll(
+            f"used_memory on {p.port} to reach maxmemory {limit}",
+            lambda: True if int(cl.info("memory")["used_memory"]) >= limit else None,
+            deadline=120,
+        )
+        took = time.monotonic() - t0
+        time.sleep(2)  # the fault's length: the clients' writes meet the limit
+    finally:
+        cl.config_set("maxmemory", 0)
     c.settle()
-    return f"maxmemory {used + 2_000_000} on primary {p.port} for 4 s (limit reached: {oom})"
+    return f"maxmemory {limit} on primary {p.port}: reached after {took:.1f} s, held 2 s"
 
 
 FAULTS: Dict[str, Callable[[SoakCluster, random.Random], str]] = {
@@ -188,6 +218,7 @@ def run_faults(
     (1–5 s apart) until ``until``."""
     order = list(FAULTS)
     i = 0
+    t_start = time.time()
     while time.time() < until:
         if i < len(order):
             name = order[i]
@@ -203,4 +234,10 @@ def run_faults(
         except (AssertionError, redis.RedisError, OSError) as e:
             events.append(Event(name, t0, time.time(), "", failed=f"{type(e).__name__}: {e}"[:300]))
             c.settle()
+        ev = events[-1]
+        print(
+            f"  [{ev.start - t_start:6.0f} s] {name} ({ev.end - ev.start:.1f} s): "
+            f"{ev.failed or ev.detail}",
+            flush=True,
+        )
         time.sleep(rng.uniform(1, 5))

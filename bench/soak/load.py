@@ -35,30 +35,66 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-CAPACITY = 200_000
 ERROR = 0.01
 TAGS = 16
+# Cuckoo: 2 slots per bucket, 16-bit fingerprints: at most 2·2/2¹⁶ false positives per
+# sub-filter (a cuckoo filter that grows answers from each of its sub-filters).
+CUCKOO_FP = 4 / 65536
 
-# kind -> (reserve arguments after the key, false-positive target)
-KINDS: Dict[str, Tuple[List[object], float]] = {
-    "plain": (["BF.RESERVE", "{k}", ERROR, CAPACITY], ERROR),
-    "counting": (["BF.RESERVE", "{k}", ERROR, CAPACITY, "COUNTING", 4], ERROR),
-    "blocked": (["BF.RESERVE", "{k}", ERROR, CAPACITY, "LAYOUT", "BLOCKED"], ERROR),
-    # Items are remembered for at least an hour: none expires during a soak.
-    "window": (["BF.RESERVE", "{k}", ERROR, CAPACITY, "WINDOW", "1h"], ERROR),
-    # 2 slots per bucket, 16-bit fingerprints: at most 2·2/2¹⁶ false positives.
-    "cuckoo": (["CF.RESERVE", "{k}", CAPACITY, "BUCKETSIZE", 2, "FINGERPRINT", 16], 4 / 65536),
-}
+
+def capacities(seconds: int) -> Tuple[int, int]:
+    """(capacity of the scaling Bloom filters, of the windowed and cuckoo ones) for a run of
+    ``seconds``. The scaling ones are sized to pass their capacity during the run, so they add
+    layers under the faults; a windowed filter does not grow (a burst over its capacity raises
+    its error rate until the burst expires) and every sub-filter a cuckoo filter adds raises its
+    bound, so those are sized above what a run adds (about 200 items a second each here)."""
+    scaling = min(200_000, max(5_000, seconds * 60))
+    fixed = min(1_000_000, max(40_000, seconds * 500))
+    return scaling, fixed
+
+
+def kinds(seconds: int) -> Dict[str, Tuple[List[object], float]]:
+    """kind -> (the reserve command, ``{k}`` standing for the key; false-positive target)."""
+    scaling, fixed = capacities(seconds)
+    return {
+        "plain": (["BF.RESERVE", "{k}", ERROR, scaling], ERROR),
+        "counting": (["BF.RESERVE", "{k}", ERROR, scaling, "COUNTING", 4], ERROR),
+        "blocked": (["BF.RESERVE", "{k}", ERROR, scaling, "LAYOUT", "BLOCKED"], ERROR),
+        # Items are remembered for at least an hour: none expires during a soak of up to 1 h.
+        "window": (["BF.RESERVE", "{k}", ERROR, fixed, "WINDOW", "1h"], ERROR),
+        "cuckoo": (
+            ["CF.RESERVE", "{k}", fixed, "BUCKETSIZE", 2, "FINGERPRINT", 16], CUCKOO_FP
+        ),
+    }
+
+
+KIND_NAMES = ("plain", "counting", "blocked", "window", "cuckoo")
 DELETABLE = ("counting", "cuckoo")
+# The Python client's PartitionedFilter (clients/python): one logical filter, a partition
+# (an ordinary scaling filter) per primary and then some.
+PARTITIONED = "soakpf"
+PARTITIONS = 6
+# Its partitions' keys, known once it is created (run's setup fills this).
+PART_KEYS: List[str] = []
 
 
 def filter_keys() -> List[Tuple[str, str]]:
     """(key, kind) of every small filter."""
-    return [(f"{{s{t}}}:{kind}", kind) for t in range(TAGS) for kind in KINDS]
+    return [(f"{{s{t}}}:{kind}", kind) for t in range(TAGS) for kind in KIND_NAMES]
 
 
 def big_keys() -> List[Tuple[str, str]]:
     return [("{big0}:plain", "plain"), ("{big1}:blocked", "blocked")]
+
+
+def part_keys() -> List[Tuple[str, str]]:
+    """(key, "partitioned") of every partition of the PartitionedFilter."""
+    return [(k, "partitioned") for k in PART_KEYS]
+
+
+def all_keys() -> List[Tuple[str, str]]:
+    """Every filter the soak writes, with its kind."""
+    return filter_keys() + big_keys() + part_keys()
 
 
 def big_capacity(megabytes: int) -> int:
@@ -88,6 +124,9 @@ EXPLAINED = {
     "OOM",
     "redirect",
     "cluster",
+    # PartitionedFilter's ReplicationError: items written, WAIT short (a replica killed,
+    # resyncing or promoted away).
+    "WAIT short",
 }
 
 

@@ -194,10 +194,70 @@ class SoakCluster(servers.Cluster):
                 return self.node(int(master[1]))
         raise AssertionError(f"slot {slot} has no owner")
 
-    def wait_replicated(self, deadline: float = 300) -> None:
-        """Polls until every live replica's offset equals its primary's."""
+    def wait_healthy(self, deadline: float = 120) -> None:
+        """Polls until the cluster serves every slot again: every live node answers
+        ``cluster_state:ok``, all live nodes agree on one settled view (the primaries owning
+        slots, nobody failing, nothing migrating, every replica's link up), every slot is owned
+        by a live primary, and every replica is online as its primary sees it. A condition
+        that holds under load: replication offsets are not compared (see :meth:`caught_up`)."""
 
-        def caught_up() -> Optional[bool]:
+        def healthy() -> Optional[bool]:
+            live = {s.port for s in self.live()}
+            for s in self.live():
+                info = s.client(decode_responses=True).execute_command("CLUSTER INFO")
+                # redis-py parses CLUSTER INFO into a dict; some versions leave the text.
+                ok = info.get("cluster_state") == "ok" if isinstance(info, dict) else (
+                    "cluster_state:ok" in str(info)
+                )
+                if not ok:
+                    return None
+                covered = 0
+                for start, end, master, *_ in s.client().execute_command("CLUSTER SLOTS"):
+                    if int(master[1]) not in live:
+                        return None
+                    covered += end - start + 1
+                if covered != 16384:
+                    return None
+            for p, reps in self.pairs():
+                online = p.client().info("replication")
+                ports = {
+                    int(v["port"])
+                    for k, v in online.items()
+                    if k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
+                }
+                if any(r.alive() and r.port not in ports for r in reps):
+                    return None
+            return True
+
+        poll("every slot served by a live primary", healthy, deadline=deadline)
+        # One settled view on every node (servers.Cluster's own check).
+        self.wait_settled()
+
+    def caught_up(self, deadline: float = 300) -> None:
+        """Polls until every live replica has applied what its primary had written when the
+        poll began (its offset reaches that mark): holds under load, where the offsets are
+        never equal at one instant."""
+        marks = {}
+        for p, reps in self.pairs():
+            off = int(p.client().info("replication")["master_repl_offset"])
+            marks.update({r.port: off for r in reps if r.alive()})
+
+        def reached() -> Optional[bool]:
+            for port, off in marks.items():
+                info = self.node(port).client().info("replication")
+                if info.get("master_link_status") != "up":
+                    return None
+                if int(info.get("slave_repl_offset", -1)) < off:
+                    return None
+            return True
+
+        poll("the replicas to reach their primaries' offsets", reached, deadline=deadline)
+
+    def wait_replicated(self, deadline: float = 300) -> None:
+        """Once the load has stopped: polls until every live replica's offset equals its
+        primary's (nothing is left in flight)."""
+
+        def equal() -> Optional[bool]:
             for p, reps in self.pairs():
                 off = p.client().info("replication")["master_repl_offset"]
                 for r in reps:
@@ -210,20 +270,14 @@ class SoakCluster(servers.Cluster):
                         return None
             return True
 
-        poll("the replicas to catch up", caught_up, deadline=deadline)
+        poll("the replicas to catch up", equal, deadline=deadline)
 
     def settle(self, deadline: float = 300) -> None:
-        """Every node running, one settled view, every replica caught up."""
-        end = time.monotonic() + deadline
+        """Every node running (a dead one restarted), every slot served, one settled view,
+        every replica online and caught up with what its primary had when this began."""
         for s in self.servers:
             s.check_exit()
             if not s.alive():
                 s.start()
-        while True:
-            try:
-                self.wait_settled()  # polls for up to servers.DEADLINE (60 s)
-                break
-            except AssertionError:
-                if time.monotonic() > end:
-                    raise
-        self.wait_replicated(max(10.0, end - time.monotonic()))
+        self.wait_healthy(deadline)
+        self.caught_up(deadline)

@@ -1,4 +1,5 @@
-"""The soak's report: one Markdown file per run, bench/results/soak-<engine>-<UTC time>.md."""
+"""The soak's report: one Markdown file per engine, bench/results/soak-<engine>.md (the latest
+run; the date and the machine it ran on are inside)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,16 @@ def unexplained(st: Stats) -> Dict[str, int]:
     return {k: v for k, v in st.errors.items() if k not in EXPLAINED}
 
 
-def _window(ev: Event) -> range:
-    return range(int(ev.start), int(ev.end + GRACE) + 1)
+def _windows(events: List[Event]) -> List[range]:
+    """The seconds each fault's errors are counted in: from its start to GRACE after its end,
+    cut at the next fault's start (a second is counted once)."""
+    out = []
+    for i, ev in enumerate(events):
+        end = ev.end + GRACE
+        if i + 1 < len(events):
+            end = min(end, events[i + 1].start)
+        out.append(range(int(ev.start), max(int(ev.start) + 1, int(end))))
+    return out
 
 
 def failures(res: Results, st: Stats, worker_failures: List[str]) -> List[str]:
@@ -56,15 +65,23 @@ def failures(res: Results, st: Stats, worker_failures: List[str]) -> List[str]:
 
 
 def render(
-    meta: Dict[str, str], res: Results, st: Stats, events: List[Event], worker_failures: List[str]
+    meta: Dict[str, str],
+    res: Results,
+    st: Stats,
+    events: List[Event],
+    worker_failures: List[str],
+    part: Dict[str, Dict[str, int]],
 ) -> str:
     t0 = float(meta["t0"])
     fails = failures(res, st, worker_failures)
-    L: List[str] = [f"# Soak: {meta['engine']} ({meta['version']}), {meta['started']}", ""]
+    L: List[str] = [f"# Soak: {meta['engine']} ({meta['version']})", ""]
     L += [
-        f"{meta['seconds']} s of load by {meta['clients']} clients (seed {meta['seed']}, "
-        f"{meta['schedule']} fault schedule, large filters of {meta['big_mb']} MB each), on a "
-        "3-primary + 3-replica cluster (AOF everysec), module "
+        f"Measured {meta['started']} on {meta['machine']} (shared with other work).",
+        "",
+        f"{meta['seconds']} s of load by {meta['clients']} clients plus 2 of the Python "
+        f"PartitionedFilter (seed {meta['seed']}, {meta['schedule']} fault schedule, large "
+        f"filters of {meta['big_mb']} MB each, capacities {meta['capacities']}), on a "
+        "3-primary + 3-replica cluster (AOF everysec, cluster-node-timeout 2000 ms), module "
         f"{meta['module']}. Run with `make soak` (docs/soak.md says what is checked and why).",
         "",
         "Latencies are measured on a shared 2-core machine, by Python threads that share one "
@@ -82,6 +99,20 @@ def render(
         f"| crash reports / unexpected exits | {len(res.crashes)} |",
         f"| error replies no fault explains | {sum(unexplained(st).values())} |",
     ]
+    failover = [
+        st.worst.get(sec, 0.0)
+        for ev, window in zip(events, _windows(events))
+        if ev.fault in ("kill -9 primary", "CLUSTER FAILOVER")
+        for sec in window
+    ]
+    L.append(
+        f"| faults injected (not completed) | {len(events)} "
+        f"({sum(1 for e in events if e.failed)}) |"
+    )
+    L.append(
+        f"| worst client latency during a failover (kill -9 primary, CLUSTER FAILOVER) | "
+        f"{max(failover, default=0.0):.2f} s |"
+    )
     fp_ok = all(res.fp_within(k) for k in res.fp)
     L.append(f"| false-positive rates within target (+4σ) | {'yes' if fp_ok else 'NO'} |")
     if res.memory:
@@ -99,6 +130,22 @@ def render(
         "|---|---|---|---|---|---|---|",
         f"| {st.commands} | {st.items_added} | {st.items_shadowed} | {st.items_deleted} | "
         f"{st.reads} | {st.live_misses} | {st.abandoned} |",
+        "",
+        "## The Python PartitionedFilter under faults",
+        "",
+        "Batches of 200 items with `wait_replicas=1, wait_timeout_ms=500`, one client per "
+        "`wait_policy` (clients/python; docs/soak.md). A batch whose `WAIT` came up short "
+        "raises `ReplicationError` with its items written (they are shadowed and checked like "
+        "every write).",
+        "",
+        "| wait_policy | batches | items | ReplicationError | accepted with fewer replicas than asked (commands) |",
+        "|---|---|---|---|---|",
+    ]
+    for policy, d in part.items():
+        L.append(
+            f"| {policy} | {d['batches']} | {d['items']} | {d['short']} | {d['unreplicated']} |"
+        )
+    L += [
         "",
         "## Filters",
         "",
@@ -119,10 +166,10 @@ def render(
         "|---|---|---|---|---|---|---|---|",
     ]
     attributed = set()
-    for i, ev in enumerate(events, 1):
+    for i, (ev, window) in enumerate(zip(events, _windows(events)), 1):
         errs: Dict[str, int] = defaultdict(int)
         retries, worst = 0, 0.0
-        for sec in _window(ev):
+        for sec in window:
             attributed.add(sec)
             for k, v in st.errs_at.get(sec, {}).items():
                 errs[k] += v
