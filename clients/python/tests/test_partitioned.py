@@ -191,3 +191,20 @@ def test_wait_policy_attached_asks_for_the_replicas_a_primary_has(server: Server
     finally:
         replica.stop()
     assert f.mexists(list("abcdefgh")) == [True] * 8
+
+
+def test_wait_policy_attached_asyncio(server: Server) -> None:
+    async def go() -> None:
+        r: Any = redis.asyncio.Redis(port=server.port)
+        f = await scalebloom.AsyncPartitionedFilter.create(r, "aw", 0.01, 100, partitions=1)
+        got = await f.madd(["x", "y"], wait_replicas=1, wait_policy="attached")
+        assert got == [True, True]
+        assert f.router.replication["unreplicated"] == 1
+        with pytest.raises(scalebloom.ReplicationError, match="every item was written") as e:
+            await f.madd(["z"], wait_replicas=1, wait_timeout_ms=10)
+        assert e.value.replicas == [0] and e.value.acked == [False]
+        assert await f.mexists(["x", "y", "z"]) == [True, True, True]
+        await f.aclose()
+        await r.aclose()
+
+    asyncio.run(go())
