@@ -18,7 +18,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import redis
 from redis.exceptions import (
@@ -308,9 +308,3 @@ class Worker(threading.Thread):
         if ok:
             self.stats.reads += len(sample)
             self.stats.live_misses += sum(1 for a in r if not a)  # type: ignore[union-attr]
-
-
-# A hook for more load: each entry is called with (port, stop event, seed) and returns a thread
-# whose ``stats`` is a Stats. The Python client's PartitionedFilter is not part of the soak's
-# load yet (see docs/soak.md); a load of it registers here.
-EXTRA_LOADS: List[Callable[[int, threading.Event, int], threading.Thread]] = []

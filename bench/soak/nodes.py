@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -271,6 +270,16 @@ class SoakCluster(servers.Cluster):
             return True
 
         poll("the replicas to catch up", equal, deadline=deadline)
+
+    def repair(self) -> None:
+        """``redis-cli --cluster fix``: closes slots left open and covers uncovered ones."""
+        for s in self.servers:
+            if not s.alive():
+                s.start()
+        cmd = [servers.redis_cli(), "--cluster", "fix", f"127.0.0.1:{self.live()[0].port}"]
+        cmd += ["--cluster-yes"]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        print(f"  redis-cli --cluster fix: exit {out.returncode}", flush=True)
 
     def settle(self, deadline: float = 300) -> None:
         """Every node running (a dead one restarted), every slot served, one settled view,
