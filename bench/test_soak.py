@@ -17,6 +17,7 @@ from redis.exceptions import (  # noqa: E402
 )
 
 import checks  # noqa: E402
+import faults  # noqa: E402
 import load  # noqa: E402
 import report  # noqa: E402
 from faults import Event  # noqa: E402
@@ -105,6 +106,30 @@ class Checks(unittest.TestCase):
         self.assertTrue(res.memory_ok())
         res.memory[2] = (0, checks.MEMORY_SLACK + 1)
         self.assertFalse(res.memory_ok())
+
+
+class UntilUp(unittest.TestCase):
+    def test_retries_clusterdown_also_relayed_by_migrate_and_nothing_else(self) -> None:
+        replies = [
+            ClusterDownError("The cluster is down"),
+            ResponseError("Target instance replied with error: CLUSTERDOWN The cluster is down"),
+            "done",
+        ]
+
+        def f() -> str:
+            r = replies.pop(0)
+            if isinstance(r, Exception):
+                raise r
+            return r
+
+        self.assertEqual(faults._until_up("migrate", f), "done")
+        self.assertEqual(replies, [])
+
+        def wrong() -> str:
+            raise ResponseError("IOERR error or timeout reading to target instance")
+
+        with self.assertRaises(ResponseError):
+            faults._until_up("migrate", wrong)
 
 
 class Sizing(unittest.TestCase):

@@ -200,9 +200,12 @@ class SoakCluster(servers.Cluster):
         by a live primary, and every replica is online as its primary sees it. A condition
         that holds under load: replication offsets are not compared (see :meth:`caught_up`)."""
 
+        why = {"last": "not checked yet"}
+
         def healthy() -> Optional[bool]:
             live = {s.port for s in self.live()}
             for s in self.live():
+                why["last"] = f"cluster_state of {s.port}"
                 info = s.client(decode_responses=True).execute_command("CLUSTER INFO")
                 # redis-py parses CLUSTER INFO into a dict; some versions leave the text.
                 ok = info.get("cluster_state") == "ok" if isinstance(info, dict) else (
@@ -211,11 +214,13 @@ class SoakCluster(servers.Cluster):
                 if not ok:
                     return None
                 covered = 0
+                why["last"] = f"CLUSTER SLOTS of {s.port}: an owner not running"
                 for start, end, master, *_ in s.client().execute_command("CLUSTER SLOTS"):
                     if int(master[1]) not in live:
                         return None
                     covered += end - start + 1
                 if covered != 16384:
+                    why["last"] = f"CLUSTER SLOTS of {s.port}: {covered} slots covered"
                     return None
             for p, reps in self.pairs():
                 online = p.client().info("replication")
@@ -225,10 +230,14 @@ class SoakCluster(servers.Cluster):
                     if k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
                 }
                 if any(r.alive() and r.port not in ports for r in reps):
+                    why["last"] = f"replicas of {p.port} online: {sorted(ports)}"
                     return None
             return True
 
-        poll("every slot served by a live primary", healthy, deadline=deadline)
+        try:
+            poll("every slot served by a live primary", healthy, deadline=deadline)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; last unmet: {why['last']}") from None
         # One settled view on every node (servers.Cluster's own check).
         self.wait_settled()
 
