@@ -113,6 +113,7 @@ class UntilUp(unittest.TestCase):
         replies = [
             ClusterDownError("The cluster is down"),
             ResponseError("Target instance replied with error: CLUSTERDOWN The cluster is down"),
+            ResponseError("NOREPLICAS Not enough good replicas to write."),
             "done",
         ]
 

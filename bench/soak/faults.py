@@ -93,7 +93,9 @@ def _node_id(c: SoakCluster, port: int) -> str:
 
 def _until_up(what: str, f: Callable[[], T]) -> T:
     """``f()``, again while the node answers CLUSTERDOWN or TRYAGAIN, itself or relayed from
-    MIGRATE's target ("Target instance replied with error: CLUSTERDOWN …"), up to 60 s."""
+    MIGRATE's target ("Target instance replied with error: CLUSTERDOWN …"), or NOREPLICAS (Valkey
+    replicates CLUSTER SETSLOT and waits for the replicas: one in a full sync answers late), up
+    to 60 s."""
     end = time.monotonic() + 60
     while True:
         try:
@@ -101,7 +103,7 @@ def _until_up(what: str, f: Callable[[], T]) -> T:
         except redis.exceptions.ResponseError as e:
             down = isinstance(
                 e, (redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError)
-            ) or any(w in str(e) for w in ("CLUSTERDOWN", "TRYAGAIN"))
+            ) or any(w in str(e) for w in ("CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS"))
             if not down or time.monotonic() > end:
                 raise
             time.sleep(0.05)
@@ -118,8 +120,8 @@ def reshard(c: SoakCluster, rng: random.Random) -> str:
     dst = rng.choice([p for p, _ in c.pairs() if p.port != src.port])
     sid, did = _node_id(c, src.port), _node_id(c, dst.port)
     s, d = src.client(), dst.client()
-    d.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", sid)
-    s.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", did)
+    _until_up("IMPORTING", lambda: d.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", sid))
+    _until_up("MIGRATING", lambda: s.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", did))
     moved = 0
     t0 = time.monotonic()
     while True:
@@ -142,11 +144,9 @@ def reshard(c: SoakCluster, rng: random.Random) -> str:
             # left open, for the repair (redis-cli --cluster fix).
             raise AssertionError(f"{n.port} was failed over during the migration")
     # The importing node first, then the migrating one, then the others (as redis-cli does).
-    d.execute_command("CLUSTER SETSLOT", slot, "NODE", did)
-    s.execute_command("CLUSTER SETSLOT", slot, "NODE", did)
-    for p, _ in c.pairs():
-        if p.port not in (src.port, dst.port):
-            p.client().execute_command("CLUSTER SETSLOT", slot, "NODE", did)
+    for n in [dst, src] + [p for p, _ in c.pairs() if p.port not in (src.port, dst.port)]:
+        cl = n.client()
+        _until_up("SETSLOT NODE", lambda: cl.execute_command("CLUSTER SETSLOT", slot, "NODE", did))
     took = time.monotonic() - t0
     size = _until_up(f"MEMORY USAGE on {dst.port}", lambda: d.memory_usage(key) or 0)
     c.settle()
