@@ -133,6 +133,19 @@ class UntilUp(unittest.TestCase):
             faults._until_up("migrate", wrong)
 
 
+class Owns(unittest.TestCase):
+    def test_slot_fields_of_a_cluster_nodes_line(self) -> None:
+        import nodes
+
+        fields = ["0-5460", "5550", "[1423-<-0dfe123f]"]
+        self.assertTrue(nodes.owns(fields, 0))
+        self.assertTrue(nodes.owns(fields, 5460))
+        self.assertTrue(nodes.owns(fields, 5550))
+        self.assertFalse(nodes.owns(fields, 5461))
+        self.assertFalse(nodes.owns(fields, 1423 + 10_000))
+        self.assertFalse(nodes.owns(["[1423-<-0dfe123f]"], 1423))
+
+
 class Sizing(unittest.TestCase):
     def test_capacities_scale_with_the_run_within_bounds(self) -> None:
         self.assertEqual(load.capacities(10), (5_000, 40_000))
