@@ -4,8 +4,9 @@ one view, every replica at its primary's offset)."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
@@ -73,7 +74,7 @@ def check_false_negatives(rc: "redis.RedisCluster", res: Results) -> None:
                         res.fn_examples.append(f"{key} {item.decode()}")
             chunk.clear()
 
-        for item in rc.sscan_iter(shadow(key), count=1000):
+        for item in sorted(rc.smembers(shadow(key))):
             if item == SENTINEL:
                 continue
             res.shadow_card += 1
@@ -167,6 +168,39 @@ def delete_and_measure(
         res.memory[n.port] = (base[n.port], int(cl.info("memory")["used_memory"]))
 
 
+class Retrying:
+    """A cluster client whose every command is tried again, for up to 60 s, while the cluster
+    answers CLUSTERDOWN or TRYAGAIN or a connection drops: a node that has just settled can
+    still flap for a moment (it saw the others late), and a check must not fail on that."""
+
+    RETRY = (
+        redis.exceptions.ClusterDownError,
+        redis.exceptions.TryAgainError,
+        redis.exceptions.ConnectionError,
+        redis.exceptions.TimeoutError,
+    )
+
+    def __init__(self, rc: "redis.RedisCluster") -> None:
+        self.rc = rc
+        self.retries = 0
+
+    def __getattr__(self, name: str) -> Any:
+        f = getattr(self.rc, name)
+
+        def call(*args: Any, **kw: Any) -> Any:
+            end = time.monotonic() + 60
+            while True:
+                try:
+                    return f(*args, **kw)
+                except self.RETRY:
+                    if time.monotonic() > end:
+                        raise
+                    self.retries += 1
+                    time.sleep(0.1)
+
+        return call
+
+
 def run_checks(
     c: SoakCluster,
     rc: "redis.RedisCluster",
@@ -174,6 +208,7 @@ def run_checks(
     base: Optional[Dict[int, int]],
     kinds: Dict[str, Tuple[List[object], float]],
 ) -> None:
+    rc = Retrying(rc)  # type: ignore[assignment]
     check_keys(rc, res)
     check_false_negatives(rc, res)
     check_false_positives(rc, res, kinds)
