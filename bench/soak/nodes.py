@@ -25,8 +25,14 @@ import servers  # noqa: E402  (clients/python/tests/servers.py: poll, free_port,
 poll = servers.poll
 
 # Milliseconds without an answer before a node is failed: a DEBUG SLEEP / CLIENT PAUSE shorter
-# than this is a pause, not a failover.
+# than this is a pause, not a failover. MIGRATE blocks both of its nodes while a filter travels
+# (up to 6 s for 200 MB on a loaded 2-core machine), so the timeout must exceed the longest
+# MIGRATE, as an operator sets it: 50 ms per MB of the largest filter, at least 2000 ms.
 NODE_TIMEOUT_MS = 2000
+
+
+def node_timeout_ms(largest_mb: int) -> int:
+    return max(NODE_TIMEOUT_MS, 50 * largest_mb)
 
 # What a crash leaves in a server's log (Redis, Valkey) or a Rust panic's message.
 CRASH_MARKS = ("BUG REPORT", "crashed by signal", "Guru Meditation", "panicked at", "Assertion")
@@ -48,8 +54,11 @@ class Node:
     """One server; :meth:`kill` is a SIGKILL, :meth:`start` (re)starts it on the same port and
     directory, so it comes back with its AOF and its cluster identity."""
 
-    def __init__(self, binary: str, module: str, root: str, index: int) -> None:
+    def __init__(
+        self, binary: str, module: str, root: str, index: int, timeout_ms: int = NODE_TIMEOUT_MS
+    ) -> None:
         self.binary, self.module, self.index = binary, module, index
+        self.timeout_ms = timeout_ms
         self.dir = os.path.join(root, f"node{index}")
         os.makedirs(self.dir)
         self.port = servers.free_port()
@@ -76,7 +85,7 @@ class Node:
             "--cluster-enabled", "yes",
             "--cluster-port", str(self.bus),
             "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
+            "--cluster-node-timeout", str(self.timeout_ms),
             "--cluster-allow-replica-migration", "no",
             "--repl-diskless-sync-delay", "0",
             "--loadmodule", self.module,
@@ -144,13 +153,15 @@ class Node:
 class SoakCluster(servers.Cluster):
     """3 primaries + 3 replicas of :class:`Node` joined by ``redis-cli --cluster create``."""
 
-    def __init__(self, binary: str, module: str, keep: bool = False) -> None:
+    def __init__(
+        self, binary: str, module: str, keep: bool = False, timeout_ms: int = NODE_TIMEOUT_MS
+    ) -> None:
         self.primaries, self.replicas, self.keep = 3, 1, keep
         self.root = tempfile.mkdtemp(prefix="soak-")
         self.servers: List[Node] = []  # type: ignore[assignment]
         try:
             for i in range(6):
-                self.servers.append(Node(binary, module, self.root, i))
+                self.servers.append(Node(binary, module, self.root, i, timeout_ms))
             cmd = [servers.redis_cli(), "--cluster", "create"]
             cmd += [f"127.0.0.1:{s.port}" for s in self.servers]
             cmd += ["--cluster-replicas", "1", "--cluster-yes"]
@@ -315,16 +326,19 @@ class SoakCluster(servers.Cluster):
                 if not field.startswith("["):
                     continue
                 slot = int(field[1:].split("-")[0])
-                if "-<-" in field and not owns(me[8:], slot):
-                    cl = n.client()
-                    while keys := cl.execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
-                        pipe = cl.pipeline(transaction=False)
-                        for k in keys:
-                            pipe.execute_command("ASKING")
-                            pipe.execute_command("DEL", k)
-                        pipe.execute()
-                n.client().execute_command("CLUSTER SETSLOT", slot, "STABLE")
-                print(f"  repair: slot {slot} on {n.port} ({field}) made stable", flush=True)
+                try:
+                    if "-<-" in field and not owns(me[8:], slot):
+                        cl = n.client()
+                        while keys := cl.execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
+                            pipe = cl.pipeline(transaction=False)
+                            for k in keys:
+                                pipe.execute_command("ASKING")
+                                pipe.execute_command("DEL", k)
+                            pipe.execute()
+                    n.client().execute_command("CLUSTER SETSLOT", slot, "STABLE")
+                    print(f"  repair: slot {slot} on {n.port} ({field}) made stable", flush=True)
+                except redis.RedisError as e:  # a replica by now: its primary is repaired
+                    print(f"  repair: slot {slot} on {n.port}: {e}", flush=True)
 
     def settle(self, deadline: float = 300) -> None:
         """Every node running (a dead one restarted), every slot served, one settled view,

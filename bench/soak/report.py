@@ -81,7 +81,8 @@ def render(
         f"{meta['seconds']} s of load by {meta['clients']} clients plus 2 of the Python "
         f"PartitionedFilter (seed {meta['seed']}, {meta['schedule']} fault schedule, large "
         f"filters of {meta['big_mb']} MB each, capacities {meta['capacities']}), on a "
-        "3-primary + 3-replica cluster (AOF everysec, cluster-node-timeout 2000 ms), module "
+        "3-primary + 3-replica cluster (AOF everysec, cluster-node-timeout "
+        f"{meta['node_timeout']} ms: longer than the slowest MIGRATE of a large filter), module "
         f"{meta['module']}. Run with `make soak` (docs/soak.md says what is checked and why).",
         "",
         "Latencies are measured on a shared 2-core machine, by Python threads that share one "
