@@ -18,7 +18,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import redis
 from redis.exceptions import (
@@ -168,6 +168,7 @@ class Stats:
     reads: int = 0
     live_misses: int = 0  # an acknowledged item read back absent during the load
     abandoned: int = 0  # operations given up after every retry failed
+    refused: int = 0  # items a filter refused (a full cuckoo filter), taken out of the shadow
     errors: Dict[str, int] = field(default_factory=lambda: defaultdict(int))
     # second (int(time.time())) -> worst latency (s) / retries / errors by kind
     worst: Dict[int, float] = field(default_factory=lambda: defaultdict(float))
@@ -192,13 +193,29 @@ class Worker(threading.Thread):
 
     # Every operation goes through here: retried until it succeeds or 30 s have passed.
     def call(self, *args: object) -> Tuple[bool, object]:
+        return self.run_op(lambda: self.client.execute_command(*args))
+
+    def tx(self, *cmds: Tuple[object, ...]) -> Tuple[bool, object]:
+        """The commands in one MULTI/EXEC on their slot's primary: applied, replicated and
+        kept by a failover together or not at all. Each reply is the command's answer or its
+        error (an error queued, OOM, aborts the whole transaction and is raised)."""
+
+        def run() -> object:
+            pipe = self.client.pipeline(transaction=True)
+            for c in cmds:
+                pipe.execute_command(*c)
+            return pipe.execute(raise_on_error=False)
+
+        return self.run_op(run)
+
+    def run_op(self, op: Callable[[], object]) -> Tuple[bool, object]:
         st = self.stats
         t0 = time.time()
         attempt = 0
         while True:
             try:
                 st.commands += 1
-                r = self.client.execute_command(*args)
+                r = op()
                 break
             except Exception as e:  # noqa: BLE001 (every kind is counted)
                 k = kind_of(e)
@@ -251,52 +268,61 @@ class Worker(threading.Thread):
             self.client.close()
 
     def add(self, kk: Tuple[str, str], items: List[str], batch: bool) -> None:
+        """The filter's add and the shadow's SADD in one MULTI/EXEC: a failover between two
+        separate writes could keep the shadow's (sent to the promoted replica) and lose the
+        filter's (acknowledged by the old primary, never replicated), which is the engine's
+        loss, not the module's. An item the filter refused leaves the shadow right after."""
         key, kind = kk
         st = self.stats
+        cmd: Tuple[object, ...]
         if kind == "cuckoo":
-            if batch:
-                ok, r = self.call("CF.INSERT", key, "ITEMS", *items)
-                added = [i for i, a in zip(items, r) if a == 1] if ok else []  # type: ignore[arg-type]
-            else:
-                ok, r = self.call("CF.ADD", key, items[0])
-                added = items if ok and r == 1 else []
+            cmd = ("CF.INSERT", key, "ITEMS", *items) if batch else ("CF.ADD", key, items[0])
+        elif not batch:
+            cmd = ("BF.ADD", key, items[0])
+        elif self.rng.random() < 0.5:
+            cmd = ("BF.MADD", key, *items)
         else:
-            if not batch:
-                ok, _ = self.call("BF.ADD", key, items[0])
-            elif self.rng.random() < 0.5:
-                ok, _ = self.call("BF.MADD", key, *items)
-            else:
-                ok, _ = self.call("BF.INSERT", key, "NOCREATE", "ITEMS", *items)
-            added = items if ok else []
+            cmd = ("BF.INSERT", key, "NOCREATE", "ITEMS", *items)
+        ok, r = self.tx(cmd, ("SADD", shadow(key), *items))
+        if not ok:
+            return
+        first = r[0]  # type: ignore[index]
+        if isinstance(first, Exception):
+            added: List[str] = []
+        elif kind == "cuckoo":
+            answers = first if batch else [first]
+            added = [i for i, a in zip(items, answers) if a == 1]
+        else:
+            added = items
+        if len(added) < len(items):
+            kept = set(added)
+            st.refused += len(items) - len(added)
+            self.call("SREM", shadow(key), *[i for i in items if i not in kept])
         if not added:
             return
         st.items_added += len(added)
-        ok, _ = self.call("SADD", shadow(key), *added)
-        if ok:
-            st.items_shadowed += len(added)
-            mine = self.mine[key]
-            mine.extend(added)
-            if kind not in DELETABLE and len(mine) > 4000:
-                del mine[:2000]  # only read back: the latest ones are enough
+        st.items_shadowed += len(added)
+        mine = self.mine[key]
+        mine.extend(added)
+        if kind not in DELETABLE and len(mine) > 4000:
+            del mine[:2000]  # only read back: the latest ones are enough
 
     def delete(self, key: str, kind: str) -> None:
+        """SREM from the shadow and the delete from the filter in one MULTI/EXEC (kept or lost
+        together); only items this client added and shadowed."""
         mine = self.mine[key]
         if not mine:
             return
         n = min(len(mine), self.rng.randint(1, 10))
         gone = [mine.pop(self.rng.randrange(len(mine))) for _ in range(n)]
-        ok, _ = self.call("SREM", shadow(key), *gone)
-        if not ok:
-            return  # still in the filter, no longer claimed by this client: never deleted
+        cmds: List[Tuple[object, ...]] = [("SREM", shadow(key), *gone)]
         if kind == "counting":
-            if len(gone) == 1:
-                self.call("BF.DEL", key, gone[0])
-            else:
-                self.call("BF.MDEL", key, *gone)
+            cmds.append(("BF.DEL", key, gone[0]) if len(gone) == 1 else ("BF.MDEL", key, *gone))
         else:
-            for item in gone:
-                self.call("CF.DEL", key, item)
-        self.stats.items_deleted += len(gone)
+            cmds += [("CF.DEL", key, item) for item in gone]
+        ok, _ = self.tx(*cmds)
+        if ok:
+            self.stats.items_deleted += len(gone)
 
     def read(self, key: str, kind: str) -> None:
         mine = self.mine.get(key) or []

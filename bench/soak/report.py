@@ -136,8 +136,8 @@ def render(
         "",
         "Batches of 200 items with `wait_replicas=1, wait_timeout_ms=500`, one client per "
         "`wait_policy` (clients/python; docs/soak.md). A batch whose `WAIT` came up short "
-        "raises `ReplicationError` with its items written (they are shadowed and checked like "
-        "every write).",
+        "raises `ReplicationError` with its items written; the items `WAIT` confirmed are "
+        "shadowed and checked like every write.",
         "",
         "| wait_policy | batches | items | ReplicationError | accepted with fewer replicas than asked (commands) |",
         "|---|---|---|---|---|",
