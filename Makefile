@@ -17,6 +17,10 @@
 #   make fuzz     every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each; fails on
 #                 any crash, panic, leak or oversized allocation
 #   make bench    criterion benches of the core, then bench/compare (vs RedisBloom)
+#   make soak     a soak under faults on a 3 + 3 Redis Cluster per engine (bench/soak,
+#                 docs/soak.md): SECONDS of load (default 1800) on Redis 7.0 and Valkey 9.1
+#                 (SOAK_ENGINES=..., also redis8 and valkey8); reports in bench/results/.
+#                 Not part of make test
 #   make clean    cargo clean, remove .venv
 #
 # Every target installs what it needs first (Debian packages through apt-get,
@@ -27,8 +31,8 @@
 # index) by scripts/redis8-ensure and cached in ~/.cache/scalebloom/ (or
 # $SCALEBLOOM_CACHE). Variables you may override: PORT, REDIS_SERVER,
 # REDIS8_SERVER, VALKEY_SERVER, VALKEY9_SERVER, MODULE_ARGS, CONF, RUN_DIR, PYTHON, VENV, TEST_ARGS,
-# BENCH_ARGS, FUZZ_SECONDS (0 = make test skips fuzzing), NO_APT=1 (never call
-# apt-get).
+# BENCH_ARGS, FUZZ_SECONDS (0 = make test skips fuzzing), SECONDS, SOAK_ENGINES, SOAK_ARGS,
+# NO_APT=1 (never call apt-get).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -58,6 +62,11 @@ MODULE_ARGS  ?= error-rate 0.01 initial-size 100 expansion-factor 2 max-filter-b
 TEST_ARGS    ?=
 # Extra arguments for bench/compare (e.g. --quick, --only callgrind,memory).
 BENCH_ARGS   ?=
+# make soak: seconds of load per engine, the engines, extra arguments for bench/soak/run
+# (e.g. --seed 7 --big-mb 50).
+SECONDS      ?= 1800
+SOAK_ENGINES ?= redis7 valkey9
+SOAK_ARGS    ?=
 
 APT_ENSURE  := bash $(CURDIR)/scripts/apt-ensure
 VENV_ENSURE := PYTHON=$(PYTHON) bash $(CURDIR)/scripts/venv-ensure $(VENV)
@@ -116,7 +125,8 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme test-python lint fuzz fuzz-deps bench bench-deps clean help
+        test-valkey test-valkey9 test-readme test-python lint fuzz fuzz-deps bench bench-deps soak \
+        clean help
 
 all: build
 
@@ -347,6 +357,30 @@ bench: bench-deps build
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
 	$(VENV)/bin/python bench/compare $(BENCH_ARGS)
+
+## ---- soak -------------------------------------------------------------------
+# bench/soak/run per engine: a 3 + 3 cluster of the engine with the module (each node on its
+# own free port and directory, torn down at the end), SECONDS of mixed load and faults, then
+# the checks; it writes bench/results/soak-<engine>.md and fails on a false negative, a key
+# lost, a digest mismatch, a crash or an error no fault explains. Every engine runs; the last
+# line names those that failed.
+
+soak: test-deps build
+	@failed=""; \
+	for e in $(SOAK_ENGINES); do \
+	  case $$e in \
+	    redis7) srv=$(REDIS_SERVER) ;; \
+	    redis8) if ! srv=$$($(REDIS8_CMD)); then failed="$$failed redis8(not built)"; continue; fi ;; \
+	    valkey8) srv=$$($(VALKEY_CMD)) ;; \
+	    valkey9) srv=$$($(VALKEY9_CMD)) ;; \
+	    *) echo "==> make soak: unknown engine $$e (redis7, redis8, valkey8, valkey9)"; exit 2 ;; \
+	  esac; \
+	  echo "==> soak $$e: $$srv, $(SECONDS) s"; \
+	  SCALEBLOOM_MODULE=$(MODULE) $(VENV)/bin/python $(CURDIR)/bench/soak/run --server $$srv \
+	    --engine $$e --seconds $(SECONDS) $(SOAK_ARGS) || failed="$$failed $$e"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "==> make soak: FAILED on$$failed"; exit 1; fi; \
+	echo "==> make soak: $(SOAK_ENGINES) passed (reports in bench/results/)"
 
 ## ---- clean ----------------------------------------------------------------
 

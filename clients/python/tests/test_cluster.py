@@ -277,6 +277,20 @@ def test_primary_killed_during_writes(cluster: Cluster) -> None:
     # After the failover the promoted replica has no replica of its own, so WAIT 1 cannot be
     # satisfied there: the writes that reached it were reported as not acknowledged.
     assert any(isinstance(e, scalebloom.ReplicationError) for e in failures)
+    # The "strict" policy goes on raising for the batches that touch it, their items written;
+    # "attached" asks that primary for no replica (it has none online) and the others for one.
+    strict = [b"s%d" % j for j in range(600)]
+    with pytest.raises(scalebloom.ReplicationError, match="every item was written") as e:
+        g.madd(strict, wait_replicas=1, wait_timeout_ms=100)
+    on_promoted = [q for q, x in enumerate(strict) if g.key_of(x) in victim_keys]
+    assert on_promoted and not any(e.value.acked[q] for q in on_promoted)
+    assert {e.value.replicas[q] for q in on_promoted} == {0}
+    attached = [b"a%d" % j for j in range(600)]
+    got = g.madd(attached, wait_replicas=1, wait_timeout_ms=60_000, wait_policy="attached")
+    assert len(got) == 600
+    # One command per partition of the promoted primary was accepted without a replica.
+    assert g.router.replication["unreplicated"] == len(victim_keys)
+    assert all(g.mexists(strict + attached))
 
 
 def test_asyncio_cluster(cluster: Cluster) -> None:

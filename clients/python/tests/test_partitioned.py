@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
+import signal
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from redis.exceptions import DataError, ResponseError
 
 import scalebloom
 from scalebloom import PartitionedFilter
-from servers import Server
+from servers import Server, poll
 
 
 def test_answers_in_input_order_and_agree_with_each_partition(server: Server) -> None:
@@ -143,7 +145,66 @@ def test_asyncio(server: Server) -> None:
 
 def test_wait_on_a_server_without_replicas_raises(server: Server) -> None:
     f = PartitionedFilter.create(server.client(), "w", 0.01, 100, partitions=2)
-    with pytest.raises(scalebloom.ReplicationError) as e:
+    with pytest.raises(scalebloom.ReplicationError, match="every item was written") as e:
         f.madd(["a", "b"], wait_replicas=1, wait_timeout_ms=10)
     assert e.value.acked == [False, False]
+    assert e.value.replicas == [0, 0]
+    assert e.value.replies == [True, True]
     assert f.mexists(["a", "b"]) == [True, True]  # written, just not known to be replicated
+    with pytest.raises(DataError, match="wait_policy"):
+        f.madd(["c"], wait_replicas=1, wait_policy="never")
+
+
+def _online_replicas(primary: Server) -> int:
+    return len(primary.client().execute_command("ROLE")[2])
+
+
+def test_wait_policy_attached_asks_for_the_replicas_a_primary_has(server: Server) -> None:
+    """``"attached"`` requires what the primary's online replicas can confirm: nothing while it
+    has none, its replica's confirmation while one is online, and it fails the call when that
+    replica is online but does not confirm (stopped with SIGSTOP)."""
+    f = PartitionedFilter.create(server.client(), "p", 0.01, 1000, partitions=1)
+    assert f.madd(["a", "b"], wait_replicas=1, wait_policy="attached") == [True, True]
+    assert f.router.replication["unreplicated"] == 1  # one command (one partition)
+    replica = Server(args=["--replicaof", "127.0.0.1", str(server.port)])
+    try:
+        poll("the replica online", lambda: True if _online_replicas(server) == 1 else None)
+        got = f.madd(["c", "d"], wait_replicas=1, wait_timeout_ms=60_000, wait_policy="attached")
+        assert got == [True, True]
+        assert f.router.replication["unreplicated"] == 1  # confirmed: not counted
+        assert replica.client().execute_command("BF.MEXISTS", f.key_of("c"), "c") == [1]
+        # Online but silent: WAIT cannot reach the required 1 replica.
+        os.kill(replica.proc.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(scalebloom.ReplicationError, match="online") as e:
+                f.madd(["e", "f"], wait_replicas=1, wait_timeout_ms=50, wait_policy="attached")
+            assert e.value.acked == [False, False]
+            assert e.value.attached == [1, 1] and e.value.replicas == [0, 0]
+        finally:
+            os.kill(replica.proc.pid, signal.SIGCONT)
+        replica.kill()
+        poll("the replica dropped", lambda: True if _online_replicas(server) == 0 else None)
+        assert f.madd(["g"], wait_replicas=1, wait_policy="attached") == [True]
+        assert f.router.replication["unreplicated"] == 2
+        with pytest.raises(scalebloom.ReplicationError):
+            f.madd(["h"], wait_replicas=1, wait_timeout_ms=10)  # "strict" still asks for one
+    finally:
+        replica.stop()
+    assert f.mexists(list("abcdefgh")) == [True] * 8
+
+
+def test_wait_policy_attached_asyncio(server: Server) -> None:
+    async def go() -> None:
+        r: Any = redis.asyncio.Redis(port=server.port)
+        f = await scalebloom.AsyncPartitionedFilter.create(r, "aw", 0.01, 100, partitions=1)
+        got = await f.madd(["x", "y"], wait_replicas=1, wait_policy="attached")
+        assert got == [True, True]
+        assert f.router.replication["unreplicated"] == 1
+        with pytest.raises(scalebloom.ReplicationError, match="every item was written") as e:
+            await f.madd(["z"], wait_replicas=1, wait_timeout_ms=10)
+        assert e.value.replicas == [0] and e.value.acked == [False]
+        assert await f.mexists(["x", "y", "z"]) == [True, True, True]
+        await f.aclose()
+        await r.aclose()
+
+    asyncio.run(go())

@@ -30,6 +30,7 @@ from redis.exceptions import (
     AskError,
     ClusterDownError,
     ConnectionError,
+    DataError,
     MovedError,
     RedisError,
     TimeoutError,
@@ -40,22 +41,62 @@ Addr = Tuple[str, int]
 
 
 class ReplicationError(RedisError):  # type: ignore[misc]
-    """``WAIT`` reported fewer replicas than asked for: the writes went to the primary, but
-    not every one is known to have reached a replica. ``acked`` says, per command, whether its
-    node's ``WAIT`` was satisfied."""
+    """``WAIT`` reported fewer replicas than required: every write was applied by its primary
+    (``replies`` holds the answers), but not every one is known to have reached a replica.
+    Per command: ``acked``, whether its node's ``WAIT`` met the requirement; ``replicas``, how
+    many replicas that ``WAIT`` reported; ``attached``, how many replicas were online on that
+    primary (``ROLE``, under the ``"attached"`` policy; ``None`` otherwise)."""
 
-    def __init__(self, message: str, acked: List[bool], replies: List[Any]) -> None:
+    def __init__(
+        self,
+        message: str,
+        acked: List[bool],
+        replies: List[Any],
+        replicas: Optional[List[int]] = None,
+        attached: Optional[List[Optional[int]]] = None,
+    ) -> None:
         super().__init__(message)
         self.acked = acked
         self.replies = replies
+        self.replicas = replicas if replicas is not None else [0] * len(acked)
+        self.attached = attached if attached is not None else [None] * len(acked)
+
+
+#: What ``WAIT`` must confirm. ``"strict"``: ``replicas`` replicas on every node.
+#: ``"attached"``: ``min(replicas, the replicas online on that primary)``, read with ``ROLE``
+#: just before the node's pipeline: a primary that has no replica (a failover promoted its
+#: only one) is not asked for one (its pipeline ends without ``WAIT``), a replica that is
+#: online but does not confirm in time still fails the write.
+WAIT_POLICIES = ("strict", "attached")
 
 
 @dataclass
 class Wait:
-    """``WAIT numreplicas timeout`` after each node's pipeline."""
+    """``WAIT numreplicas timeout`` after each node's pipeline (``numreplicas`` capped by the
+    node's online replicas under the ``"attached"`` policy)."""
 
     replicas: int
     timeout_ms: int
+    policy: str = "strict"
+
+    def __post_init__(self) -> None:
+        if self.policy not in WAIT_POLICIES:
+            raise DataError(f"wait_policy must be one of {WAIT_POLICIES}, not {self.policy!r}")
+
+
+#: Per node: (the replicas its ``WAIT`` asks for, its online replicas or None when not read).
+Needs = Dict[Addr, Tuple[int, Optional[int]]]
+
+
+def _online_replicas(role: Any) -> Optional[int]:
+    """The replicas a primary's ``ROLE`` reply lists (only online ones are listed); None when
+    the reply is not a primary's."""
+    if not isinstance(role, (list, tuple)) or len(role) < 3:
+        return None
+    kind = role[0].decode() if isinstance(role[0], bytes) else str(role[0])
+    if kind != "master" or not isinstance(role[2], (list, tuple)):
+        return None
+    return len(role[2])
 
 
 _RETRYABLE = (ConnectionError, TimeoutError, TryAgainError, ClusterDownError)
@@ -73,14 +114,18 @@ class _Plan:
         self.redirect: Dict[int, Tuple[Addr, bool]] = {}
         self.replies: List[Any] = [None] * n
         self.acked: List[bool] = [True] * n
+        self.replicas: List[int] = [0] * n
+        self.attached: List[Optional[int]] = [None] * n
         self.pending: List[int] = list(range(n))
         self.moved = self.asked = self.retried = 0
+        self.degraded = 0
 
     def absorb(
         self,
         groups: Dict[Addr, List[int]],
         results: Dict[Addr, Any],
         wait: Optional[Wait],
+        needs: Needs,
     ) -> Tuple[bool, Optional[BaseException]]:
         """Takes each node's pipeline outcome; returns (refresh the map?, last error)."""
         refresh = False
@@ -123,28 +168,49 @@ class _Plan:
                     self.replies[i] = r
                     finals.append(i)
             if wait is not None:
-                got = res[pos]
-                ok = isinstance(got, int) and not isinstance(got, bool) and got >= wait.replicas
+                need, attached = needs[addr]
+                got = res[pos] if need > 0 else 0
+                count = got if isinstance(got, int) and not isinstance(got, bool) else 0
+                ok = isinstance(got, int) and not isinstance(got, bool) and got >= need
+                if ok and need < wait.replicas:
+                    self.degraded += len(finals)
                 for i in finals:
                     self.acked[i] = ok
+                    self.replicas[i] = count
+                    self.attached[i] = attached
         self.pending = pending
         return refresh, last
 
     def finish(
-        self, last: Optional[BaseException], wait: Optional[Wait], counts: Dict[str, int]
+        self,
+        last: Optional[BaseException],
+        wait: Optional[Wait],
+        counts: Dict[str, int],
+        replication: Dict[str, int],
     ) -> List[Any]:
         counts["moved"] += self.moved
         counts["ask"] += self.asked
         counts["retried"] += self.retried
+        replication["unreplicated"] += self.degraded
         if self.pending:
             assert last is not None
             raise last
         if wait is not None and not all(self.acked):
+            short = sum(1 for a in self.acked if not a)
+            least = min(r for r, a in zip(self.replicas, self.acked) if not a)
+            where = (
+                "than were online on their primary"
+                if wait.policy == "attached"
+                else f"than the {wait.replicas} required"
+            )
             raise ReplicationError(
-                f"WAIT {wait.replicas} {wait.timeout_ms}: not every node reached "
-                f"{wait.replicas} replica(s)",
+                f"WAIT {wait.replicas} {wait.timeout_ms}: every item was written to its primary, "
+                f"but {short} of {len(self.acked)} command(s) were confirmed by fewer replicas "
+                f"{where} (as few as {least})",
                 self.acked,
                 self.replies,
+                self.replicas,
+                self.attached,
             )
         return self.replies
 
@@ -154,14 +220,30 @@ def _pipeline_args(
     cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]],
     plan: _Plan,
     wait: Optional[Wait],
+    need: int,
 ) -> List[Tuple[Any, ...]]:
     out: List[Tuple[Any, ...]] = []
     for i in idxs:
         if i in plan.redirect and plan.redirect[i][1]:
             out.append(("ASKING",))
         out.append(cmds[i][1])
-    if wait is not None:
-        out.append(("WAIT", wait.replicas, wait.timeout_ms))
+    if wait is not None and need > 0:
+        out.append(("WAIT", need, wait.timeout_ms))
+    return out
+
+
+def _needs_from_roles(wait: Optional[Wait], roles: Dict[Addr, Any]) -> Needs:
+    """Each node's requirement: ``wait.replicas``, capped under ``"attached"`` by the replicas
+    its ``ROLE`` reply lists (a node whose ``ROLE`` failed keeps the full requirement)."""
+    out: Needs = {}
+    for addr, r in roles.items():
+        if wait is None:
+            out[addr] = (0, None)
+            continue
+        online = None
+        if wait.policy == "attached" and isinstance(r, list) and r:
+            online = _online_replicas(r[0])
+        out[addr] = (wait.replicas if online is None else min(wait.replicas, online), online)
     return out
 
 
@@ -169,53 +251,31 @@ def _backoff(attempt: int) -> float:
     return float(min(0.05 * (2**attempt), 1.0))
 
 
-def _queue(pipe: Any, args: List[Tuple[Any, ...]]) -> Any:
-    """``pipe`` with ``args`` queued, one command each."""
-    for a in args:
-        pipe.execute_command(*a)
-    return pipe
+class Router:
+    """Per-node parallel pipelines over a sync ``redis.Redis`` or ``redis.RedisCluster``."""
 
-
-class _Routing:
-    """What both routers share: the client, the rounds to try, the redirect counts, and which
-    node each pending command goes to."""
-
-    def __init__(self, client: Any, attempts: int) -> None:
+    def __init__(self, client: Any, attempts: int = 8) -> None:
         self.client = client
         self.cluster = _is_cluster(client)
         self.attempts = attempts
         #: Commands redirected by MOVED, by ASK, and retried after a lost connection,
         #: TRYAGAIN or CLUSTERDOWN, since this router was made.
         self.redirects: Dict[str, int] = {"moved": 0, "ask": 0, "retried": 0}
-
-    def addr_of(self, key: bytes) -> Addr:
-        if not self.cluster:
-            return _SINGLE
-        node = self.client.get_node_from_key(key)
-        return (node.host, int(node.port))
-
-    def _groups(
-        self, plan: _Plan, cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]]
-    ) -> Dict[Addr, List[int]]:
-        """The pending commands by node: where a redirection sent them, else their key's."""
-        groups: Dict[Addr, List[int]] = {}
-        for i in plan.pending:
-            addr = plan.redirect[i][0] if i in plan.redirect else self.addr_of(cmds[i][0])
-            groups.setdefault(addr, []).append(i)
-        return groups
-
-
-class Router(_Routing):
-    """Per-node parallel pipelines over a sync ``redis.Redis`` or ``redis.RedisCluster``."""
-
-    def __init__(self, client: Any, attempts: int = 8) -> None:
-        super().__init__(client, attempts)
+        #: ``unreplicated``: commands accepted under the ``"attached"`` wait policy with fewer
+        #: replicas than asked for (their primary had fewer online), since this router was made.
+        self.replication: Dict[str, int] = {"unreplicated": 0}
         self._pool: Optional[ThreadPoolExecutor] = None
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
+
+    def addr_of(self, key: bytes) -> Addr:
+        if not self.cluster:
+            return _SINGLE
+        node = self.client.get_node_from_key(key)
+        return (node.host, int(node.port))
 
     def _node_client(self, addr: Addr) -> Any:
         if not self.cluster:
@@ -230,10 +290,21 @@ class Router(_Routing):
 
     def _one(self, addr: Addr, args: List[Tuple[Any, ...]]) -> Any:
         try:
-            pipe = _queue(self._node_client(addr).pipeline(transaction=False), args)
+            pipe = self._node_client(addr).pipeline(transaction=False)
+            for a in args:
+                pipe.execute_command(*a)
             return pipe.execute(raise_on_error=False)
         except RedisError as e:
             return e
+
+    def _parallel(self, jobs: Dict[Addr, List[Tuple[Any, ...]]]) -> Dict[Addr, Any]:
+        """Each node's pipeline, the nodes at the same time."""
+        if len(jobs) == 1:
+            return {a: self._one(a, args) for a, args in jobs.items()}
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=16)
+        futs = {a: self._pool.submit(self._one, a, args) for a, args in jobs.items()}
+        return {a: f.result() for a, f in futs.items()}
 
     def run(
         self, cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]], wait: Optional[Wait] = None
@@ -243,16 +314,21 @@ class Router(_Routing):
         plan = _Plan(len(cmds))
         last: Optional[BaseException] = None
         for attempt in range(self.attempts):
-            groups = self._groups(plan, cmds)
-            jobs = {a: _pipeline_args(idxs, cmds, plan, wait) for a, idxs in groups.items()}
-            if len(jobs) == 1:
-                results = {a: self._one(a, args) for a, args in jobs.items()}
-            else:
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(max_workers=16)
-                futs = {a: self._pool.submit(self._one, a, args) for a, args in jobs.items()}
-                results = {a: f.result() for a, f in futs.items()}
-            refresh, last = plan.absorb(groups, results, wait)
+            groups: Dict[Addr, List[int]] = {}
+            for i in plan.pending:
+                addr = plan.redirect[i][0] if i in plan.redirect else self.addr_of(cmds[i][0])
+                groups.setdefault(addr, []).append(i)
+            roles: Dict[Addr, Any] = {a: None for a in groups}
+            if wait is not None and wait.policy == "attached":
+                roles = self._parallel({a: [("ROLE",)] for a in groups})
+            needs = _needs_from_roles(wait, roles)
+            results = self._parallel(
+                {
+                    a: _pipeline_args(idxs, cmds, plan, wait, needs[a][0])
+                    for a, idxs in groups.items()
+                }
+            )
+            refresh, last = plan.absorb(groups, results, wait, needs)
             if not plan.pending:
                 break
             if refresh and self.cluster:
@@ -261,10 +337,10 @@ class Router(_Routing):
                     self.client.nodes_manager.initialize()
                 except RedisError as e:
                     last = e
-        return plan.finish(last, wait, self.redirects)
+        return plan.finish(last, wait, self.redirects, self.replication)
 
 
-class AsyncRouter(_Routing):
+class AsyncRouter:
     """:class:`Router` for ``redis.asyncio.Redis`` and ``redis.asyncio.RedisCluster``. On a
     cluster it keeps one ``redis.asyncio.Redis`` per node, made from the cluster client's
     connection settings; :meth:`aclose` closes them."""
@@ -285,7 +361,15 @@ class AsyncRouter(_Routing):
     )
 
     def __init__(self, client: Any, attempts: int = 8) -> None:
-        super().__init__(client, attempts)
+        self.client = client
+        self.cluster = _is_cluster(client)
+        self.attempts = attempts
+        #: Commands redirected by MOVED, by ASK, and retried after a lost connection,
+        #: TRYAGAIN or CLUSTERDOWN, since this router was made.
+        self.redirects: Dict[str, int] = {"moved": 0, "ask": 0, "retried": 0}
+        #: ``unreplicated``: commands accepted under the ``"attached"`` wait policy with fewer
+        #: replicas than asked for (their primary had fewer online), since this router was made.
+        self.replication: Dict[str, int] = {"unreplicated": 0}
         self._nodes: Dict[Addr, Any] = {}
 
     async def aclose(self) -> None:
@@ -297,6 +381,12 @@ class AsyncRouter(_Routing):
     async def _ready(self) -> None:
         if self.cluster and not self.client.nodes_manager.slots_cache:
             await self.client.initialize()
+
+    def addr_of(self, key: bytes) -> Addr:
+        if not self.cluster:
+            return _SINGLE
+        node = self.client.get_node_from_key(key)
+        return (node.host, int(node.port))
 
     def _node_client(self, addr: Addr) -> Any:
         if not self.cluster:
@@ -316,7 +406,9 @@ class AsyncRouter(_Routing):
 
     async def _one(self, addr: Addr, args: List[Tuple[Any, ...]]) -> Any:
         try:
-            pipe = _queue(self._node_client(addr).pipeline(transaction=False), args)
+            pipe = self._node_client(addr).pipeline(transaction=False)
+            for a in args:
+                pipe.execute_command(*a)
             return await pipe.execute(raise_on_error=False)
         except RedisError as e:
             return e
@@ -329,12 +421,23 @@ class AsyncRouter(_Routing):
         plan = _Plan(len(cmds))
         last: Optional[BaseException] = None
         for attempt in range(self.attempts):
-            groups = self._groups(plan, cmds)
+            groups: Dict[Addr, List[int]] = {}
+            for i in plan.pending:
+                addr = plan.redirect[i][0] if i in plan.redirect else self.addr_of(cmds[i][0])
+                groups.setdefault(addr, []).append(i)
             addrs = list(groups)
+            roles: Dict[Addr, Any] = {a: None for a in addrs}
+            if wait is not None and wait.policy == "attached":
+                got = await asyncio.gather(*(self._one(a, [("ROLE",)]) for a in addrs))
+                roles = dict(zip(addrs, got))
+            needs = _needs_from_roles(wait, roles)
             outs = await asyncio.gather(
-                *(self._one(a, _pipeline_args(groups[a], cmds, plan, wait)) for a in addrs)
+                *(
+                    self._one(a, _pipeline_args(groups[a], cmds, plan, wait, needs[a][0]))
+                    for a in addrs
+                )
             )
-            refresh, last = plan.absorb(groups, dict(zip(addrs, outs)), wait)
+            refresh, last = plan.absorb(groups, dict(zip(addrs, outs)), wait, needs)
             if not plan.pending:
                 break
             if refresh and self.cluster:
@@ -343,4 +446,4 @@ class AsyncRouter(_Routing):
                     await self.client.nodes_manager.initialize()
                 except RedisError as e:
                     last = e
-        return plan.finish(last, wait, self.redirects)
+        return plan.finish(last, wait, self.redirects, self.replication)

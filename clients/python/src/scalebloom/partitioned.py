@@ -317,18 +317,27 @@ class PartitionedCommands:
         """The router's per-command ReplicationError, restated per item: ``acked[i]`` and
         ``replies[i]`` (the bool answer) for ``items[i]``."""
         acked = [False] * n
-        for positions, ok in zip(where, e.acked):
+        replicas = [0] * n
+        attached: List[Optional[int]] = [None] * n
+        for positions, ok, got, online in zip(where, e.acked, e.replicas, e.attached):
             for q in positions:
-                acked[q] = ok
-        return ReplicationError(str(e), acked, list(cls._join(n, where, e.replies)))
+                acked[q], replicas[q], attached[q] = ok, got, online
+        return ReplicationError(
+            str(e), acked, list(cls._join(n, where, e.replies)), replicas, attached
+        )
 
     def _batch(
-        self, verb: str, items: Items, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+        self,
+        verb: str,
+        items: Items,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+        wait_policy: str = "strict",
     ) -> Proc[List[bool]]:
         """``verb`` of every item on its partition; one bool per item, in input order."""
+        wait = Wait(wait_replicas, wait_timeout_ms, wait_policy) if wait_replicas > 0 else None
         items = items_of(items)
         cmds, where = self._split(verb, items)
-        wait = Wait(wait_replicas, wait_timeout_ms) if wait_replicas > 0 else None
         try:
             replies = yield Batch(cmds, wait)
         except ReplicationError as e:
@@ -339,16 +348,32 @@ class PartitionedCommands:
         return Batch([(k.encode(), (verb, k)) for k in self.spec.keys])
 
     @procedure
-    def add(self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000) -> Proc[bool]:
+    def add(
+        self,
+        item: Item,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+        wait_policy: str = "strict",
+    ) -> Proc[bool]:
         """Adds one item: ``True`` if it was new."""
-        return (yield from self._batch("BF.MADD", [item], wait_replicas, wait_timeout_ms))[0]
+        return (
+            yield from self._batch("BF.MADD", [item], wait_replicas, wait_timeout_ms, wait_policy)
+        )[0]
 
     @procedure
     def madd(
-        self, items: Items, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+        self,
+        items: Items,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+        wait_policy: str = "strict",
     ) -> Proc[List[bool]]:
         """Adds items: one bool per item, in input order (``True``: it was new)."""
-        return (yield from self._batch("BF.MADD", items, wait_replicas, wait_timeout_ms))
+        return (
+            yield from self._batch("BF.MADD", items, wait_replicas, wait_timeout_ms, wait_policy)
+        )
 
     @procedure
     def exists(self, item: Item) -> Proc[bool]:
@@ -362,18 +387,32 @@ class PartitionedCommands:
 
     @procedure
     def delete(
-        self, item: Item, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+        self,
+        item: Item,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+        wait_policy: str = "strict",
     ) -> Proc[bool]:
         """Counting filters: removes one occurrence of the item (``BF.DEL`` on its
         partition); ``True`` if it was present."""
-        return (yield from self._batch("BF.MDEL", [item], wait_replicas, wait_timeout_ms))[0]
+        return (
+            yield from self._batch("BF.MDEL", [item], wait_replicas, wait_timeout_ms, wait_policy)
+        )[0]
 
     @procedure
     def mdelete(
-        self, items: Items, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+        self,
+        items: Items,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+        wait_policy: str = "strict",
     ) -> Proc[List[bool]]:
         """Counting filters: :meth:`delete` for each item, one bool per item in input order."""
-        return (yield from self._batch("BF.MDEL", items, wait_replicas, wait_timeout_ms))
+        return (
+            yield from self._batch("BF.MDEL", items, wait_replicas, wait_timeout_ms, wait_policy)
+        )
 
     @procedure
     def card(self) -> Proc[int]:
@@ -435,10 +474,17 @@ class PartitionedFilter(SyncRunner, PartitionedCommands):
     with ``PartitionedFilter(client, name)``; make one with :meth:`create`.
 
     Every write method takes ``wait_replicas`` (default 0): when positive, each node's
-    pipeline ends with ``WAIT wait_replicas wait_timeout_ms`` and
-    :class:`~scalebloom.ReplicationError` is raised unless every node reached that many
-    replicas; its ``acked`` list says, per item, whether the item's node did (and
-    ``replies`` holds the answers).
+    pipeline ends with ``WAIT wait_replicas wait_timeout_ms``. ``wait_policy`` says what must
+    be confirmed: ``"strict"`` (the default), ``wait_replicas`` replicas on every node;
+    ``"attached"``, ``min(wait_replicas, the replicas online on that primary)`` (read with
+    ``ROLE`` in the same pipeline), so a primary a failover left without a replica is not
+    asked for one, while a replica that is online but does not confirm in time still fails
+    the call; such accepted writes are counted in ``router.replication["unreplicated"]``.
+    When a requirement is not met, the items are written all the same and
+    :class:`~scalebloom.ReplicationError` is raised: its ``acked`` list says, per item,
+    whether the item's node met it, ``replicas`` how many replicas its ``WAIT`` reported,
+    ``attached`` how many were online (``"attached"`` policy), and ``replies`` holds the
+    answers.
     """
 
     def __init__(self, client: Any, name: str) -> None:
