@@ -3,6 +3,8 @@
 
 use std::ffi::CStr;
 
+use redis_module::RedisString;
+
 use super::{Key, core_err, notify, window, with_either, with_value};
 use crate::filter::codec;
 use crate::filter::params::Layout;
@@ -155,7 +157,19 @@ fn add_items(
     event: &CStr,
 ) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
-    let mut key = Key::writable(ctx, &key_name);
+    add_items_at(ctx, args, &key_name, Key::writable(ctx, &key_name), first_item, create, event)
+}
+
+/// [`add_items`] on `key`, the key `key_name` already open for writing.
+fn add_items_at(
+    ctx: &Call,
+    args: &Args,
+    key_name: &RedisString,
+    mut key: Key,
+    first_item: usize,
+    create: Create,
+    event: &CStr,
+) -> Result<(Answers, Option<String>), Reply> {
     let windowed = key.holds::<WindowValue>()
         || (create.window.is_some() && !create.nocreate && !key.holds::<Chain>());
     if windowed {
@@ -198,8 +212,7 @@ fn add_items(
         (Answers::Many(results), error)
     };
     let processed = answers.len();
-    // A counting filter counts every add, present items' too: any item that went in changed it.
-    let changed = answers.any_new() || (chain.counter_width() != 0 && processed > 0);
+    let changed = adds_changed(chain, answers.any_new(), processed);
     let all_done = error.is_none();
     let was_created = created.is_some();
     // Stopped early after creating: a replica, which does not apply this server's memory
@@ -229,9 +242,15 @@ fn add_items(
         replicate!(ctx, c"BF.MADD", Arg(args.key_arg()), Args(went_in));
     }
     if changed || was_created {
-        notify(ctx, event, &key_name);
+        notify(ctx, event, key_name);
     }
     Ok((answers, error.map(|e| errors::text(&e))))
+}
+
+/// Whether adding `processed` items (`any_new`: some of them new) changed `chain`: a counting
+/// filter counts every add, present items' too, so any item that went in changed it.
+fn adds_changed(chain: &Chain, any_new: bool, processed: usize) -> bool {
+    any_new || (chain.counter_width() != 0 && processed > 0)
 }
 
 /// The reply of MADD / INSERT: one boolean per item, then the error that stopped them, if any.
@@ -245,9 +264,26 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 
 /// `BF.ADD key item`
 pub fn add(ctx: &Call, args: &Args) -> Reply {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    // The usual case, a filter that exists: the item straight to the core, then what
+    // `add_items` does for one item that went in (or, refused, nothing).
+    if let Some(chain) = key.get_mut::<Chain>() {
+        let guard = ServerGuard::for_command(ctx);
+        return match chain.add(args.bytes(2), &guard) {
+            Ok(new) => {
+                if adds_changed(chain, new, 1) {
+                    ctx.replicate_verbatim();
+                    notify(ctx, c"bf.add", &key_name);
+                }
+                Reply::Bool(new)
+            }
+            Err(e) => core_err(&e),
+        };
+    }
     let create =
         Create { params: None, nocreate: false, counting: None, layout: None, window: None };
-    match add_items(ctx, args, 2, create, c"bf.add") {
+    match add_items_at(ctx, args, &key_name, key, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
         Ok(_) => Reply::err(errors::INTERNAL),

@@ -55,6 +55,19 @@ impl Key {
         self.value_ptr::<T>().map(|p| p.map(|p| unsafe { &mut *p })).map_err(Held::reply)
     }
 
+    /// The `T` at this key, to change it; `None` when the key is missing or holds anything
+    /// else (no reply is built: the caller tells those apart if it needs to).
+    pub fn get_mut<T: NativeType>(&mut self) -> Option<&mut T> {
+        // SAFETY: as in `value_mut`.
+        self.value_ptr::<T>().ok().flatten().map(|p| unsafe { &mut *p })
+    }
+
+    /// The `T` at this key; `None` when the key is missing or holds anything else.
+    pub fn get<T: NativeType>(&self) -> Option<&T> {
+        // SAFETY: as in `value`.
+        self.value_ptr::<T>().ok().flatten().map(|p| unsafe { &*p })
+    }
+
     /// The value pointer behind [`Key::value`]. The error says what the key holds instead,
     /// without building a reply: testing for a type the key does not hold is the usual path
     /// of [`Key::holds`].
