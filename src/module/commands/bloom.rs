@@ -370,12 +370,16 @@ pub fn mdel(ctx: &Call, args: &Args) -> Reply {
 
 /// `BF.EXISTS key item`
 pub fn exists(ctx: &Call, args: &Args) -> Reply {
-    with_either(
-        ctx,
-        args,
+    let key = Key::open(ctx, &args.key(), false);
+    // The usual case, a filter that exists: no other type is tested.
+    if let Some(chain) = key.get::<Chain>() {
+        return Reply::Bool(chain.contains(args.bytes(2)));
+    }
+    // Not a filter: a windowed one, no key, or another type.
+    key.either(
         || Reply::Bool(false),
-        |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
         |w: &WindowValue| Reply::Bool(w.filter.contains(args.bytes(2), clock::now_ms())),
+        |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
     )
 }
 

@@ -101,6 +101,23 @@ impl Key {
         }
     }
 
+    /// [`with_either`] on this key.
+    pub fn either<T: NativeType, U: NativeType>(
+        &self,
+        missing: impl FnOnce() -> Reply,
+        f: impl FnOnce(&T) -> Reply,
+        g: impl FnOnce(&U) -> Reply,
+    ) -> Reply {
+        match self.value::<T>() {
+            Ok(None) => missing(),
+            Ok(Some(value)) => f(value),
+            Err(r) => match self.value::<U>() {
+                Ok(Some(value)) => g(value),
+                _ => r,
+            },
+        }
+    }
+
     /// Whether the key holds a `T`.
     pub fn holds<T: NativeType>(&self) -> bool {
         matches!(self.value_ptr::<T>(), Ok(Some(_)))
@@ -177,15 +194,7 @@ pub fn with_either<T: NativeType, U: NativeType>(
     f: impl FnOnce(&T) -> Reply,
     g: impl FnOnce(&U) -> Reply,
 ) -> Reply {
-    let key = Key::open(ctx, &args.key(), false);
-    match key.value::<T>() {
-        Ok(None) => missing(),
-        Ok(Some(value)) => f(value),
-        Err(r) => match key.value::<U>() {
-            Ok(Some(value)) => g(value),
-            _ => r,
-        },
-    }
+    Key::open(ctx, &args.key(), false).either(missing, f, g)
 }
 
 /// The read path of every read-only command: opens the key at `argv[1]`, answers `missing()`
