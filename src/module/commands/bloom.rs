@@ -3,6 +3,8 @@
 
 use std::ffi::CStr;
 
+use redis_module::RedisString;
+
 use super::{Key, core_err, dump, notify, window, with_either, with_value};
 use crate::filter::bloom::codec;
 use crate::filter::bloom::params::Layout;
@@ -158,7 +160,19 @@ fn add_items(
     event: &CStr,
 ) -> Result<(Answers, Option<String>), Reply> {
     let key_name = args.key();
-    let mut key = Key::writable(ctx, &key_name);
+    add_items_at(ctx, args, &key_name, Key::writable(ctx, &key_name), first_item, create, event)
+}
+
+/// [`add_items`] on `key`, the key `key_name` already open for writing.
+fn add_items_at(
+    ctx: &Call,
+    args: &Args,
+    key_name: &RedisString,
+    mut key: Key,
+    first_item: usize,
+    create: Create,
+    event: &CStr,
+) -> Result<(Answers, Option<String>), Reply> {
     let windowed = key.holds::<WindowValue>()
         || (create.window.is_some() && !create.nocreate && !key.holds::<Chain>());
     if windowed {
@@ -201,8 +215,7 @@ fn add_items(
         (Answers::Many(results), error)
     };
     let processed = answers.len();
-    // A counting filter counts every add, present items' too: any item that went in changed it.
-    let changed = answers.any_new() || (chain.counter_width() != 0 && processed > 0);
+    let changed = adds_changed(chain, answers.any_new(), processed);
     let all_done = error.is_none();
     let was_created = created.is_some();
     // Stopped early after creating: a replica, which does not apply this server's memory
@@ -232,9 +245,15 @@ fn add_items(
         replicate!(ctx, c"BF.MADD", Arg(args.key_arg()), Args(went_in));
     }
     if changed || was_created {
-        notify(ctx, event, &key_name);
+        notify(ctx, event, key_name);
     }
     Ok((answers, error.map(|e| errors::text(&e))))
+}
+
+/// Whether adding `processed` items (`any_new`: some of them new) changed `chain`: a counting
+/// filter counts every add, present items' too, so any item that went in changed it.
+fn adds_changed(chain: &Chain, any_new: bool, processed: usize) -> bool {
+    any_new || (chain.counter_width() != 0 && processed > 0)
 }
 
 /// The reply of MADD / INSERT: one boolean per item, then the error that stopped them, if any.
@@ -248,9 +267,26 @@ fn many_reply(result: Result<(Answers, Option<String>), Reply>) -> Reply {
 
 /// `BF.ADD key item`
 pub fn add(ctx: &Call, args: &Args) -> Reply {
+    let key_name = args.key();
+    let mut key = Key::writable(ctx, &key_name);
+    // The usual case, a filter that exists: the item straight to the core, then what
+    // `add_items` does for one item that went in (or, refused, nothing).
+    if let Some(chain) = key.get_mut::<Chain>() {
+        let guard = ServerGuard::for_command(ctx);
+        return match chain.add(args.bytes(2), &guard) {
+            Ok(new) => {
+                if adds_changed(chain, new, 1) {
+                    ctx.replicate_verbatim();
+                    notify(ctx, c"bf.add", &key_name);
+                }
+                Reply::Bool(new)
+            }
+            Err(e) => core_err(&e),
+        };
+    }
     let create =
         Create { params: None, nocreate: false, counting: None, layout: None, window: None };
-    match add_items(ctx, args, 2, create, c"bf.add") {
+    match add_items_at(ctx, args, &key_name, key, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
         Ok(_) => Reply::err(errors::INTERNAL),
@@ -337,12 +373,16 @@ pub fn mdel(ctx: &Call, args: &Args) -> Reply {
 
 /// `BF.EXISTS key item`
 pub fn exists(ctx: &Call, args: &Args) -> Reply {
-    with_either(
-        ctx,
-        args,
+    let key = Key::open(ctx, &args.key(), false);
+    // The usual case, a filter that exists: no other type is tested.
+    if let Some(chain) = key.get::<Chain>() {
+        return Reply::Bool(chain.contains(args.bytes(2)));
+    }
+    // Not a filter: a windowed one, no key, or another type.
+    key.either(
         || Reply::Bool(false),
-        |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
         |w: &WindowValue| Reply::Bool(w.filter.contains(args.bytes(2), clock::now_ms())),
+        |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
     )
 }
 

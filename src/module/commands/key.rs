@@ -45,18 +45,33 @@ impl Key {
     /// holds anything else.
     pub fn value<T: NativeType>(&self) -> Result<Option<&T>, Reply> {
         // SAFETY: a pointer from `value_ptr` is a live `T`, read-only while `self` is borrowed.
-        self.value_ptr::<T>().map(|p| p.map(|p| unsafe { &*p }))
+        self.value_ptr::<T>().map(|p| p.map(|p| unsafe { &*p })).map_err(Held::reply)
     }
 
     /// [`Key::value`], to change it (the key must be open for writing).
     pub fn value_mut<T: NativeType>(&mut self) -> Result<Option<&mut T>, Reply> {
         // SAFETY: a pointer from `value_ptr` is a live `T`, and `&mut self` makes this the
         // only reference to it while borrowed.
-        self.value_ptr::<T>().map(|p| p.map(|p| unsafe { &mut *p }))
+        self.value_ptr::<T>().map(|p| p.map(|p| unsafe { &mut *p })).map_err(Held::reply)
     }
 
-    /// The value pointer behind [`Key::value`].
-    fn value_ptr<T: NativeType>(&self) -> Result<Option<*mut T>, Reply> {
+    /// The `T` at this key, to change it; `None` when the key is missing or holds anything
+    /// else (no reply is built: the caller tells those apart if it needs to).
+    pub fn get_mut<T: NativeType>(&mut self) -> Option<&mut T> {
+        // SAFETY: as in `value_mut`.
+        self.value_ptr::<T>().ok().flatten().map(|p| unsafe { &mut *p })
+    }
+
+    /// The `T` at this key; `None` when the key is missing or holds anything else.
+    pub fn get<T: NativeType>(&self) -> Option<&T> {
+        // SAFETY: as in `value`.
+        self.value_ptr::<T>().ok().flatten().map(|p| unsafe { &*p })
+    }
+
+    /// The value pointer behind [`Key::value`]. The error says what the key holds instead,
+    /// without building a reply: testing for a type the key does not hold is the usual path
+    /// of [`Key::holds`].
+    fn value_ptr<T: NativeType>(&self) -> Result<Option<*mut T>, Held> {
         if self.0.is_null() {
             return Ok(None);
         }
@@ -65,7 +80,7 @@ impl Key {
             api!(RedisModule_ModuleTypeGetType),
             api!(RedisModule_ModuleTypeGetValue),
         ) else {
-            return Err(Reply::err(errors::INTERNAL));
+            return Err(Held::NoApi);
         };
         // SAFETY: `self.0` is an open key.
         let kind = unsafe { kind(self.0) };
@@ -79,10 +94,27 @@ impl Key {
             if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int
                 || module_type(self.0) != *T::redis_type().raw_type.borrow()
             {
-                return Err(Reply::err(errors::WRONG_TYPE));
+                return Err(Held::Other);
             }
             let value = value(self.0).cast::<T>();
             Ok((!value.is_null()).then_some(value))
+        }
+    }
+
+    /// [`with_either`] on this key.
+    pub fn either<T: NativeType, U: NativeType>(
+        &self,
+        missing: impl FnOnce() -> Reply,
+        f: impl FnOnce(&T) -> Reply,
+        g: impl FnOnce(&U) -> Reply,
+    ) -> Reply {
+        match self.value::<T>() {
+            Ok(None) => missing(),
+            Ok(Some(value)) => f(value),
+            Err(r) => match self.value::<U>() {
+                Ok(Some(value)) => g(value),
+                _ => r,
+            },
         }
     }
 
@@ -123,6 +155,25 @@ impl Key {
     }
 }
 
+/// Why a key's value is not the type asked for.
+#[derive(Clone, Copy)]
+enum Held {
+    /// Another type (or not a module type).
+    Other,
+    /// The module API is missing (never, once loaded).
+    NoApi,
+}
+
+impl Held {
+    /// The error reply for it.
+    fn reply(self) -> Reply {
+        match self {
+            Held::Other => Reply::err(errors::WRONG_TYPE),
+            Held::NoApi => Reply::err(errors::INTERNAL),
+        }
+    }
+}
+
 impl Drop for Key {
     fn drop(&mut self) {
         if self.0.is_null() {
@@ -143,15 +194,7 @@ pub fn with_either<T: NativeType, U: NativeType>(
     f: impl FnOnce(&T) -> Reply,
     g: impl FnOnce(&U) -> Reply,
 ) -> Reply {
-    let key = Key::open(ctx, &args.key(), false);
-    match key.value::<T>() {
-        Ok(None) => missing(),
-        Ok(Some(value)) => f(value),
-        Err(r) => match key.value::<U>() {
-            Ok(Some(value)) => g(value),
-            _ => r,
-        },
-    }
+    Key::open(ctx, &args.key(), false).either(missing, f, g)
 }
 
 /// The read path of every read-only command: opens the key at `argv[1]`, answers `missing()`
