@@ -281,9 +281,9 @@ fn header_scheme(c: &mut Conn, key: &str) -> u64 {
     u64::from_le_bytes(header[16..24].try_into().unwrap())
 }
 
-/// Standard filters are made in hash scheme 5 since 2026-11-27; an AOF (or a primary) of an
-/// older build sends settings without the flag that says so, and its creations replay in
-/// scheme 1, as that build made them: the same bits as on the server that wrote them.
+/// Standard filters are made in hash scheme 5; an AOF (or a primary) whose settings lack the
+/// flag that says so has its creations replayed in scheme 1, as its writer made them: the same
+/// bits as on the server that wrote them.
 #[test]
 fn creations_after_an_older_builds_settings_replay_in_scheme_1() {
     let opts = ServerOpts::new().arg("appendonly", "yes").arg("aof-use-rdb-preamble", "no");
