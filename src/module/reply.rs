@@ -47,7 +47,26 @@ impl Reply {
 }
 
 /// Sends a reply built by a handler, to the client of the running command `ctx`.
+///
+/// A boolean, the reply of BF.ADD, BF.EXISTS and the other single-item commands, is sent
+/// right here, in the caller; every other shape by `send_other`.
+#[inline(always)]
 pub fn send(context: &Context, reply: Reply) {
+    if let Reply::Bool(b) = reply {
+        if let Some(reply_with_bool) = api!(RedisModule_ReplyWithBool) {
+            // SAFETY: `context` wraps the running command's live context.
+            unsafe { reply_with_bool(context.ctx, c_int::from(b)) };
+        }
+        // A boolean owns nothing: skip the drop glue of the whole enum.
+        std::mem::forget(reply);
+        return;
+    }
+    send_other(context, reply);
+}
+
+/// [`send`] of any shape.
+#[inline(never)]
+fn send_other(context: &Context, reply: Reply) {
     let ctx = context.ctx;
     match reply {
         Reply::Ok => {
