@@ -548,28 +548,6 @@ pub fn debug(ctx: &Call, args: &Args) -> Reply {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::format_g;
-
-    #[test]
-    fn format_g_matches_printf() {
-        for (x, want) in [
-            (0.005, "0.005"),
-            (0.0025, "0.0025"),
-            (0.00125, "0.00125"),
-            (0.01, "0.01"),
-            (0.000078125, "7.8125e-05"),
-            (1e-10, "1e-10"),
-            (0.5, "0.5"),
-            (0.123456789, "0.123457"),
-            (3.0517578125e-07, "3.05176e-07"),
-        ] {
-            assert_eq!(format_g(x), want);
-        }
-    }
-}
-
 /// `BF.SCANDUMP key iterator` → `[next, data]`: iterator 0 gives the header, `[0, ""]` the end,
 /// as does any negative iterator (as in RedisBloom). The key is checked before the iterator.
 pub fn scandump(ctx: &Call, args: &Args) -> Reply {
@@ -594,5 +572,27 @@ pub fn loadchunk(ctx: &Call, args: &Args) -> Reply {
         dump::load::<WindowValue>(ctx, args, it, &mut key)
     } else {
         dump::load::<Chain>(ctx, args, it, &mut key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g;
+
+    #[test]
+    fn format_g_matches_printf() {
+        for (x, want) in [
+            (0.005, "0.005"),
+            (0.0025, "0.0025"),
+            (0.00125, "0.00125"),
+            (0.01, "0.01"),
+            (0.000078125, "7.8125e-05"),
+            (1e-10, "1e-10"),
+            (0.5, "0.5"),
+            (0.123456789, "0.123457"),
+            (3.0517578125e-07, "3.05176e-07"),
+        ] {
+            assert_eq!(format_g(x), want);
+        }
     }
 }
