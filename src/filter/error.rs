@@ -64,6 +64,25 @@ pub enum FilterError {
     UnsupportedEncoding(i32),
     /// A format that cannot hold this filter (RedisBloom's, for 16/32-bit fingerprints).
     Unsupported,
+    /// `BF.MERGE` cannot hold these filters in one value ([`MergeRefusal`]).
+    MergeRefused(MergeRefusal),
+}
+
+/// Why `BF.MERGE` refuses, before changing anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeRefusal {
+    /// A counting filter with a plain one: the result could not delete items.
+    CountingWithPlain,
+    /// Counting filters of two counter widths.
+    CounterWidths,
+    /// A filter in RedisBloom's layout with one in this module's.
+    RedisBloomLayout,
+    /// More parts kept apart than one value holds.
+    TooManyParts,
+    /// Windowed filters whose windows differ.
+    Windows,
+    /// A windowed filter with a Bloom chain.
+    WindowWithChain,
 }
 
 impl FilterError {

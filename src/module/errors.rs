@@ -4,6 +4,7 @@
 //! replies RedisBloom lacks (limits it never had) say what was refused and which setting decides.
 
 use crate::filter::FilterError;
+use crate::filter::error::MergeRefusal;
 
 pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
 pub const ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
@@ -161,9 +162,42 @@ pub fn text(e: &FilterError) -> String {
                 "OOM allocating {needed} bytes for the filter would exceed 'maxmemory'"
             );
         }
+        FilterError::MergeRefused(why) => merge_refusal(*why),
     };
     s.to_string()
 }
+
+// ---- BF.MERGE and LIKE ----
+
+/// `BF.MERGE`'s refusals: what one value cannot hold.
+pub fn merge_refusal(why: MergeRefusal) -> &'static str {
+    match why {
+        MergeRefusal::CountingWithPlain => {
+            "ERR cannot merge a counting filter with a plain one: the result could not delete items"
+        }
+        MergeRefusal::CounterWidths => {
+            "ERR cannot merge counting filters of different counter widths (COUNTING 4 and 8)"
+        }
+        MergeRefusal::RedisBloomLayout => {
+            "ERR filters in RedisBloom's layout merge only with filters in that layout"
+        }
+        MergeRefusal::TooManyParts => {
+            "ERR the merge would keep more than 64 filters apart in one key; create the sources with LIKE so that they merge into one"
+        }
+        MergeRefusal::Windows => {
+            "ERR windowed filters merge only when their windows, sizes and seeds match (create them with LIKE)"
+        }
+        MergeRefusal::WindowWithChain => {
+            "ERR cannot merge a windowed filter with a filter without a window"
+        }
+    }
+}
+
+/// `BF.RESERVE`/`BF.INSERT ... LIKE otherkey` when `otherkey` holds no filter.
+pub const LIKE_NOT_FOUND: &str = "ERR LIKE: the key it names holds no Bloom filter";
+/// `LIKE` with options that set what it copies.
+pub const LIKE_WITH_OPTIONS: &str =
+    "ERR LIKE copies the other filter's capacity, error rate and options: give no CAPACITY, ERROR, EXPANSION, NONSCALING, COUNTING, WINDOW or LAYOUT with it";
 
 // ---- cuckoo filters (RedisBloom 8's words) ----
 
@@ -225,7 +259,8 @@ pub fn cuckoo_text(e: &FilterError) -> String {
         | FilterError::BadParameter
         | FilterError::NonscalingFull
         | FilterError::TooManyLayers
-        | FilterError::NotCounting => return text(e),
+        | FilterError::NotCounting
+        | FilterError::MergeRefused(_) => return text(e),
     };
     s.to_string()
 }

@@ -24,7 +24,11 @@ impl Chain {
     /// steps (first probes, then the rest for items the first probe does not rule out), so
     /// absent items cost one miss each, not `k`.
     pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T], out: &mut Vec<bool>) {
-        by_kind!(self.kind(), K => self.contains_many_as::<K, T>(items, out))
+        let start = out.len();
+        by_kind!(self.kind(), K => self.contains_many_as::<K, T>(items, out));
+        if !self.members().is_empty() {
+            self.members_answer(items, &mut out[start..]);
+        }
     }
 
     /// [`Chain::contains_many`] in a chain of kind `K`.
@@ -67,6 +71,13 @@ impl Chain {
         out: &mut Vec<bool>,
     ) -> Result<(), FilterError> {
         self.awaiting_chunks = false;
+        if !self.members().is_empty() {
+            // A merged chain: each item is first looked up in the members (`Chain::add`).
+            for item in items {
+                out.push(self.add(item.as_ref(), guard)?);
+            }
+            return Ok(());
+        }
         by_kind!(self.kind(), K => self.add_many_as::<K, T>(items, guard, out))
     }
 

@@ -310,6 +310,46 @@ impl BitArray {
         }
     }
 
+    /// Positions non-zero in any of `arrays` (all of this array's length), as one count: set
+    /// bits of their union, or with counters of `width` bits (4 or 8; 0 for plain bits) the
+    /// counters non-zero in any. What a merge's fill would be, without writing it.
+    pub fn union_ones(arrays: &[&BitArray], width: u8) -> u64 {
+        let Some(first) = arrays.first() else { return 0 };
+        let mut ones = 0u64;
+        for (i, seg) in first.segs().iter().enumerate() {
+            let segs: Vec<&[u64]> = arrays.iter().map(|a| &*a.segs()[i]).collect();
+            for w in 0..seg.len() {
+                let any = segs.iter().fold(0u64, |acc, s| acc | nonzero_lanes(s[w], width));
+                ones += u64::from(any.count_ones());
+            }
+        }
+        ones
+    }
+
+    /// Merges `other` (of this array's length) into this array: bits OR-ed, or counters of
+    /// `width` bits (4 or 8) added, saturating at their maximum. Returns, counted in the same
+    /// pass, the positions non-zero after, and the saturated counters before and after (0 and
+    /// 0 for plain bits).
+    pub fn merge_from(&mut self, other: &BitArray, width: u8) -> (u64, u64, u64) {
+        let (mut ones, mut sat_before, mut sat_after) = (0u64, 0u64, 0u64);
+        for (dst, src) in self.segs_mut().iter_mut().zip(other.segs()) {
+            if width == 0 {
+                for (d, &s) in dst.iter_mut().zip(src.iter()) {
+                    *d |= s;
+                    ones += u64::from(d.count_ones());
+                }
+                continue;
+            }
+            for (d, &s) in dst.iter_mut().zip(src.iter()) {
+                sat_before += u64::from(full_lanes(*d, width).count_ones());
+                *d = saturating_lanes(*d, s, width);
+                sat_after += u64::from(full_lanes(*d, width).count_ones());
+                ones += u64::from(nonzero_lanes(*d, width).count_ones());
+            }
+        }
+        (ones, sat_before, sat_after)
+    }
+
     /// Number of set bits.
     pub fn count_ones(&self) -> u64 {
         self.segs().iter().map(|s| crate::filter::mem::count_ones_bytes(&le_bytes(s))).sum()
@@ -526,5 +566,91 @@ mod tests {
         assert_eq!(ok.len_bits(), 128);
         assert!(BitArray::from_segments(128, |n| Words::zeroed(n - 1)).is_err());
         assert!(BitArray::from_segments(128, |n| Words::zeroed(n + 1)).is_err());
+    }
+}
+
+/// One bit per lane of `width` bits (0: every bit its own lane) that is non-zero in `w`, at the
+/// lane's lowest bit.
+#[inline]
+fn nonzero_lanes(w: u64, width: u8) -> u64 {
+    match width {
+        0 => w,
+        4 => (w | (w >> 1) | (w >> 2) | (w >> 3)) & 0x1111_1111_1111_1111,
+        _ => {
+            let w = w | (w >> 4);
+            (w | (w >> 1) | (w >> 2) | (w >> 3)) & 0x0101_0101_0101_0101
+        }
+    }
+}
+
+/// One bit per lane of `width` bits (4 or 8) that is at its maximum in `w` (all ones), at the
+/// lane's lowest bit.
+#[inline]
+fn full_lanes(w: u64, width: u8) -> u64 {
+    if width == 4 {
+        w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111_1111_1111_1111
+    } else {
+        let w = w & (w >> 4);
+        w & (w >> 1) & (w >> 2) & (w >> 3) & 0x0101_0101_0101_0101
+    }
+}
+
+/// Lane-wise `min(a + b, max)` of two words of counters of `width` bits (4 or 8): each lane's
+/// low bits are added apart from its top bit, so no carry crosses a lane; a lane whose sum
+/// carries out of its top bit is set to its maximum.
+#[inline]
+fn saturating_lanes(a: u64, b: u64, width: u8) -> u64 {
+    let (high, ones) = if width == 4 {
+        (0x8888_8888_8888_8888u64, 0x1111_1111_1111_1111u64)
+    } else {
+        (0x8080_8080_8080_8080u64, 0x0101_0101_0101_0101u64)
+    };
+    let low = !high;
+    let partial = (a & low) + (b & low); // each lane < 2^width: no carry leaves it
+    let carry_in = partial & high;
+    let (ah, bh) = (a & high, b & high);
+    let sum = partial ^ ah ^ bh;
+    let carry_out = (ah & bh) | (ah & carry_in) | (bh & carry_in);
+    // The lanes that overflowed, all ones: (lane's low bit) × (2^width − 1).
+    let lanes = carry_out >> (width - 1);
+    let full = lanes * ((1u64 << width) - 1);
+    debug_assert_eq!(lanes & !ones, 0);
+    sum | full
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn saturating_lanes_matches_per_counter_arithmetic() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (a, b) = (x, x.rotate_left(23) ^ 0x5555_0000_ffff_1234);
+            for width in [4u8, 8] {
+                let lanes = 64 / u32::from(width);
+                let max = (1u64 << width) - 1;
+                let mut want = 0u64;
+                for i in 0..lanes {
+                    let sh = i * u32::from(width);
+                    let s = (((a >> sh) & max) + ((b >> sh) & max)).min(max);
+                    want |= s << sh;
+                }
+                assert_eq!(saturating_lanes(a, b, width), want, "width {width}");
+                let mut nz = 0u64;
+                for i in 0..lanes {
+                    let sh = i * u32::from(width);
+                    if (a >> sh) & max != 0 {
+                        nz |= 1 << sh;
+                    }
+                }
+                assert_eq!(nonzero_lanes(a, width), nz);
+                let full = (0..lanes).filter(|i| (a >> (i * u32::from(width))) & max == max);
+                assert_eq!(u64::from(full_lanes(a, width).count_ones()), full.count() as u64);
+            }
+        }
     }
 }

@@ -207,6 +207,11 @@ impl Chain {
         Ok(chain)
     }
 
+    /// A copy of the chain without its members ([`super::merged`]).
+    pub fn clone_alone(&self) -> Self {
+        Self { layers: self.layers.clone_alone(), ..*self }
+    }
+
     /// For RedisBloom chains: whether new layers are sized without power-of-two rounding.
     pub fn noround(&self) -> bool {
         self.noround
@@ -436,15 +441,20 @@ impl Chain {
         self.scheme.hash(item, self.seed)
     }
 
-    /// Whether `item` is (probably) present.
+    /// Whether `item` is (probably) present: in a layer, or in a member a merge kept apart
+    /// ([`super::merged`]).
     pub fn contains(&self, item: &[u8]) -> bool {
-        self.contains_hash(self.hash(item))
+        self.contains_hash(self.hash(item)) || self.members_hold(item)
     }
 
-    /// Adds `item`: `Ok(true)` if it was new, `Ok(false)` if it was (probably) present and
-    /// nothing changed. Fails, changing nothing, when a needed layer cannot be built.
+    /// Adds `item`: `Ok(true)` if it was new, `Ok(false)` if it was (probably) present (in a
+    /// layer or a member) and nothing changed. Fails, changing nothing, when a needed layer
+    /// cannot be built.
     pub fn add(&mut self, item: &[u8], guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         self.awaiting_chunks = false;
+        if self.members_hold(item) {
+            return Ok(false);
+        }
         self.add_hash(self.hash(item), guard)
     }
 
@@ -517,8 +527,9 @@ pub fn array_bytes(size: &LayerSize, width: Width) -> Result<u64, FilterError> {
 impl Chain {
     /// Asks `guard` whether one more layer of `bytes` bytes may be allocated.
     fn admit_layer(&self, bytes: u64, guard: &dyn AllocGuard) -> Result<(), FilterError> {
-        let after = self.bit_bytes().checked_add(bytes).ok_or(FilterError::TooLarge)?;
-        guard.admit(info_size(self.layers.len() as u64 + 1, after), bytes)
+        // The whole value counts: the members a merge kept apart are part of the filter.
+        let after = self.value_bit_bytes().checked_add(bytes).ok_or(FilterError::TooLarge)?;
+        guard.admit(info_size(self.value_layers() as u64 + 1, after), bytes)
     }
 
     /// The layer RedisBloom would append to this RedisBloom chain (`SBChain_Add`):

@@ -172,7 +172,7 @@ impl Chain {
     /// changing nothing, if it was not; [`FilterError::NotCounting`] for a plain chain.
     pub fn delete(&mut self, item: &[u8]) -> Result<bool, FilterError> {
         let h = self.hash(item);
-        let deleted = self.delete_hash(h)?;
+        let deleted = self.delete_hash(h)? || self.delete_in_members(item);
         self.awaiting_chunks = false;
         Ok(deleted)
     }
@@ -197,6 +197,12 @@ impl Chain {
         items: &[T],
         out: &mut Vec<bool>,
     ) -> Result<(), FilterError> {
+        if !self.members().is_empty() && self.counter_width() != 0 {
+            for item in items {
+                out.push(self.delete(item.as_ref())?);
+            }
+            return Ok(());
+        }
         match self.kind() {
             Kind::Counting4 => self.delete_many_as::<4, false, T>(items, out),
             Kind::Counting4Curved => self.delete_many_as::<4, true, T>(items, out),

@@ -1,6 +1,7 @@
 //! A chain's layers as it stores them: the first inline in the chain, every later one in one
 //! tail allocation, whose header also holds the count of saturated counters of a counting
-//! chain (the only chains that have any).
+//! chain (the only chains that have any) and the chains a merge kept apart (its members,
+//! [`super::merge`]).
 //!
 //! Why this shape: a filter's fixed memory is the chain (one allocation of fixed size, the
 //! Redis value) plus whatever else it points to. RedisBloom's is a 32-byte `SBChain` plus one
@@ -13,6 +14,7 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
+use super::chain::Chain;
 use super::layer::Layer;
 
 /// The layers of a chain, oldest first: never empty.
@@ -34,7 +36,7 @@ const _: () = assert!(std::mem::size_of::<Layers>() == 56);
 /// only that count is no part of the filter.
 impl PartialEq for Layers {
     fn eq(&self, other: &Self) -> bool {
-        self.first == other.first && self.rest() == other.rest()
+        self.first == other.first && self.rest() == other.rest() && self.members() == other.members()
     }
 }
 
@@ -61,7 +63,7 @@ impl Layers {
         let mut it = layers.into_iter();
         let first = it.next()?;
         let rest: Vec<Layer> = it.collect();
-        let tail = (!rest.is_empty()).then(|| Tail::new(0, rest));
+        let tail = (!rest.is_empty()).then(|| Tail::new(0, rest, None));
         Some(Self { first, tail })
     }
 
@@ -177,13 +179,59 @@ impl Layers {
 
     /// Appends a layer: the tail grows by exactly one slot.
     pub fn push(&mut self, layer: Layer) {
-        let (saturated, mut rest) = match self.tail.take() {
+        let (saturated, mut rest, members) = match self.tail.take() {
             Some(t) => t.into_parts(),
-            None => (0, Vec::new()),
+            None => (0, Vec::new(), None),
         };
         rest.reserve_exact(1);
         rest.push(layer);
-        self.tail = Some(Tail::new(saturated, rest));
+        self.tail = Some(Tail::new(saturated, rest, members));
+    }
+
+    /// The chains a merge kept apart from this one ([`super::merge`]): empty for every chain
+    /// that never took a merge.
+    #[inline(always)]
+    pub fn members(&self) -> &[Chain] {
+        match &self.tail {
+            Some(t) => t.members(),
+            None => &[],
+        }
+    }
+
+    /// [`Layers::members`], writable (a counting member's deletes, a merge into a member).
+    pub fn members_mut(&mut self) -> &mut [Chain] {
+        match &mut self.tail {
+            Some(t) => t.members_mut(),
+            None => &mut [],
+        }
+    }
+
+    /// Replaces the members (none: `members` empty).
+    pub fn set_members(&mut self, members: Vec<Chain>) {
+        let members = (!members.is_empty()).then(|| members.into_boxed_slice());
+        let (saturated, rest, _) = match self.tail.take() {
+            Some(t) => t.into_parts(),
+            None if members.is_none() => return,
+            None => (0, Vec::new(), None),
+        };
+        self.tail = Some(Tail::new(saturated, rest, members));
+    }
+
+    /// A copy of the layers (and the saturated count) without the members.
+    pub fn clone_alone(&self) -> Self {
+        let tail = self.tail.as_ref().and_then(|t| {
+            let keep = !t.rest().is_empty() || t.saturated() != 0;
+            keep.then(|| Tail::new(t.saturated(), t.rest().to_vec(), None))
+        });
+        Self { first: self.first.clone(), tail }
+    }
+
+    /// Takes the members out, leaving none.
+    pub fn take_members(&mut self) -> Vec<Chain> {
+        let Some(t) = self.tail.take() else { return Vec::new() };
+        let (saturated, rest, members) = t.into_parts();
+        self.tail = Some(Tail::new(saturated, rest, None));
+        members.map(Vec::from).unwrap_or_default()
     }
 
     /// Bytes of the tail allocation (0 without one): what the chain holds besides itself and
@@ -204,7 +252,7 @@ impl Layers {
         match &mut self.tail {
             Some(t) => *t.saturated_mut() = n,
             None if n == 0 => {}
-            None => self.tail = Some(Tail::new(n, Vec::new())),
+            None => self.tail = Some(Tail::new(n, Vec::new(), None)),
         }
     }
 
@@ -228,6 +276,9 @@ impl Layers {
             }
             for layer in self.iter_mut() {
                 layer.relocate(mv);
+            }
+            for member in self.members_mut() {
+                member.relocate(mv);
             }
         }
     }
@@ -269,6 +320,8 @@ struct Header {
     len: usize,
     /// Saturated counters over all the chain's layers (counting chains).
     saturated: u64,
+    /// The chains a merge kept apart ([`Layers::members`]), never an empty slice.
+    members: Option<Box<[Chain]>>,
 }
 
 /// One allocation: a [`Header`] and `len` layers right after it (a thin pointer, so the chain
@@ -296,8 +349,8 @@ impl Tail {
             .expect("a tail of existing layers fits in isize")
     }
 
-    /// A tail holding `rest` (moved in) and the count `saturated`.
-    fn new(saturated: u64, mut rest: Vec<Layer>) -> Self {
+    /// A tail holding `rest` (moved in), the count `saturated` and the members.
+    fn new(saturated: u64, mut rest: Vec<Layer>, members: Option<Box<[Chain]>>) -> Self {
         let len = rest.len();
         let layout = Self::layout(len);
         // SAFETY: `layout` has a non-zero size (the header).
@@ -310,7 +363,7 @@ impl Tail {
         // from `rest`, whose length is then set to 0 so that it frees its buffer without
         // dropping them: each has exactly one owner, the tail.
         unsafe {
-            ptr.as_ptr().write(Header { len, saturated });
+            ptr.as_ptr().write(Header { len, saturated, members });
             let dst = raw.add(REST_OFFSET).cast::<Layer>();
             std::ptr::copy_nonoverlapping(rest.as_ptr(), dst, len);
             rest.set_len(0);
@@ -348,26 +401,37 @@ impl Tail {
         self.header().saturated
     }
 
+    #[inline(always)]
+    fn members(&self) -> &[Chain] {
+        self.header().members.as_deref().unwrap_or(&[])
+    }
+
+    fn members_mut(&mut self) -> &mut [Chain] {
+        // SAFETY: the header is live and owned by the tail, borrowed as long as `self` is.
+        unsafe { self.0.as_mut().members.as_deref_mut().unwrap_or(&mut []) }
+    }
+
     fn saturated_mut(&mut self) -> &mut u64 {
         // SAFETY: the header is live and owned by the tail, borrowed as long as `self` is.
         unsafe { &mut self.0.as_mut().saturated }
     }
 
-    /// The count and the layers, moved out; the allocation is freed.
-    fn into_parts(self) -> (u64, Vec<Layer>) {
-        let Header { len, saturated } = *self.header();
-        let mut rest = Vec::with_capacity(len);
+    /// The count, the layers and the members, moved out; the allocation is freed.
+    fn into_parts(self) -> (u64, Vec<Layer>, Option<Box<[Chain]>>) {
         let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: the `len` layers are moved bitwise into `rest`'s buffer (room for `len`),
-        // then the allocation is freed with the layout it was made with; `this` is never
-        // dropped, so the layers are owned by `rest` alone.
+        // SAFETY: the header is moved out bitwise (its members with it), then the `len`
+        // layers are moved bitwise into `rest`'s buffer (room for `len`), and the allocation
+        // is freed with the layout it was made with; `this` is never dropped, so the members
+        // and layers have one owner each, the values returned.
         unsafe {
+            let Header { len, saturated, members } = this.0.as_ptr().read();
+            let mut rest = Vec::with_capacity(len);
             let src = this.0.as_ptr().cast::<u8>().add(REST_OFFSET).cast::<Layer>();
             std::ptr::copy_nonoverlapping(src, rest.as_mut_ptr(), len);
             rest.set_len(len);
             std::alloc::dealloc(this.0.as_ptr().cast(), Self::layout(len));
+            (saturated, rest, members)
         }
-        (saturated, rest)
     }
 
     /// Lets `mv` move the allocation.
@@ -387,9 +451,11 @@ impl Tail {
 impl Drop for Tail {
     fn drop(&mut self) {
         let len = self.header().len;
-        // SAFETY: the tail owns its `len` layers and its allocation: the layers are dropped
-        // once, here, then the allocation is freed with the layout `new` made it with.
+        // SAFETY: the tail owns its header's members, its `len` layers and its allocation:
+        // each is dropped once, here, then the allocation is freed with the layout `new` made
+        // it with.
         unsafe {
+            std::ptr::drop_in_place(&raw mut (*self.0.as_ptr()).members);
             std::ptr::drop_in_place(self.rest_mut() as *mut [Layer]);
             std::alloc::dealloc(self.0.as_ptr().cast(), Self::layout(len));
         }
@@ -398,6 +464,6 @@ impl Drop for Tail {
 
 impl Clone for Tail {
     fn clone(&self) -> Self {
-        Tail::new(self.saturated(), self.rest().to_vec())
+        Tail::new(self.saturated(), self.rest().to_vec(), self.header().members.clone())
     }
 }

@@ -60,6 +60,8 @@ pub mod kernel;
 pub mod kind;
 pub mod layer;
 pub mod layers;
+pub mod merge;
+pub mod merged;
 pub mod params;
 pub mod probe;
 pub mod redisbloom;
