@@ -79,10 +79,8 @@ pub enum MergeRefusal {
     RedisBloomLayout,
     /// More parts kept apart than one value holds.
     TooManyParts,
-    /// Windowed filters whose windows differ.
+    /// A windowed filter among the keys.
     Windows,
-    /// A windowed filter with a Bloom chain.
-    WindowWithChain,
 }
 
 impl FilterError {

@@ -131,6 +131,12 @@ impl<'a> Args<'a> {
         ManuallyDrop::new(RedisString::from_redis_module_string(self.ctx, self.argv[1]))
     }
 
+    /// Argument `i` (`i < len()`) as a RedisString borrowed from argv (another key a command
+    /// names), as [`Args::key`].
+    pub fn string(&self, i: usize) -> ManuallyDrop<RedisString> {
+        ManuallyDrop::new(RedisString::from_redis_module_string(self.ctx, self.argv[i]))
+    }
+
     /// The key (argument 1) as an argv string.
     pub fn key_arg(&self) -> Arg {
         Arg(self.argv[1])

@@ -18,7 +18,10 @@ pub struct Arg {
 
 /// What an argument is.
 pub enum ArgKind {
+    /// The command's key (key spec 0).
     Key,
+    /// Another key the command reads (key spec 1): `LIKE`'s, BF.MERGE's sources.
+    OtherKey,
     String,
     Integer,
     Double,
@@ -31,6 +34,13 @@ pub enum ArgKind {
 }
 
 impl Arg {
+    /// The other keys (key spec 1) among `args`: `Some(Some(token))` for one introduced by a
+    /// keyword (`LIKE otherkey`), `Some(None)` for keys from the argument after the command's
+    /// key to the end (BF.MERGE's sources), `None` when there are none.
+    pub fn other_keys(args: &[Arg]) -> Option<Option<&'static CStr>> {
+        args.iter().find(|a| matches!(a.kind, ArgKind::OtherKey)).map(|a| a.token)
+    }
+
     /// A required argument.
     pub const fn new(name: &'static CStr, kind: ArgKind) -> Arg {
         Arg { name, kind, token: None, optional: false, multiple: false }
@@ -67,7 +77,9 @@ pub fn c_args(
         .iter()
         .map(|a| {
             let (type_, subargs) = match a.kind {
-                ArgKind::Key => (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY, None),
+                ArgKind::Key | ArgKind::OtherKey => {
+                    (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY, None)
+                }
                 ArgKind::String => {
                     (raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING, None)
                 }
@@ -97,8 +109,12 @@ pub fn c_args(
             raw::RedisModuleCommandArg {
                 name: a.name.as_ptr(),
                 type_,
-                // Every command's one key is its key spec 0.
-                key_spec_index: if matches!(a.kind, ArgKind::Key) { 0 } else { -1 },
+                // A command's key is its key spec 0; the other keys it reads are spec 1.
+                key_spec_index: match a.kind {
+                    ArgKind::Key => 0,
+                    ArgKind::OtherKey => 1,
+                    _ => -1,
+                },
                 token: a.token.map_or(std::ptr::null(), CStr::as_ptr),
                 summary: std::ptr::null(),
                 since: std::ptr::null(),

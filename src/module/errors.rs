@@ -185,10 +185,7 @@ pub fn merge_refusal(why: MergeRefusal) -> &'static str {
             "ERR the merge would keep more than 64 filters apart in one key; create the sources with LIKE so that they merge into one"
         }
         MergeRefusal::Windows => {
-            "ERR windowed filters merge only when their windows, sizes and seeds match (create them with LIKE)"
-        }
-        MergeRefusal::WindowWithChain => {
-            "ERR cannot merge a windowed filter with a filter without a window"
+            "ERR BF.MERGE takes Bloom filters without a window: windowed filters do not merge"
         }
     }
 }

@@ -49,10 +49,13 @@ pub enum Keyword {
     Window,
     /// `LAYOUT STANDARD|BLOCKED`: where an item's probes go (blocked: one cache line).
     Layout,
+    /// `LIKE otherkey`: a new filter of the other's shape, kind and seed (so the two merge
+    /// into one with `BF.MERGE`).
+    Like,
 }
 
 impl Keyword {
-    const ALL: [(Keyword, &'static str); 9] = [
+    const ALL: [(Keyword, &'static str); 10] = [
         (Keyword::Capacity, "CAPACITY"),
         (Keyword::Error, "ERROR"),
         (Keyword::Expansion, "EXPANSION"),
@@ -62,6 +65,7 @@ impl Keyword {
         (Keyword::Counting, "COUNTING"),
         (Keyword::Window, "WINDOW"),
         (Keyword::Layout, "LAYOUT"),
+        (Keyword::Like, "LIKE"),
     ];
 
     /// The keyword `word` spells, ignoring ASCII case.
@@ -93,8 +97,14 @@ const CUCKOO_OPTIONS: [&str; 6] =
 
 /// The options only Bloom filters take: a cuckoo filter command that meets one says so, where
 /// RedisBloom ignores it.
-const BLOOM_ONLY: [Keyword; 5] =
-    [Keyword::Error, Keyword::Nonscaling, Keyword::Counting, Keyword::Window, Keyword::Layout];
+const BLOOM_ONLY: [Keyword; 6] = [
+    Keyword::Error,
+    Keyword::Nonscaling,
+    Keyword::Counting,
+    Keyword::Window,
+    Keyword::Layout,
+    Keyword::Like,
+];
 
 /// The cuckoo-filter option `word` spells, in capitals, if it is one.
 fn cuckoo_option(word: &[u8]) -> Option<&'static str> {
@@ -164,6 +174,7 @@ pub const RESERVE: Grammar = Grammar {
         Keyword::Counting,
         Keyword::Window,
         Keyword::Layout,
+        Keyword::Like,
     ],
     missing_value: Missing::Error(errors::NO_EXPANSION),
     bad_error: errors::BAD_ERROR_RATE,
@@ -189,6 +200,7 @@ pub const INSERT: Grammar = Grammar {
         Keyword::Counting,
         Keyword::Window,
         Keyword::Layout,
+        Keyword::Like,
     ],
     missing_value: Missing::WrongArity,
     bad_error: errors::INSERT_BAD_ERROR_RATE,
@@ -220,6 +232,23 @@ pub struct Creation {
     pub window: Option<WindowKind>,
     /// `LAYOUT STANDARD|BLOCKED`; `None`: the `bf-layout` default.
     pub layout: Option<Layout>,
+    /// `LIKE otherkey`: the argument index of `otherkey` (after the keyword).
+    pub like_at: Option<usize>,
+}
+
+impl Creation {
+    /// Whether options that set what `LIKE` copies were given beside it (`NOCREATE` may be:
+    /// it copies nothing).
+    pub fn like_with_options(&self) -> bool {
+        self.like_at.is_some()
+            && (self.error.is_some()
+                || self.capacity.is_some()
+                || self.expansion.is_some()
+                || self.nonscaling
+                || self.counting.is_some()
+                || self.window.is_some()
+                || self.layout.is_some())
+    }
 }
 
 /// Reads `LAYOUT`'s value: `STANDARD` or `BLOCKED`, in any case.
@@ -309,6 +338,7 @@ impl Grammar {
                     | Keyword::Counting
                     | Keyword::Window
                     | Keyword::Layout
+                    | Keyword::Like
             );
             let value = if takes_value {
                 i += 1;
@@ -321,6 +351,9 @@ impl Grammar {
                     }
                     if keyword == Keyword::Layout {
                         return Err(Reply::err(errors::BAD_LAYOUT));
+                    }
+                    if keyword == Keyword::Like {
+                        return Err(Reply::WrongArity);
                     }
                     return Err(match self.missing_value {
                         Missing::WrongArity => Reply::WrongArity,
@@ -352,6 +385,7 @@ impl Grammar {
                 Keyword::Window => c.window = Some(parse_window(value)?),
                 Keyword::Layout => c.layout = Some(parse_layout(value)?),
                 Keyword::Nocreate => c.nocreate = true,
+                Keyword::Like => c.like_at = Some(i),
                 Keyword::Items => {
                     c.items_at = Some(i + 1);
                     break;

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::args::Args;
 use super::call::Call;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, merge, replconf, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -194,12 +194,13 @@ const LAYOUT: Arg = Arg::option(
     ]),
 );
 const CF_CAPACITY: Arg = Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer);
+const LIKE: Arg = Arg::option(c"otherkey", c"LIKE", ArgKind::OtherKey);
 
 commands! {
     cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert, Bloom,
         "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
         [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
-         EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT];
+         EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT, LIKE];
     cmd_add: "bf.add" => bloom::add, 3, Insert, Bloom,
         "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
         [KEY, ITEM];
@@ -217,6 +218,7 @@ commands! {
          COUNTING,
          WINDOW,
          LAYOUT,
+         LIKE,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
     cmd_loadchunk: "bf.loadchunk" => bloom::loadchunk, 4, Update, Bloom,
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
@@ -252,6 +254,11 @@ commands! {
     cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete, Bloom,
         "Deletes one occurrence of each item from a counting filter", "O(n * k * i)",
         [KEY, ITEMS];
+    cmd_merge: "bf.merge" => merge::merge, -3, Insert, Bloom,
+        "Merges filters into one: the union of the sources and the destination",
+        "O(n), n bytes of the filters",
+        [Arg::new(c"destkey", ArgKind::Key),
+         Arg::new(c"sourcekey", ArgKind::OtherKey).multiple()];
     cmd_replconf: "bf.replconf" => replconf::replconf, -2, None, Internal,
         "Internal: the creation settings of the primary whose stream follows", "O(1)",
         [Arg::new(c"settings", ArgKind::String), Arg::new(c"padding", ArgKind::String).optional()];
@@ -365,7 +372,16 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     let spec = flags.map(|flags| {
         KeySpec::new(None, flags, BeginSearch::new_index(1), FindKeys::new_range(0, 1, 0))
     });
-    let mut specs = get_redis_key_spec(spec.into_iter().collect());
+    // Key spec 1: the other keys it reads, after a keyword or from argument 2 to the end.
+    let read = KeySpecFlags::READ_ONLY | KeySpecFlags::ACCESS;
+    let other = Arg::other_keys(c.args).map(|token| match token {
+        Some(token) => {
+            let word = token.to_string_lossy().into_owned();
+            KeySpec::new(None, read, BeginSearch::new_keyword(word, 2), FindKeys::new_range(0, 1, 0))
+        }
+        None => KeySpec::new(None, read, BeginSearch::new_index(2), FindKeys::new_range(-1, 1, 0)),
+    });
+    let mut specs = get_redis_key_spec(spec.into_iter().chain(other).collect());
     let summary = cstring(c.summary)?;
     let complexity = cstring(c.complexity)?;
     let since = cstring(env!("CARGO_PKG_VERSION"))?;
@@ -429,12 +445,14 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let create = api!(RedisModule_CreateCommand).ok_or("no RedisModule_CreateCommand")?;
     for c in COMMANDS {
         let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
-        // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF.
+        // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF; 1,-1,1 for a command
+        // whose other keys run to the end (BF.MERGE). `LIKE`'s key is in the key spec only.
         let key = c_int::from(!matches!(c.key, KeyUse::None | KeyUse::Admin));
+        let last = if Arg::other_keys(c.args) == Some(None) { -1 } else { key };
         let entry: raw::RedisModuleCmdFunc = Some(c.entry);
         let register = |flags: &CString| {
             // SAFETY: OnLoad's live context, strings alive for the call; `entry` is an `extern "C"` function with the command signature.
-            unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, key, key) }
+            unsafe { create(raw_ctx, name.as_ptr(), entry, flags.as_ptr(), key, last, key) }
         };
         let mut rc = raw::REDISMODULE_ERR as c_int;
         if c.internal() {

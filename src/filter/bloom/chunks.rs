@@ -30,12 +30,13 @@ pub fn allocate_for_chunks(
     Ok(chain)
 }
 
-/// Where byte `offset` of all layers' arrays laid end to end lies: `(layer index, offset in
-/// that layer, bytes from there to the layer's end)`; `None` past the end. The one walk that
-/// both reading and writing chunks use.
+/// Where byte `offset` of all layers' arrays laid end to end lies (the chain's own layers,
+/// then each member's: [`Chain::all_layers`]): `(layer index in that order, offset in that
+/// layer, bytes from there to the layer's end)`; `None` past the end. The one walk that both
+/// reading and writing chunks use.
 fn locate(chain: &Chain, offset: u64) -> Option<(usize, u64, u64)> {
     let mut start = 0u64;
-    for (i, layer) in chain.layers().iter().enumerate() {
+    for (i, (_, _, layer)) in chain.all_layers().enumerate() {
         let len = layer.bytes();
         if offset < start + len {
             let inner = offset - start;
@@ -58,7 +59,8 @@ pub fn read_chunk(chain: &Chain, offset: u64) -> Option<Vec<u8>> {
     let (layer, inner, len) = chunk_at(chain, offset)?;
     let mut data = Vec::with_capacity(usize::try_from(len).ok()?);
     // chunk_at keeps [inner, inner + len) inside the layer, so the read cannot fail.
-    chain.layers()[layer].bits().read_bytes(inner, len, |b| data.extend_from_slice(b)).ok()?;
+    let (_, _, layer) = chain.all_layers().nth(layer)?;
+    layer.bits().read_bytes(inner, len, |b| data.extend_from_slice(b)).ok()?;
     Some(data)
 }
 
@@ -69,5 +71,17 @@ pub fn write_chunk(chain: &mut Chain, offset: u64, data: &[u8]) -> Result<(), Fi
     if data.len() as u64 > rest {
         return Err(FilterError::ChunkTooBig);
     }
-    chain.write_layer_bytes(layer, inner, data)
+    let own = chain.layers().len();
+    if layer < own {
+        return chain.write_layer_bytes(layer, inner, data);
+    }
+    // A member's layer: members follow the chain's own layers, each with all of its own.
+    let mut index = layer - own;
+    for member in chain.members_mut() {
+        if index < member.layers().len() {
+            return member.write_layer_bytes(index, inner, data);
+        }
+        index -= member.layers().len();
+    }
+    Err(FilterError::ChunkOffset)
 }

@@ -44,7 +44,7 @@
 //!   an RDB file with 513 values is not readable by a build that knows only 512. A blocked
 //!   filter (`counters` 512) is written as 513 too: a build without blocked filters refuses
 //!   the value (512 is not a counter width to it), cleanly, as any bad field. Loaded.
-//! - 514 (this build): 513's value followed by the counts — one u64 per layer, its set bits
+//! - 514: 513's value followed by the counts — one u64 per layer, its set bits
 //!   (non-zero counters), then one u64, the chain's saturated counters (0 unless counting).
 //!   A load of 512 or 513 counts them, reading the whole filter once more (about 0.1 s per
 //!   GiB on top of the load). A build that knows only 513 refuses 514 values cleanly.
@@ -53,6 +53,10 @@
 //!   possible-but-untrue count past that bound, so the counts are written bounded
 //!   ([`Layer::ones`], [`Chain::saturated`]): every value a save writes loads again.
 //!   A RedisBloom-scheme chain carries the counts after its own fields and segments too.
+//! - 515 (this build): 514's value, then the members a merge kept apart
+//!   ([`super::merged`]): u64 count (0 for nearly every filter, at most
+//!   [`MAX_MEMBERS`]), then each member as a 514 value of its own. A build that knows only
+//!   514 refuses 515 values cleanly.
 //!
 //! A chain in one of RedisBloom's schemes (scheme id 2 or 3) is written as its scheme id and
 //! then RedisBloom's fields (options, growth, items, layer count; per layer its capacity, error,
@@ -86,6 +90,7 @@ use super::chunks;
 use super::claims::{LayerClaim, check_layers};
 use super::counters;
 use super::layer::{Contents, Layer};
+use super::merged::MAX_MEMBERS;
 use super::params::{ChainParams, LayerSize, Layout, MAX_LAYERS, info_size};
 use super::redisbloom::{self, RbMeta};
 use crate::filter::FilterError;
@@ -95,19 +100,22 @@ use crate::filter::hash::HashScheme;
 use crate::filter::masks::BLOCK_BITS;
 
 /// The `MBbloom--` encoding version this build writes: field sequence version 2, the bits,
-/// then the counts ([`write_chain`]). Versions below 512 are left to RedisBloom's formats (it
-/// uses 0–4).
-pub const RDB_ENCODING_VERSION: i32 = 514;
+/// the counts, then the members ([`write_chain`]). Versions below 512 are left to
+/// RedisBloom's formats (it uses 0–4).
+pub const RDB_ENCODING_VERSION: i32 = 515;
+/// The encoding version of a value without its members: still loaded, and the encoding of
+/// each member inside a 515 value.
+pub const RDB_ENCODING_V3: i32 = 514;
 /// The encoding version of field sequence version 2 without the counts after the bits, still
 /// loaded (the bits are counted).
 pub const RDB_ENCODING_V2: i32 = 513;
 /// The encoding version of field sequence version 1 (no counters), still loaded.
 pub const RDB_ENCODING_V1: i32 = 512;
 
-/// Whether `encver` is one of this module's own `MBbloom--` encodings (512–514, which
+/// Whether `encver` is one of this module's own `MBbloom--` encodings (512–515, which
 /// [`read_chain_version`] reads), not one of RedisBloom's.
 pub fn is_own_encoding(encver: i32) -> bool {
-    matches!(encver, RDB_ENCODING_V1 | RDB_ENCODING_V2 | RDB_ENCODING_VERSION)
+    matches!(encver, RDB_ENCODING_V1 | RDB_ENCODING_V2 | RDB_ENCODING_V3 | RDB_ENCODING_VERSION)
 }
 
 /// Magic at the start of a dump header.
@@ -116,6 +124,10 @@ pub const DUMP_MAGIC: [u8; 8] = *b"SCBLOOM\0";
 pub const DUMP_VERSION: u32 = 1;
 /// Dump header format version of counting and blocked filters (field sequence version 2).
 pub const DUMP_VERSION_COUNTING: u32 = 2;
+/// Dump header format version of a filter with members ([`super::merged`]): u64 count of
+/// parts (the chain, then each member), then per part a u64 length and that part's own dump
+/// header (version 1 or 2, or RedisBloom's).
+pub const DUMP_VERSION_MERGED: u32 = 3;
 /// The field sequence version RDB values of this build use.
 pub const FIELDS_VERSION: u32 = 2;
 /// Bytes of a dump header before the field sequence.
@@ -284,6 +296,15 @@ impl ChainMeta {
 /// first, and the chain's saturated counters), so that a load does not read the whole filter
 /// once more to count them.
 pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
+    write_alone(chain, w);
+    w.u64(chain.members().len() as u64);
+    for member in chain.members() {
+        write_alone(member, w);
+    }
+}
+
+/// Writes a chain without its members: a 514 value.
+fn write_alone(chain: &Chain, w: &mut impl FieldWriter) {
     if chain.scheme().is_redisbloom() {
         w.u64(chain.scheme().id());
         redisbloom::write_fields(chain, w);
@@ -313,10 +334,27 @@ pub fn read_chain_version(
     guard: &dyn AllocGuard,
     encver: i32,
 ) -> Result<Chain, FilterError> {
+    if encver == RDB_ENCODING_VERSION {
+        let mut chain = read_chain_version(r, guard, RDB_ENCODING_V3)?;
+        let count = r.u64()?;
+        if count > MAX_MEMBERS as u64 {
+            return Err(FilterError::BadData);
+        }
+        let mut members = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            // Each member is admitted with the whole value so far: the filter's limit is the
+            // value's.
+            let so_far = chain.value_bit_bytes() + members.iter().map(Chain::bit_bytes).sum::<u64>();
+            members.push(read_chain_version(r, &Within { guard, so_far }, RDB_ENCODING_V3)?);
+        }
+        chain.set_members(members);
+        super::merge::check_value(&chain)?;
+        return Ok(chain);
+    }
     let (version, contents) = match encver {
         RDB_ENCODING_V1 => (1, Contents::Loaded),
         RDB_ENCODING_V2 => (2, Contents::Loaded),
-        RDB_ENCODING_VERSION => (FIELDS_VERSION, Contents::Counted),
+        RDB_ENCODING_V3 => (FIELDS_VERSION, Contents::Counted),
         _ => return Err(FilterError::BadData),
     };
     let scheme = HashScheme::from_id(r.u64()?).ok_or(FilterError::BadData)?;
@@ -340,6 +378,22 @@ pub fn read_chain_version(
     Ok(chain)
 }
 
+/// A guard that sees a part of a value as the value: `so_far` bytes of bit arrays are the
+/// value's already.
+pub struct Within<'g> {
+    /// The guard of the whole value.
+    pub guard: &'g dyn AllocGuard,
+    /// Bytes of bit arrays the value has besides the part being admitted.
+    pub so_far: u64,
+}
+
+impl AllocGuard for Within<'_> {
+    fn admit(&self, filter_bytes_after: u64, new_bytes: u64) -> Result<(), FilterError> {
+        let after = filter_bytes_after.checked_add(self.so_far).ok_or(FilterError::TooLarge)?;
+        self.guard.admit(after, new_bytes)
+    }
+}
+
 /// Writes a chain's fields without its bits (what `DEBUG DIGEST-VALUE` feeds before the bits).
 pub fn write_meta(chain: &Chain, w: &mut impl FieldWriter) {
     if chain.scheme().is_redisbloom() {
@@ -353,6 +407,24 @@ pub fn write_meta(chain: &Chain, w: &mut impl FieldWriter) {
 /// The dump header of `chain` (`BF.SCANDUMP key 0`): ours, or RedisBloom's for a chain in one
 /// of its schemes.
 pub fn dump_header(chain: &Chain) -> Vec<u8> {
+    if !chain.members().is_empty() {
+        let mut out = Vec::new();
+        out.extend_from_slice(&DUMP_MAGIC);
+        out.extend_from_slice(&u32::MAX.to_le_bytes());
+        out.extend_from_slice(&DUMP_VERSION_MERGED.to_le_bytes());
+        out.extend_from_slice(&(chain.parts().count() as u64).to_le_bytes());
+        for part in chain.parts() {
+            let header = header_alone(part);
+            out.extend_from_slice(&(header.len() as u64).to_le_bytes());
+            out.extend_from_slice(&header);
+        }
+        return out;
+    }
+    header_alone(chain)
+}
+
+/// The dump header of `chain` without its members.
+fn header_alone(chain: &Chain) -> Vec<u8> {
     if chain.scheme().is_redisbloom() {
         return redisbloom::header(chain);
     }
@@ -459,6 +531,8 @@ pub enum AnyHeader {
     Native(ChainMeta),
     /// RedisBloom's header.
     RedisBloom(RbMeta),
+    /// A filter with members: the chain's header, then each member's ([`DUMP_VERSION_MERGED`]).
+    Merged(Vec<AnyHeader>),
 }
 
 impl AnyHeader {
@@ -467,6 +541,19 @@ impl AnyHeader {
         match self {
             AnyHeader::Native(m) => m.allocate(guard),
             AnyHeader::RedisBloom(m) => m.allocate(guard),
+            AnyHeader::Merged(parts) => {
+                let mut parts = parts.into_iter();
+                let mut chain = parts.next().ok_or(FilterError::BadData)?.allocate(guard)?;
+                let mut members = Vec::with_capacity(parts.len());
+                for part in parts {
+                    let so_far = chain.value_bit_bytes()
+                        + members.iter().map(Chain::bit_bytes).sum::<u64>();
+                    members.push(part.allocate(&Within { guard, so_far })?);
+                }
+                chain.set_members(members);
+                super::merge::check_value(&chain)?;
+                Ok(chain)
+            }
         }
     }
 }
@@ -474,9 +561,44 @@ impl AnyHeader {
 /// Parses a dump header of either format: ours (it starts with [`DUMP_MAGIC`]) or RedisBloom's.
 pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
     if data.starts_with(&DUMP_MAGIC) {
+        if data.get(12..16) == Some(&DUMP_VERSION_MERGED.to_le_bytes()[..]) {
+            return parse_merged_header(data);
+        }
         return parse_dump_header(data).map(AnyHeader::Native);
     }
     Ok(AnyHeader::RedisBloom(redisbloom::parse_header(data)?))
+}
+
+/// Parses a [`DUMP_VERSION_MERGED`] header: 2 to `MAX_MEMBERS + 1` parts, each a header of
+/// its own that is not itself merged, together of one kind ([`super::merge`]'s rule).
+fn parse_merged_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
+    if data.len() < DUMP_PREFIX || data[8..12] != u32::MAX.to_le_bytes() {
+        return Err(FilterError::BadData);
+    }
+    let mut r = SliceReader::new(&data[DUMP_PREFIX..]);
+    let count = r.u64()?;
+    if !(2..=MAX_MEMBERS as u64 + 1).contains(&count) {
+        return Err(FilterError::BadData);
+    }
+    let mut parts = Vec::with_capacity(count as usize);
+    let mut rest = &data[DUMP_PREFIX + 8..];
+    for _ in 0..count {
+        let len = rest.get(..8).ok_or(FilterError::BadData)?;
+        let len = u64::from_le_bytes(len.try_into().map_err(|_| FilterError::BadData)?);
+        let len = usize::try_from(len).map_err(|_| FilterError::BadData)?;
+        let end = len.checked_add(8).ok_or(FilterError::BadData)?;
+        let header = rest.get(8..end).ok_or(FilterError::BadData)?;
+        let part = parse_any_header(header)?;
+        if matches!(part, AnyHeader::Merged(_)) {
+            return Err(FilterError::BadData);
+        }
+        parts.push(part);
+        rest = &rest[end..];
+    }
+    if !rest.is_empty() {
+        return Err(FilterError::BadData);
+    }
+    Ok(AnyHeader::Merged(parts))
 }
 
 #[cfg(test)]

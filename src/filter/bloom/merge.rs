@@ -112,6 +112,21 @@ pub fn plan<'a>(
     Ok(Plan { groups, joined, kept_apart })
 }
 
+/// An empty chain of `other`'s shape, kind, scheme and seed (`LIKE`), as `other` was when
+/// created: it merges into `other`, and `other` into it, by OR-ing layers. Admitted by `guard`.
+pub fn empty_like(other: &Chain, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
+    let header = super::codec::creation_header(other);
+    let mut chain = super::codec::parse_any_header(&header)?.allocate(guard)?;
+    chain.awaiting_chunks = false;
+    Ok(chain)
+}
+
+/// Refuses a value (a loaded one, one a dump header describes) whose parts a merge would not
+/// have put together ([`check_kinds`]).
+pub fn check_value(chain: &Chain) -> Result<(), FilterError> {
+    check_kinds(chain.parts()).map_err(|_| FilterError::BadData)
+}
+
 /// Refuses a merge whose parts one value cannot hold: counting chains with plain ones (the
 /// result could not delete), counters of two widths, RedisBloom's layout with this module's.
 fn check_kinds<'c>(mut parts: impl Iterator<Item = &'c Chain>) -> Result<(), FilterError> {

@@ -9,7 +9,7 @@ pub struct Stats {
     /// The error rate the chain was made for.
     pub target_error: f64,
     /// The probability that an item never added is reported present, from the bits actually
-    /// set: `1 − Π(1 − fillᵢ^kᵢ)` over the layers (`fillᵢ` = set bits ÷ bits of layer `i`).
+    /// set: `1 − Π(1 − fillᵢ^kᵢ)` over the layers, members' included (`fillᵢ` = set bits ÷ bits of layer `i`).
     pub estimated_error: f64,
     /// Set bits ÷ bits in the newest layer (the one that takes new items).
     pub fill_newest: f64,
@@ -44,7 +44,8 @@ impl Chain {
         let mut pass = 1.0; // probability that an absent item passes no layer
         let mut estimated_items = 0.0;
         let (mut ones, mut positions) = (0u64, 0u64);
-        for layer in self.layers.iter() {
+        // Every layer of the value: a member a merge kept apart answers like a layer.
+        for (_, _, layer) in self.all_layers() {
             let m = layer.positions() as f64;
             let fill = (layer.ones() as f64 / m).min(1.0);
             let k = f64::from(layer.hashes());
@@ -63,9 +64,10 @@ impl Chain {
             fill_newest: (newest.ones() as f64 / newest.positions() as f64).min(1.0),
             fill_overall: (ones as f64 / positions as f64).min(1.0),
             estimated_items,
-            items: self.items(),
+            items: self.value_items(),
             saturated: estimated_error > target || self.refuses_new_items(guard),
-            saturated_counters: (self.counter_width() != 0).then(|| self.saturated()),
+            saturated_counters: (self.counter_width() != 0)
+                .then(|| self.parts().fold(0u64, |n, c| n.saturating_add(c.saturated()))),
         }
     }
 }

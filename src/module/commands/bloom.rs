@@ -5,6 +5,7 @@ use std::ffi::CStr;
 
 use redis_module::RedisString;
 
+use super::merge::{self, Like};
 use super::{Key, core_err, dump, notify, window, with_either, with_value};
 use crate::filter::bloom::codec;
 use crate::filter::bloom::params::Layout;
@@ -60,12 +61,19 @@ fn new_chain(
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]
-/// [LAYOUT STANDARD|BLOCKED]`
+/// [LAYOUT STANDARD|BLOCKED] [WINDOW w] [LIKE otherkey]`. With `LIKE`, the filter copies
+/// `otherkey`'s shape, kind and seed: `error_rate` and `capacity` are checked as always but
+/// not used, and no other option may be given.
 pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     let grammar = &options::RESERVE;
+    let mut like_at = None;
     let parsed = grammar.error(args.bytes(2)).and_then(|error| {
         let capacity = grammar.capacity(args.bytes(3))?;
         let given = grammar.options(args, 4)?;
+        if given.like_with_options() {
+            return Err(Reply::err(errors::LIKE_WITH_OPTIONS));
+        }
+        like_at = given.like_at;
         // RESERVE's own default expansion is RedisBloom's 2, not the auto-create setting.
         let defaults = ChainParams { error, capacity, expansion: 2 };
         let window = match given.window {
@@ -89,8 +97,14 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
         Ok(Some(_)) => return Reply::err(errors::ITEM_EXISTS),
         Ok(None) => {}
     }
-    if let Some(window) = window {
-        if let Err(r) = window::create(ctx, args, &key, window) {
+    let (like_chain, window) = match like_at.map(|at| merge::like(ctx, args, at)) {
+        None => (None, window.map(|w| (w, None))),
+        Some(Err(r)) => return r,
+        Some(Ok(Like::Chain(chain))) => (Some(chain), None),
+        Some(Ok(Like::Window(params, seed))) => (None, Some((params, Some(seed)))),
+    };
+    if let Some((window, seed)) = window {
+        if let Err(r) = window::create(ctx, args, &key, window, seed) {
             return r;
         }
         notify(ctx, c"bf.reserve", &key_name);
@@ -98,7 +112,11 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     }
     let guard = ServerGuard::for_command(ctx);
     let settings = creation::for_command(ctx);
-    let chain = match new_chain(&settings, args.bytes(1), params, counting, layout, &guard) {
+    let made = match like_chain {
+        Some(chain) => Ok(chain),
+        None => new_chain(&settings, args.bytes(1), params, counting, layout, &guard),
+    };
+    let chain = match made {
         Ok(c) => c,
         Err(r) => return r,
     };
@@ -120,8 +138,12 @@ struct Create {
     counting: Option<u8>,
     /// `LAYOUT …` (BF.INSERT); `None`: the settings' default.
     layout: Option<Layout>,
-    /// `WINDOW …` (BF.INSERT): a missing key gets a windowed filter with these parameters.
-    window: Option<WindowParams>,
+    /// `WINDOW …` (BF.INSERT): a missing key gets a windowed filter with these parameters
+    /// (and, from `LIKE` of a windowed filter, this seed).
+    window: Option<(WindowParams, Option<u64>)>,
+    /// `LIKE otherkey` (BF.INSERT) of a Bloom chain: a missing key gets an empty chain of its
+    /// shape, kind and seed.
+    like: Option<Chain>,
 }
 
 /// The per-item answers of an add-family command: one for BF.ADD (no allocation), or one per
@@ -190,17 +212,21 @@ fn add_items_at(
     let chain: &mut Chain = match existing {
         Some(c) => c,
         None if create.nocreate => return Err(Reply::err(errors::NOT_FOUND)),
-        None => {
-            let (params, settings) = match create.params {
-                Some(given) => given,
-                None => {
-                    let settings = creation::for_command(ctx);
-                    (settings.defaults().map_err(|e| core_err(&e))?, settings)
-                }
-            };
-            let (counting, layout) = (create.counting, create.layout);
-            created.insert(new_chain(&settings, args.bytes(1), params, counting, layout, &guard)?)
-        }
+        None => match create.like {
+            Some(chain) => created.insert(chain),
+            None => {
+                let (params, settings) = match create.params {
+                    Some(given) => given,
+                    None => {
+                        let settings = creation::for_command(ctx);
+                        (settings.defaults().map_err(|e| core_err(&e))?, settings)
+                    }
+                };
+                let (counting, layout) = (create.counting, create.layout);
+                let made = new_chain(&settings, args.bytes(1), params, counting, layout, &guard)?;
+                created.insert(made)
+            }
+        },
     };
     let wanted = args.len() - first_item;
     let (answers, error) = if wanted == 1 {
@@ -285,7 +311,14 @@ pub fn add(ctx: &Call, args: &Args) -> Reply {
         };
     }
     let create =
-        Create { params: None, nocreate: false, counting: None, layout: None, window: None };
+        Create {
+            params: None,
+            nocreate: false,
+            counting: None,
+            layout: None,
+            window: None,
+            like: None,
+        };
     match add_items_at(ctx, args, &key_name, key, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
@@ -297,7 +330,14 @@ pub fn add(ctx: &Call, args: &Args) -> Reply {
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Call, args: &Args) -> Reply {
     let create =
-        Create { params: None, nocreate: false, counting: None, layout: None, window: None };
+        Create {
+            params: None,
+            nocreate: false,
+            counting: None,
+            layout: None,
+            window: None,
+            like: None,
+        };
     many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
 }
 
@@ -307,13 +347,26 @@ pub fn insert(ctx: &Call, args: &Args) -> Reply {
     let grammar = &options::INSERT;
     let parsed = grammar.options(args, 2).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
+        if given.like_with_options() {
+            return Err(Reply::err(errors::LIKE_WITH_OPTIONS));
+        }
         let settings = creation::for_command(ctx);
         let defaults = settings.defaults().map_err(|e| core_err(&e))?;
-        let window = match given.window {
-            Some(kind) => Some(grammar.window_params(&given, kind, defaults)?),
+        let mut window = match given.window {
+            Some(kind) => Some((grammar.window_params(&given, kind, defaults)?, None)),
             None => None,
         };
         let params = if window.is_some() { defaults } else { grammar.params(&given, defaults)? };
+        // LIKE is read only when the filter is to be made: an existing key takes the items.
+        let mut like = None;
+        if let Some(at) = given.like_at {
+            if !given.nocreate && !Key::open(ctx, &args.key(), false).holds_any() {
+                match merge::like(ctx, args, at)? {
+                    Like::Chain(chain) => like = Some(chain),
+                    Like::Window(p, seed) => window = Some((p, Some(seed))),
+                }
+            }
+        }
         Ok((
             first_item,
             Create {
@@ -322,6 +375,7 @@ pub fn insert(ctx: &Call, args: &Args) -> Reply {
                 counting: given.counting,
                 layout: given.layout,
                 window,
+                like,
             },
         ))
     });
@@ -407,7 +461,7 @@ pub fn mexists(ctx: &Call, args: &Args) -> Reply {
 
 /// `BF.CARD key`
 pub fn card(ctx: &Call, args: &Args) -> Reply {
-    with_either(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.items()), window::card)
+    with_either(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.value_items()), window::card)
 }
 
 /// Converts a count for an integer reply (counts never approach i64::MAX).
@@ -433,10 +487,10 @@ fn info_of(ctx: &Call, args: &Args, chain: &Chain) -> Reply {
     let params = chain.params();
     let expansion = if params.scaling() { int(u64::from(params.expansion)) } else { Reply::Null };
     let fields = vec![
-        ("Capacity", int(chain.capacity())),
-        ("Size", int(chain.info_size())),
-        ("Number of filters", int(chain.layers().len() as u64)),
-        ("Number of items inserted", int(chain.items())),
+        ("Capacity", int(chain.value_capacity())),
+        ("Size", int(chain.value_info_size())),
+        ("Number of filters", int(chain.value_layers() as u64)),
+        ("Number of items inserted", int(chain.value_items())),
         ("Expansion rate", expansion),
     ];
     info_reply(ctx, args, fields)
@@ -518,30 +572,35 @@ pub fn debug(ctx: &Call, args: &Args) -> Reply {
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
-        |chain: &Chain| {
-            let mut lines = vec![Reply::Bulk(format!("size:{}", chain.items()).into_bytes())];
-            for (i, layer) in chain.layers().iter().enumerate() {
-                let s = chain.layer_size(i);
-                // A counting layer: `bits` counts its counters, `bytes` its counter array.
-                let counters = match (layer.width(), chain.layout()) {
-                    (0, Layout::Blocked) => " layout:blocked".to_string(),
-                    (0, Layout::Standard) => String::new(),
-                    (w, _) => format!(" counters:{w}"),
-                };
-                lines.push(Reply::Bulk(
-                    format!(
-                        "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{}",
-                        layer.bytes(),
-                        s.bits,
-                        s.hashes,
-                        if chain.scheme() == HashScheme::Murmur32 { 32 } else { 64 },
-                        s.capacity,
-                        layer.items(),
-                        format_g(s.error),
-                        counters
-                    )
-                    .into_bytes(),
-                ));
+        |value: &Chain| {
+            let mut lines =
+                vec![Reply::Bulk(format!("size:{}", value.value_items()).into_bytes())];
+            // The chain's own layers, then each member's (a merge kept it apart), marked with
+            // the member's number.
+            for (n, chain) in value.parts().enumerate() {
+                let member = if n == 0 { String::new() } else { format!(" member:{n}") };
+                for (i, layer) in chain.layers().iter().enumerate() {
+                    let s = chain.layer_size(i);
+                    // A counting layer: `bits` counts its counters, `bytes` its counter array.
+                    let counters = match (layer.width(), chain.layout()) {
+                        (0, Layout::Blocked) => " layout:blocked".to_string(),
+                        (0, Layout::Standard) => String::new(),
+                        (w, _) => format!(" counters:{w}"),
+                    };
+                    let hashwidth = if chain.scheme() == HashScheme::Murmur32 { 32 } else { 64 };
+                    lines.push(Reply::Bulk(
+                        format!(
+                            "bytes:{} bits:{} hashes:{} hashwidth:{hashwidth} capacity:{} size:{} ratio:{}{counters}{member}",
+                            layer.bytes(),
+                            s.bits,
+                            s.hashes,
+                            s.capacity,
+                            layer.items(),
+                            format_g(s.error),
+                        )
+                        .into_bytes(),
+                    ));
+                }
             }
             Reply::Array(lines)
         },

@@ -118,6 +118,13 @@ impl Key {
         }
     }
 
+    /// Whether the key holds anything (of any type).
+    pub fn holds_any(&self) -> bool {
+        let Some(kind) = api!(RedisModule_KeyType) else { return false };
+        // SAFETY: `self.0`, when not null, is an open key.
+        !self.0.is_null() && unsafe { kind(self.0) } != raw::REDISMODULE_KEYTYPE_EMPTY as c_int
+    }
+
     /// Whether the key holds a `T`.
     pub fn holds<T: NativeType>(&self) -> bool {
         matches!(self.value_ptr::<T>(), Ok(Some(_)))

@@ -6,6 +6,7 @@ pub mod bloom;
 pub mod cuckoo;
 pub mod dump;
 pub mod key;
+pub mod merge;
 pub mod replconf;
 pub mod window;
 

@@ -25,9 +25,16 @@ use crate::module::reply::Reply;
 use crate::module::types::window::WindowValue;
 
 /// Creates a windowed filter at the (empty) key: stores it and replicates its header.
-pub fn create(ctx: &Call, args: &Args, key: &Key, params: WindowParams) -> Result<(), Reply> {
+pub fn create(
+    ctx: &Call,
+    args: &Args,
+    key: &Key,
+    params: WindowParams,
+    seed: Option<u64>,
+) -> Result<(), Reply> {
     let guard = ServerGuard::for_command(ctx);
-    let seed = creation::for_command(ctx).seed(args.bytes(1));
+    // A given seed is `LIKE`'s (the other filter's); otherwise the key's own.
+    let seed = seed.unwrap_or_else(|| creation::for_command(ctx).seed(args.bytes(1)));
     let filter =
         WindowFilter::new(params, seed, clock::now_ms(), &guard).map_err(|e| core_err(&e))?;
     let header = dump_header(&filter);
@@ -43,12 +50,12 @@ pub fn add_items(
     args: &Args,
     first_item: usize,
     key: &mut Key,
-    create: Option<WindowParams>,
+    create: Option<(WindowParams, Option<u64>)>,
     event: &CStr,
 ) -> Result<Vec<bool>, Reply> {
     if key.value::<WindowValue>()?.is_none() {
-        let params = create.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
-        self::create(ctx, args, key, params)?;
+        let (params, seed) = create.ok_or_else(|| Reply::err(errors::NOT_FOUND))?;
+        self::create(ctx, args, key, params, seed)?;
     }
     let value = key.value_mut::<WindowValue>()?.ok_or_else(|| Reply::err(errors::INTERNAL))?;
     value.awaiting_chunks = false;

@@ -60,21 +60,24 @@ impl NativeType for Chain {
     }
 
     fn mem_usage(&self) -> usize {
-        usize::try_from(self.info_size()).unwrap_or(usize::MAX)
+        usize::try_from(self.value_info_size()).unwrap_or(usize::MAX)
     }
 
     fn free_effort(&self) -> usize {
-        self.layers().iter().map(|l| l.bits().segment_byte_lengths().count() + 1).sum::<usize>() + 1
+        let layers = self.all_layers();
+        layers.map(|(_, _, l)| l.bits().segment_byte_lengths().count() + 1).sum::<usize>() + 1
     }
 
-    /// Items, then the parameters, then every bit.
+    /// Items, then the parameters, then every bit; then each member the same way.
     fn digest(&self, d: &mut Digest) {
-        let mut fields = Vec::new();
-        codec::write_meta(self, &mut fields);
-        d.add_int(self.items() as i64);
-        d.add_bytes(&fields);
-        for layer in self.layers() {
-            layer.bits().for_each_segment_bytes(|seg| d.add_bytes(seg));
+        for part in self.parts() {
+            let mut fields = Vec::new();
+            codec::write_meta(part, &mut fields);
+            d.add_int(part.items() as i64);
+            d.add_bytes(&fields);
+            for layer in part.layers() {
+                layer.bits().for_each_segment_bytes(|seg| d.add_bytes(seg));
+            }
         }
     }
 
