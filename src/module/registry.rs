@@ -35,6 +35,10 @@ fn run(
         Ok(n) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv, n) },
         _ => &[],
     };
+    if is_keys_request(ctx) {
+        key_positions(ctx, argv);
+        return raw::REDISMODULE_OK as c_int;
+    }
     let call = Call::new(ctx);
     let wrong_arity = if arity >= 0 { argc != arity } else { argc < -arity };
     let reply = if wrong_arity || argv.len() < 2 {
@@ -49,6 +53,42 @@ fn run(
     };
     send(&call, reply);
     raw::REDISMODULE_OK as c_int
+}
+
+/// Whether Redis runs the command only to learn its keys (`getkeys-api` commands: cluster
+/// routing, ACL key checks, `COMMAND GETKEYS`).
+#[inline(always)]
+fn is_keys_request(ctx: *mut raw::RedisModuleCtx) -> bool {
+    match api!(RedisModule_IsKeysPositionRequest) {
+        // SAFETY: `ctx` is the running command's context.
+        Some(is_request) => (unsafe { is_request(ctx) }) != 0,
+        None => false,
+    }
+}
+
+/// The keys of a `getkeys-api` command (those with other keys than their first, whose
+/// positions depend on the arguments): argument 1, then BF.MERGE's sources (2 to the end), or
+/// the key after `LIKE` among BF.RESERVE's and BF.INSERT's options (before `ITEMS`).
+fn key_positions(ctx: *mut raw::RedisModuleCtx, argv: &[*mut raw::RedisModuleString]) {
+    let Some(key_at) = api!(RedisModule_KeyAtPos) else { return };
+    if argv.len() < 2 {
+        return;
+    }
+    let arg = |i: usize| super::args::string_bytes(argv[i]);
+    let mut positions = vec![1];
+    if arg(0).eq_ignore_ascii_case(b"bf.merge") {
+        positions.extend(2..argv.len());
+    } else if let Some(i) = (2..argv.len().saturating_sub(1))
+        .take_while(|&i| !arg(i).eq_ignore_ascii_case(b"ITEMS"))
+        .find(|&i| arg(i).eq_ignore_ascii_case(b"LIKE"))
+    {
+        positions.push(i + 1);
+    }
+    for p in positions {
+        // SAFETY: `ctx` is the running command's context, asked for key positions; each
+        // position is below argc.
+        unsafe { key_at(ctx, p as c_int) };
+    }
 }
 
 type EntryPoint =
@@ -112,8 +152,14 @@ struct Command {
 }
 
 impl Command {
-    /// Command flags for `RedisModule_CreateCommand`.
-    fn flags(&self) -> &'static str {
+    /// Command flags for `RedisModule_CreateCommand`: its key use's, and `getkeys-api` for a
+    /// command whose other keys' positions depend on its arguments ([`key_positions`]).
+    fn flags(&self) -> String {
+        let base = self.base_flags();
+        if Arg::other_keys(self.args).is_some() { format!("{base} getkeys-api") } else { base.into() }
+    }
+
+    fn base_flags(&self) -> &'static str {
         match self.key {
             KeyUse::Read => "readonly fast",
             KeyUse::Delete | KeyUse::Rearrange => "write fast",
@@ -444,7 +490,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     };
     let create = api!(RedisModule_CreateCommand).ok_or("no RedisModule_CreateCommand")?;
     for c in COMMANDS {
-        let (name, flags) = (cstring(c.name)?, cstring(c.flags())?);
+        let (name, flags) = (cstring(c.name)?, cstring(&c.flags())?);
         // Key positions 1,1,1, or 0,0,0 for the keyless BF.REPLCONF; 1,-1,1 for a command
         // whose other keys run to the end (BF.MERGE). `LIKE`'s key is in the key spec only.
         let key = c_int::from(!matches!(c.key, KeyUse::None | KeyUse::Admin));
