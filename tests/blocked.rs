@@ -332,17 +332,18 @@ fn blocked_filters_of_the_first_hash_scheme_still_answer() {
         assert_eq!(c.bf_card(key), card, "{key}");
         assert_eq!(c.bf_debug(key), debug, "{key}");
         assert_eq!(c.digest(key), digest, "{key}");
-        // The value as read, in encoding 514 now: the fixture's (513) fields, then the
-        // counts — each layer's set bits and the saturated counters (none).
+        // The value as read, in encoding 515 now: the fixture's (513) fields, then the
+        // counts — each layer's set bits and the saturated counters (none) — and the count of
+        // members (none).
         let again = c.cmd(&["DUMP", key]).as_bytes().to_vec();
         let (old, mut new) = (ModulePayload::parse(&dump), ModulePayload::parse(&again));
         let (old, new) = (old.unwrap(), new.as_mut().unwrap());
         let id = old.module_id.len() - 1;
-        assert_eq!((old.module_id[id], new.module_id[id]), (1, 2), "{key}: 513 in, 514 out");
+        assert_eq!((old.module_id[id], new.module_id[id]), (1, 3), "{key}: 513 in, 515 out");
         let counts = new.fields.split_off(old.fields.len());
         assert_eq!(new.fields, old.fields, "{key}: written back as read");
         let layers = c.bf_info(key).filters as usize;
-        assert_eq!(counts.len(), layers + 1, "{key}: {counts:?}");
+        assert_eq!(counts.len(), layers + 2, "{key}: {counts:?}");
         assert_eq!(counts.last(), Some(&Field::Uint(0)));
     }
     // Growing it keeps scheme 1: the new items and the old ones are present.

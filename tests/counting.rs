@@ -331,12 +331,13 @@ fn encoding_512_and_513_payloads_still_restore() {
     let dump = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
     let mut p = ModulePayload::parse(&dump).unwrap();
     let last = p.module_id.len() - 1;
-    assert_eq!(p.module_id[last], 2, "this build writes encoding 514");
-    // 514's counts: each layer's set bits, then the saturated counters (0: not counting).
-    let counts = p.fields.split_off(p.fields.len() - layers - 1);
+    assert_eq!(p.module_id[last], 3, "this build writes encoding 515");
+    // 515's counts: each layer's set bits, the saturated counters (0: not counting), then the
+    // count of members (0: never merged).
+    let counts = p.fields.split_off(p.fields.len() - layers - 2);
     assert_eq!(counts.last(), Some(&Field::Uint(0)));
     assert!(counts[..layers].iter().all(|f| matches!(f, Field::Uint(n) if *n > 0)));
-    p.module_id[last] = 1; // 514 -> 513: the same value without the counts
+    p.module_id[last] = 1; // 515 -> 513: the same value without the counts and members
     assert!(c.cmd(&[&b"RESTORE"[..], b"v513", b"0", &p.serialize()]).is_ok());
     assert_eq!(c.digest("v513"), c.digest("k"));
     assert_eq!(c.cmd(&["BF.STATS", "v513"]), c.cmd(&["BF.STATS", "k"]), "counted at load");

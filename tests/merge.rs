@@ -90,22 +90,33 @@ fn like_filters_merge_into_one_layer_and_answer_as_one_filter() {
     // BF.INSERT … LIKE creates a missing filter the same way (and ignores LIKE otherwise).
     let r = c.cmd(&["BF.INSERT", "{crawl}:ins", "LIKE", "{crawl}:template", "ITEMS", "a", "b"]);
     assert_eq!(r.as_array().len(), 2);
-    assert_eq!(c.bf_debug("{crawl}:ins")[1..], c.bf_debug("{crawl}:template")[1..].iter()
-        .map(|l| l.replace("size:0", "size:2")).collect::<Vec<_>>()[..]);
+    assert_eq!(
+        c.bf_debug("{crawl}:ins")[1..],
+        c.bf_debug("{crawl}:template")[1..]
+            .iter()
+            .map(|l| l.replace("size:0", "size:2"))
+            .collect::<Vec<_>>()[..]
+    );
     c.ok(&["BF.MERGE", "{crawl}:all", "{crawl}:ins"]);
     assert_eq!(c.bf_info("{crawl}:all").filters, 1);
     // LIKE copies the other's options: none may be given beside it; it needs a Bloom filter.
-    for extra in [&["EXPANSION", "4"][..], &["NONSCALING"], &["COUNTING", "4"], &["LAYOUT", "BLOCKED"]] {
+    for extra in
+        [&["EXPANSION", "4"][..], &["NONSCALING"], &["COUNTING", "4"], &["LAYOUT", "BLOCKED"]]
+    {
         let mut args = vec!["BF.RESERVE", "{crawl}:x", "0.01", "100"];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["LIKE", "{crawl}:template"]);
         assert!(c.err(&args).contains("LIKE copies"), "{args:?}");
     }
-    c.expect_err(&["BF.RESERVE", "{crawl}:x", "0.01", "100", "LIKE", "{crawl}:nothing"],
-        "ERR LIKE: the key it names holds no Bloom filter");
+    c.expect_err(
+        &["BF.RESERVE", "{crawl}:x", "0.01", "100", "LIKE", "{crawl}:nothing"],
+        "ERR LIKE: the key it names holds no Bloom filter",
+    );
     c.ok(&["SET", "{crawl}:string", "v"]);
-    assert!(c.err(&["BF.RESERVE", "{crawl}:x", "0.01", "100", "LIKE", "{crawl}:string"])
-        .starts_with("WRONGTYPE"));
+    assert!(
+        c.err(&["BF.RESERVE", "{crawl}:x", "0.01", "100", "LIKE", "{crawl}:string"])
+            .starts_with("WRONGTYPE")
+    );
     assert!(!c.exists_key("{crawl}:x"));
 }
 
@@ -172,10 +183,22 @@ fn refusals_change_nothing() {
     c.ok(&["SET", "{r}:string", "v"]);
     let before = c.digest("{r}:plain");
     let cases: &[(&[&str], &str)] = &[
-        (&["BF.MERGE", "{r}:plain", "{r}:c4"], "ERR cannot merge a counting filter with a plain one"),
-        (&["BF.MERGE", "{r}:c4", "{r}:c8"], "ERR cannot merge counting filters of different counter widths"),
-        (&["BF.MERGE", "{r}:plain", "{r}:win"], "ERR BF.MERGE takes Bloom filters without a window"),
-        (&["BF.MERGE", "{r}:win", "{r}:plain"], "ERR BF.MERGE takes Bloom filters without a window"),
+        (
+            &["BF.MERGE", "{r}:plain", "{r}:c4"],
+            "ERR cannot merge a counting filter with a plain one",
+        ),
+        (
+            &["BF.MERGE", "{r}:c4", "{r}:c8"],
+            "ERR cannot merge counting filters of different counter widths",
+        ),
+        (
+            &["BF.MERGE", "{r}:plain", "{r}:win"],
+            "ERR BF.MERGE takes Bloom filters without a window",
+        ),
+        (
+            &["BF.MERGE", "{r}:win", "{r}:plain"],
+            "ERR BF.MERGE takes Bloom filters without a window",
+        ),
         (&["BF.MERGE", "{r}:plain", "{r}:cf"], "WRONGTYPE"),
         (&["BF.MERGE", "{r}:cf", "{r}:plain"], "WRONGTYPE"),
         (&["BF.MERGE", "{r}:plain", "{r}:string"], "WRONGTYPE"),
@@ -241,8 +264,11 @@ fn assert_merged_intact(c: &mut Conn, keys: &[String], digests: &[String], what:
     for (k, d) in keys.iter().zip(digests) {
         assert_eq!(&c.digest(k), d, "{what}: digest of {k}");
     }
-    for (k, parts) in [("{p}:m1", ["{p}:a", "{p}:b", "{p}:like"].as_slice()),
-                       ("{p}:m2", &["{p}:c1", "{p}:c2"]), ("{p}:m3", &["{p}:k1", "{p}:k2"])] {
+    for (k, parts) in [
+        ("{p}:m1", ["{p}:a", "{p}:b", "{p}:like"].as_slice()),
+        ("{p}:m2", &["{p}:c1", "{p}:c2"]),
+        ("{p}:m3", &["{p}:k1", "{p}:k2"]),
+    ] {
         for p in parts {
             c.assert_all_present(k, &items(p, 700));
         }
@@ -264,7 +290,12 @@ fn a_merged_filter_survives_every_path() {
         assert_eq!(c.digest(&copy), c.digest(k), "RESTORE of {k}");
         let chunked = format!("{k}:chunks");
         for (it, data) in c.scandump_all(k) {
-            c.ok(&[b"BF.LOADCHUNK".as_slice(), chunked.as_bytes(), it.to_string().as_bytes(), &data]);
+            c.ok(&[
+                b"BF.LOADCHUNK".as_slice(),
+                chunked.as_bytes(),
+                it.to_string().as_bytes(),
+                &data,
+            ]);
         }
         assert_eq!(c.digest(&chunked), c.digest(k), "SCANDUMP/LOADCHUNK of {k}");
         assert_eq!(c.bf_info(&chunked), c.bf_info(k));
@@ -335,7 +366,10 @@ fn merge_publishes_its_event_and_declares_its_keys() {
         .iter()
         .map(|k| {
             let k = k.as_array();
-            (k[0].as_str().to_string(), k[1].as_array().iter().map(|f| f.as_str().to_string()).collect())
+            (
+                k[0].as_str().to_string(),
+                k[1].as_array().iter().map(|f| f.as_str().to_string()).collect(),
+            )
         })
         .collect();
     assert_eq!(got[0].0, "d");
@@ -367,7 +401,14 @@ fn merging_filters_restored_from_mutated_payloads_never_crashes() {
         let chunks = fx.conn.scandump_all(key);
         let total = chunks[1..].iter().map(|(_, d)| d.len() as u64).sum();
         let digest = fx.conn.digest(key);
-        sources.push(common::mutate::Source { key: key.into(), payload, parsed, chunks, digest, total });
+        sources.push(common::mutate::Source {
+            key: key.into(),
+            payload,
+            parsed,
+            chunks,
+            digest,
+            total,
+        });
     }
     let (mut rng, seed) = common::mutate::fuzz_rng("merge");
     for i in 0..300 {
@@ -391,9 +432,13 @@ fn merging_filters_restored_from_mutated_payloads_never_crashes() {
     assert!(!kept.is_empty(), "seed {seed}: no mutated payload was accepted");
     let sound: Vec<&str> = sources.iter().map(|s| s.key.as_str()).collect();
     for (i, key) in kept.iter().enumerate() {
-        let other = if i % 2 == 0 { sound[i % sound.len()] } else { kept[(i * 7) % kept.len()].as_str() };
+        let other =
+            if i % 2 == 0 { sound[i % sound.len()] } else { kept[(i * 7) % kept.len()].as_str() };
         let dest = format!("dest{}", i % 5);
-        for args in [vec!["BF.MERGE", dest.as_str(), key.as_str(), other], vec!["BF.MERGE", key.as_str(), other]] {
+        for args in [
+            vec!["BF.MERGE", dest.as_str(), key.as_str(), other],
+            vec!["BF.MERGE", key.as_str(), other],
+        ] {
             let r = fx.conn.cmd(&args);
             assert!(r.is_ok() || r.is_err(), "seed {seed}: {args:?} -> {r:?}");
         }

@@ -193,8 +193,7 @@ pub fn merge_refusal(why: MergeRefusal) -> &'static str {
 /// `BF.RESERVE`/`BF.INSERT ... LIKE otherkey` when `otherkey` holds no filter.
 pub const LIKE_NOT_FOUND: &str = "ERR LIKE: the key it names holds no Bloom filter";
 /// `LIKE` with options that set what it copies.
-pub const LIKE_WITH_OPTIONS: &str =
-    "ERR LIKE copies the other filter's capacity, error rate and options: give no CAPACITY, ERROR, EXPANSION, NONSCALING, COUNTING, WINDOW or LAYOUT with it";
+pub const LIKE_WITH_OPTIONS: &str = "ERR LIKE copies the other filter's capacity, error rate and options: give no CAPACITY, ERROR, EXPANSION, NONSCALING, COUNTING, WINDOW or LAYOUT with it";
 
 // ---- cuckoo filters (RedisBloom 8's words) ----
 

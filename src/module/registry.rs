@@ -156,7 +156,11 @@ impl Command {
     /// command whose other keys' positions depend on its arguments ([`key_positions`]).
     fn flags(&self) -> String {
         let base = self.base_flags();
-        if Arg::other_keys(self.args).is_some() { format!("{base} getkeys-api") } else { base.into() }
+        if Arg::other_keys(self.args).is_some() {
+            format!("{base} getkeys-api")
+        } else {
+            base.into()
+        }
     }
 
     fn base_flags(&self) -> &'static str {
@@ -423,7 +427,12 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     let other = Arg::other_keys(c.args).map(|token| match token {
         Some(token) => {
             let word = token.to_string_lossy().into_owned();
-            KeySpec::new(None, read, BeginSearch::new_keyword(word, 2), FindKeys::new_range(0, 1, 0))
+            KeySpec::new(
+                None,
+                read,
+                BeginSearch::new_keyword(word, 2),
+                FindKeys::new_range(0, 1, 0),
+            )
         }
         None => KeySpec::new(None, read, BeginSearch::new_index(2), FindKeys::new_range(-1, 1, 0)),
     });

@@ -149,6 +149,7 @@ fn command_docs_list_every_argument() {
             "layout:oneof:LAYOUT:optional",
             "  standard:pure-token:STANDARD",
             "  blocked:pure-token:BLOCKED",
+            "otherkey:key:LIKE:optional",
         ]
     );
     assert_eq!(
@@ -165,6 +166,7 @@ fn command_docs_list_every_argument() {
             "layout:oneof:LAYOUT:optional",
             "  standard:pure-token:STANDARD",
             "  blocked:pure-token:BLOCKED",
+            "otherkey:key:LIKE:optional",
             "items:block:ITEMS",
             "  item:string:multiple",
         ]

@@ -316,35 +316,57 @@ impl BitArray {
     pub fn union_ones(arrays: &[&BitArray], width: u8) -> u64 {
         let Some(first) = arrays.first() else { return 0 };
         let mut ones = 0u64;
-        for (i, seg) in first.segs().iter().enumerate() {
+        for i in 0..first.segs().len() {
             let segs: Vec<&[u64]> = arrays.iter().map(|a| &*a.segs()[i]).collect();
-            for w in 0..seg.len() {
-                let any = segs.iter().fold(0u64, |acc, s| acc | nonzero_lanes(s[w], width));
-                ones += u64::from(any.count_ones());
-            }
+            ones += match (width, segs.as_slice()) {
+                // Two plain arrays (a merge of one source): a loop the compiler vectorizes.
+                (0, [a, b]) => a.iter().zip(*b).map(|(x, y)| u64::from((x | y).count_ones())).sum(),
+                _ => (0..segs[0].len())
+                    .map(|w| {
+                        let any = segs.iter().fold(0u64, |acc, s| acc | nonzero_lanes(s[w], width));
+                        u64::from(any.count_ones())
+                    })
+                    .sum::<u64>(),
+            };
         }
         ones
     }
 
-    /// Merges `other` (of this array's length) into this array: bits OR-ed, or counters of
-    /// `width` bits (4 or 8) added, saturating at their maximum. Returns, counted in the same
-    /// pass, the positions non-zero after, and the saturated counters before and after (0 and
-    /// 0 for plain bits).
-    pub fn merge_from(&mut self, other: &BitArray, width: u8) -> (u64, u64, u64) {
+    /// Merges each of `others` (all of this array's length) into this array, in one pass: bits
+    /// OR-ed, or counters of `width` bits (4 or 8) added, saturating at their maximum. Returns,
+    /// counted in the same pass, the positions non-zero after, and the saturated counters
+    /// before and after (0 and 0 for plain bits).
+    pub fn merge_from(&mut self, others: &[&BitArray], width: u8) -> (u64, u64, u64) {
         let (mut ones, mut sat_before, mut sat_after) = (0u64, 0u64, 0u64);
-        for (dst, src) in self.segs_mut().iter_mut().zip(other.segs()) {
-            if width == 0 {
-                for (d, &s) in dst.iter_mut().zip(src.iter()) {
-                    *d |= s;
-                    ones += u64::from(d.count_ones());
+        for (i, dst) in self.segs_mut().iter_mut().enumerate() {
+            let srcs: Vec<&[u64]> = others.iter().map(|a| &*a.segs()[i]).collect();
+            match (width, srcs.as_slice()) {
+                (0, [a]) => {
+                    for (d, &x) in dst.iter_mut().zip(*a) {
+                        *d |= x;
+                        ones += u64::from(d.count_ones());
+                    }
                 }
-                continue;
-            }
-            for (d, &s) in dst.iter_mut().zip(src.iter()) {
-                sat_before += u64::from(full_lanes(*d, width).count_ones());
-                *d = saturating_lanes(*d, s, width);
-                sat_after += u64::from(full_lanes(*d, width).count_ones());
-                ones += u64::from(nonzero_lanes(*d, width).count_ones());
+                (0, [a, b]) => {
+                    for ((d, &x), &y) in dst.iter_mut().zip(*a).zip(*b) {
+                        *d |= x | y;
+                        ones += u64::from(d.count_ones());
+                    }
+                }
+                (0, _) => {
+                    for (w, d) in dst.iter_mut().enumerate() {
+                        *d |= srcs.iter().fold(0u64, |acc, s| acc | s[w]);
+                        ones += u64::from(d.count_ones());
+                    }
+                }
+                (width, _) => {
+                    for (w, d) in dst.iter_mut().enumerate() {
+                        sat_before += u64::from(full_lanes(*d, width).count_ones());
+                        *d = srcs.iter().fold(*d, |acc, s| saturating_lanes(acc, s[w], width));
+                        sat_after += u64::from(full_lanes(*d, width).count_ones());
+                        ones += u64::from(nonzero_lanes(*d, width).count_ones());
+                    }
+                }
             }
         }
         (ones, sat_before, sat_after)

@@ -344,7 +344,8 @@ pub fn read_chain_version(
         for _ in 0..count {
             // Each member is admitted with the whole value so far: the filter's limit is the
             // value's.
-            let so_far = chain.value_bit_bytes() + members.iter().map(Chain::bit_bytes).sum::<u64>();
+            let so_far =
+                chain.value_bit_bytes() + members.iter().map(Chain::bit_bytes).sum::<u64>();
             members.push(read_chain_version(r, &Within { guard, so_far }, RDB_ENCODING_V3)?);
         }
         chain.set_members(members);
@@ -546,8 +547,8 @@ impl AnyHeader {
                 let mut chain = parts.next().ok_or(FilterError::BadData)?.allocate(guard)?;
                 let mut members = Vec::with_capacity(parts.len());
                 for part in parts {
-                    let so_far = chain.value_bit_bytes()
-                        + members.iter().map(Chain::bit_bytes).sum::<u64>();
+                    let so_far =
+                        chain.value_bit_bytes() + members.iter().map(Chain::bit_bytes).sum::<u64>();
                     members.push(part.allocate(&Within { guard, so_far })?);
                 }
                 chain.set_members(members);

@@ -7,8 +7,8 @@
 //! Redis value) plus whatever else it points to. RedisBloom's is a 32-byte `SBChain` plus one
 //! array of 64-byte `SBLink`s: 96, 160, 224, … bytes for 1, 2, 3, … layers. With the first
 //! layer inline, a one-layer filter is the 80-byte chain alone; a grown one adds a tail of
-//! 16 + 48 bytes per later layer (jemalloc classes: 64, 112, 160, 256, …), so every shape
-//! stays at or under RedisBloom's (2 layers: 144 against 160, 3: 192 against 224). A table
+//! 32 + 48 bytes per later layer (jemalloc classes: 80, 128, 192, 256, …), so every shape
+//! stays at or under RedisBloom's (2 layers: 160 against 160, 3: 208 against 224). A table
 //! of all the layers instead would leave the chain's inline slot unused once it grows.
 
 use std::alloc::Layout;
@@ -36,7 +36,9 @@ const _: () = assert!(std::mem::size_of::<Layers>() == 56);
 /// only that count is no part of the filter.
 impl PartialEq for Layers {
     fn eq(&self, other: &Self) -> bool {
-        self.first == other.first && self.rest() == other.rest() && self.members() == other.members()
+        self.first == other.first
+            && self.rest() == other.rest()
+            && self.members() == other.members()
     }
 }
 
@@ -342,7 +344,7 @@ const _: () = assert!(std::mem::align_of::<Layer>() <= std::mem::align_of::<Head
 
 impl Tail {
     /// The allocation layout for `len` layers. Cannot overflow: `len` layers already exist in
-    /// memory (in the `Vec` they come from), so their bytes plus 16 fit in `isize`.
+    /// memory (in the `Vec` they come from), so their bytes plus the header's fit in `isize`.
     fn layout(len: usize) -> Layout {
         let bytes = REST_OFFSET + len * std::mem::size_of::<Layer>();
         Layout::from_size_align(bytes, std::mem::align_of::<Header>())

@@ -23,6 +23,7 @@
 
 use super::bits::BitArray;
 use super::chain::Chain;
+use super::layer::Layer;
 use super::merged::MAX_MEMBERS;
 use super::params::info_size;
 use crate::filter::FilterError;
@@ -165,7 +166,9 @@ fn same_shape(base: &Chain, part: &Chain) -> bool {
 }
 
 /// Whether OR-ing `part` into `base` (after `ors`) keeps every layer it touches within its
-/// target error, estimated from the union's fill as `BF.STATS` estimates it.
+/// target error, estimated from the union's fill as `BF.STATS` estimates it. The union has at
+/// most the sum of its arrays' set positions (each layer keeps that count): when even that
+/// fits, no bit is read; otherwise the union is counted (one pass over the arrays).
 fn error_fits(base: &Chain, ors: &[&Chain], part: &Chain) -> bool {
     let width = base.counter_width();
     (0..part.layers().len()).all(|i| {
@@ -173,8 +176,15 @@ fn error_fits(base: &Chain, ors: &[&Chain], part: &Chain) -> bool {
         let mut arrays: Vec<&BitArray> = vec![layer.bits()];
         arrays.extend(ors.iter().filter_map(|o| o.layers().get(i)).map(|l| l.bits()));
         arrays.push(part.layers()[i].bits());
-        let fill = BitArray::union_ones(&arrays, width) as f64 / layer.positions() as f64;
-        fill.min(1.0).powf(f64::from(layer.hashes())) <= base.layer_error(i)
+        let error = |ones: u64| {
+            let fill = (ones as f64 / layer.positions() as f64).min(1.0);
+            fill.powf(f64::from(layer.hashes()))
+        };
+        let bound = layer.ones().saturating_add(
+            ors.iter().chain([&part]).filter_map(|o| o.layers().get(i)).map(|l| l.ones()).sum(),
+        );
+        error(bound) <= base.layer_error(i)
+            || error(BitArray::union_ones(&arrays, width)) <= base.layer_error(i)
     })
 }
 
@@ -222,14 +232,20 @@ fn or_into(target: &mut Chain, ors: &[&Chain]) {
     let mut counts: Vec<(u64, u64, bool)> =
         target.layers().iter().map(|l| (l.items(), l.items(), false)).collect();
     let mut saturated = target.saturated();
-    for part in ors {
-        for (i, layer) in part.layers().iter().enumerate().take(n) {
-            let own = &mut target.layers[i];
-            let (ones, sat_before, sat_after) = own.bits.merge_from(layer.bits(), width);
-            own.ones = ones;
-            saturated = saturated.saturating_sub(sat_before).saturating_add(sat_after);
-            let c = &mut counts[i];
-            *c = (c.0.max(layer.items()), c.1.saturating_add(layer.items()), true);
+    for i in 0..n {
+        // Every part's layer `i`, merged in one pass over the target's.
+        let layers: Vec<&Layer> = ors.iter().filter_map(|p| p.layers().get(i)).collect();
+        if layers.is_empty() {
+            continue;
+        }
+        let arrays: Vec<&BitArray> = layers.iter().map(|l| l.bits()).collect();
+        let own = &mut target.layers[i];
+        let (ones, sat_before, sat_after) = own.bits.merge_from(&arrays, width);
+        own.ones = ones;
+        saturated = saturated.saturating_sub(sat_before).saturating_add(sat_after);
+        let c = &mut counts[i];
+        for l in layers {
+            *c = (c.0.max(l.items()), c.1.saturating_add(l.items()), true);
         }
     }
     for (i, (largest, sum, touched)) in counts.into_iter().enumerate() {

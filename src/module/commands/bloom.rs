@@ -310,15 +310,14 @@ pub fn add(ctx: &Call, args: &Args) -> Reply {
             Err(e) => core_err(&e),
         };
     }
-    let create =
-        Create {
-            params: None,
-            nocreate: false,
-            counting: None,
-            layout: None,
-            window: None,
-            like: None,
-        };
+    let create = Create {
+        params: None,
+        nocreate: false,
+        counting: None,
+        layout: None,
+        window: None,
+        like: None,
+    };
     match add_items_at(ctx, args, &key_name, key, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
@@ -329,15 +328,14 @@ pub fn add(ctx: &Call, args: &Args) -> Reply {
 
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Call, args: &Args) -> Reply {
-    let create =
-        Create {
-            params: None,
-            nocreate: false,
-            counting: None,
-            layout: None,
-            window: None,
-            like: None,
-        };
+    let create = Create {
+        params: None,
+        nocreate: false,
+        counting: None,
+        layout: None,
+        window: None,
+        like: None,
+    };
     many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
 }
 
@@ -573,8 +571,7 @@ pub fn debug(ctx: &Call, args: &Args) -> Reply {
         args,
         || Reply::err(errors::NOT_FOUND),
         |value: &Chain| {
-            let mut lines =
-                vec![Reply::Bulk(format!("size:{}", value.value_items()).into_bytes())];
+            let mut lines = vec![Reply::Bulk(format!("size:{}", value.value_items()).into_bytes())];
             // The chain's own layers, then each member's (a merge kept it apart), marked with
             // the member's number.
             for (n, chain) in value.parts().enumerate() {

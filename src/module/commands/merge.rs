@@ -2,10 +2,10 @@
 //! the other without a member ([`crate::filter::bloom::merge`]).
 
 use super::{Key, core_err, notify};
+use crate::filter::FilterError;
 use crate::filter::bloom::Chain;
 use crate::filter::bloom::merge::{empty_like, plan};
 use crate::filter::error::MergeRefusal;
-use crate::filter::FilterError;
 use crate::module::args::Args;
 use crate::module::call::Call;
 use crate::module::errors;

@@ -248,8 +248,8 @@ fn loaded_counts_are_the_saved_ones_and_impossible_counts_are_refused() {
         let back = read_chain(&mut SliceReader::new(&buf), &Unlimited).unwrap();
         let ones = |c: &Chain| c.layers().iter().map(Layer::ones).collect::<Vec<_>>();
         assert_eq!((ones(&back), back.saturated()), (ones(&c), c.saturated()));
-        // The counts are the last n + 1 u64s.
-        let tail = buf.len() - 8 * (n + 1);
+        // The counts are the n + 1 u64s before the last (the count of members, 0).
+        let tail = buf.len() - 8 * (n + 2);
         let patched = |i: usize, v: u64| {
             let mut b = buf.clone();
             b[tail + 8 * i..tail + 8 * i + 8].copy_from_slice(&v.to_le_bytes());
@@ -282,7 +282,7 @@ fn forged_counts_pushed_past_their_bound_still_save_a_loadable_value() {
     for c in [sample(3, false), counting_sample(3, 4)] {
         let buf = encode(&c);
         let n = c.layers().len();
-        let tail = buf.len() - 8 * (n + 1);
+        let tail = buf.len() - 8 * (n + 2); // the counts, then the count of members
         let mut b = buf.clone();
         let bound = c.layers()[n - 1].len_bits();
         b[tail + 8 * (n - 1)..][..8].copy_from_slice(&bound.to_le_bytes());

@@ -211,7 +211,7 @@ fn the_saturated_count_has_a_tail_only_when_needed() {
     let sat = c.saturated();
     assert!(sat >= 1);
     assert_eq!(c.layers.len(), 1);
-    assert_eq!(c.layers.tail_bytes(), 16, "the header alone");
+    assert_eq!(c.layers.tail_bytes(), 32, "the header alone");
     check_counts(&c);
     let mut i = 0;
     while c.layers.len() < 3 {
