@@ -206,6 +206,19 @@ def test_to_filter_on_one_server(server: Server) -> None:
     assert all(bf.mexists("{x}dest", items + ["own"]))
     with pytest.raises(DataError, match="hash tag"):
         f.to_filter("a}b")
+    # A RESTORE the server refuses (a partition above bf.max-filter-bytes) after another
+    # succeeded: raised, the destination untouched, the temporary already restored deleted.
+    g = PartitionedFilter.create(r, "lopsided", 0.01, 10_000, partitions=2)
+    g.madd([x for x in _items("big", 60_000) if g.partition_of(x) == 0])  # 3 layers
+    g.add(next(x for x in _items("small", 100) if g.partition_of(x) == 1))
+    small, big = (bf.info(k).size for k in reversed(g.spec.keys))
+    assert 4096 <= small and small * 4 < big
+    r.config_set("bf.max-filter-bytes", small * 2)
+    before = _digest(r, "folded")
+    with pytest.raises(ResponseError):
+        g.to_filter("folded")
+    assert _digest(r, "folded") == before
+    assert r.keys("*:fold:*") == []
 
 
 def test_to_filter_on_a_cluster(cluster: Cluster) -> None:
