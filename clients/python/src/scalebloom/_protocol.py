@@ -368,6 +368,14 @@ def window_arg(window: WindowLength) -> str:
     raise DataError(f"window must be 'items', a duration string or a timedelta: {window!r}")
 
 
+#: The module's refusal of ``LIKE`` beside an option that sets what it copies (without its
+#: ``ERR`` prefix); the wrappers raise it as ``DataError`` before sending anything.
+LIKE_WITH_OPTIONS = (
+    "LIKE copies the other filter's capacity, error rate and options: give no CAPACITY, "
+    "ERROR, EXPANSION, NONSCALING, COUNTING, WINDOW or LAYOUT with it"
+)
+
+
 @dataclass(frozen=True)
 class CreateOptions:
     """Options a Bloom filter is created with (``BF.RESERVE``'s and ``BF.INSERT``'s tail).
@@ -376,7 +384,10 @@ class CreateOptions:
     :meth:`~scalebloom.Bloom.delete` can remove. ``window`` is ``WINDOW``: a filter whose items
     expire (``"items"``, a duration string such as ``"10m"``, or a ``timedelta``). ``layout``
     is ``LAYOUT``: ``"blocked"`` (cache-line-blocked) or ``"standard"``; ``None`` leaves it to
-    the server's ``bf-layout`` setting.
+    the server's ``bf-layout`` setting. ``like`` is ``LIKE otherkey``: the new filter copies
+    the other's shape, kind and seed (so :meth:`~scalebloom.Bloom.merge` ORs the two into one
+    layer); it takes none of the other options (:data:`LIKE_WITH_OPTIONS`, raised as
+    ``DataError`` before anything is sent).
     """
 
     expansion: Optional[int] = None
@@ -384,8 +395,17 @@ class CreateOptions:
     counting: Optional[int] = None
     window: Optional[WindowLength] = None
     layout: Optional[Layout] = None
+    like: Optional[Arg] = None
 
     def args(self) -> List[Arg]:
+        out = self._options()
+        if self.like is not None:
+            if out:
+                raise DataError(LIKE_WITH_OPTIONS)
+            out += ["LIKE", self.like]
+        return out
+
+    def _options(self) -> List[Arg]:
         out: List[Arg] = []
         if self.expansion is not None:
             out += ["EXPANSION", self.expansion]

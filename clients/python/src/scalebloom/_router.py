@@ -24,7 +24,7 @@ import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from redis.exceptions import (
     AskError,
@@ -38,6 +38,8 @@ from redis.exceptions import (
 )
 
 Addr = Tuple[str, int]
+#: redis-py's keyword options of ``execute_command`` (such as ``NEVER_DECODE``).
+Options = Mapping[str, Any]
 
 
 class ReplicationError(RedisError):  # type: ignore[misc]
@@ -288,29 +290,37 @@ class Router:
                 raise ConnectionError(f"no node {addr[0]}:{addr[1]} in the cluster map")
         return self.client.get_redis_connection(node)
 
-    def _one(self, addr: Addr, args: List[Tuple[Any, ...]]) -> Any:
+    def _one(
+        self, addr: Addr, args: List[Tuple[Any, ...]], options: Optional[Options] = None
+    ) -> Any:
         try:
             pipe = self._node_client(addr).pipeline(transaction=False)
             for a in args:
-                pipe.execute_command(*a)
+                pipe.execute_command(*a, **(options or {}))
             return pipe.execute(raise_on_error=False)
         except RedisError as e:
             return e
 
-    def _parallel(self, jobs: Dict[Addr, List[Tuple[Any, ...]]]) -> Dict[Addr, Any]:
+    def _parallel(
+        self, jobs: Dict[Addr, List[Tuple[Any, ...]]], options: Optional[Options] = None
+    ) -> Dict[Addr, Any]:
         """Each node's pipeline, the nodes at the same time."""
         if len(jobs) == 1:
-            return {a: self._one(a, args) for a, args in jobs.items()}
+            return {a: self._one(a, args, options) for a, args in jobs.items()}
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=16)
-        futs = {a: self._pool.submit(self._one, a, args) for a, args in jobs.items()}
+        futs = {a: self._pool.submit(self._one, a, args, options) for a, args in jobs.items()}
         return {a: f.result() for a, f in futs.items()}
 
     def run(
-        self, cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]], wait: Optional[Wait] = None
+        self,
+        cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]],
+        wait: Optional[Wait] = None,
+        options: Optional[Options] = None,
     ) -> List[Any]:
         """Runs ``(key, args)`` commands; returns their raw replies in order (error replies as
-        exception objects)."""
+        exception objects). ``options`` are redis-py's for every command (such as
+        ``NEVER_DECODE``: binary replies read as bytes)."""
         plan = _Plan(len(cmds))
         last: Optional[BaseException] = None
         for attempt in range(self.attempts):
@@ -326,7 +336,8 @@ class Router:
                 {
                     a: _pipeline_args(idxs, cmds, plan, wait, needs[a][0])
                     for a, idxs in groups.items()
-                }
+                },
+                options,
             )
             refresh, last = plan.absorb(groups, results, wait, needs)
             if not plan.pending:
@@ -404,17 +415,22 @@ class AsyncRouter:
             self._nodes[addr] = c
         return c
 
-    async def _one(self, addr: Addr, args: List[Tuple[Any, ...]]) -> Any:
+    async def _one(
+        self, addr: Addr, args: List[Tuple[Any, ...]], options: Optional[Options] = None
+    ) -> Any:
         try:
             pipe = self._node_client(addr).pipeline(transaction=False)
             for a in args:
-                pipe.execute_command(*a)
+                pipe.execute_command(*a, **(options or {}))
             return await pipe.execute(raise_on_error=False)
         except RedisError as e:
             return e
 
     async def run(
-        self, cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]], wait: Optional[Wait] = None
+        self,
+        cmds: Sequence[Tuple[bytes, Tuple[Any, ...]]],
+        wait: Optional[Wait] = None,
+        options: Optional[Options] = None,
     ) -> List[Any]:
         """See :meth:`Router.run`."""
         await self._ready()
@@ -433,7 +449,9 @@ class AsyncRouter:
             needs = _needs_from_roles(wait, roles)
             outs = await asyncio.gather(
                 *(
-                    self._one(a, _pipeline_args(groups[a], cmds, plan, wait, needs[a][0]))
+                    self._one(
+                        a, _pipeline_args(groups[a], cmds, plan, wait, needs[a][0]), options
+                    )
                     for a in addrs
                 )
             )

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
+from redis.exceptions import DataError
+
 from . import _protocol as p
 from ._exec import AsyncClient, SyncClient, command, cursor, loader
 from ._protocol import (
@@ -52,9 +54,10 @@ class BloomCommands:
         counting: Optional[int] = None,
         window: Optional[WindowLength] = None,
         layout: Optional[Layout] = None,
+        like: Optional[Arg] = None,
     ) -> Call[bool]:
         """``BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [COUNTING 4|8]
-        [WINDOW duration|ITEMS] [LAYOUT STANDARD|BLOCKED]``.
+        [WINDOW duration|ITEMS] [LAYOUT STANDARD|BLOCKED] [LIKE otherkey]``.
 
         Creates an empty filter and returns ``True``. ``counting=4`` or ``8`` makes a counting
         filter (each bit becomes a counter of that many bits) whose items :meth:`delete` can
@@ -63,8 +66,14 @@ class BloomCommands:
         ``"10m"``, ``"2h"``, ``"7d"``) or a ``datetime.timedelta`` (whole milliseconds); then
         ``capacity`` is the items expected per window. ``layout="blocked"`` makes a
         cache-line-blocked filter, ``"standard"`` a standard one (default: the server's
-        ``bf-layout``). Raises ``ResponseError("item exists")`` when the key exists."""
-        opts = CreateOptions(expansion, nonscaling, counting, window, layout)
+        ``bf-layout``). Raises ``ResponseError("item exists")`` when the key exists.
+
+        ``like=otherkey`` makes an empty filter of ``otherkey``'s shape, kind and seed (the
+        server checks ``error_rate`` and ``capacity`` but does not use them), so that
+        :meth:`merge` ORs the two into one layer. It copies every option: giving another one
+        with it raises ``DataError`` (the module's words, :data:`~scalebloom._protocol.LIKE_WITH_OPTIONS`)
+        before anything is sent. In a cluster both keys must be in one slot (a hash tag)."""
+        opts = CreateOptions(expansion, nonscaling, counting, window, layout, like)
         return p.bloom_reserve(key, error_rate, capacity, opts)
 
     @command
@@ -94,12 +103,17 @@ class BloomCommands:
         counting: Optional[int] = None,
         window: Optional[WindowLength] = None,
         layout: Optional[Layout] = None,
+        like: Optional[Arg] = None,
     ) -> Call[List[bool]]:
         """``BF.INSERT key [CAPACITY n] [ERROR r] [NOCREATE] [EXPANSION n] [NONSCALING]
-        [COUNTING 4|8] [WINDOW duration|ITEMS] [LAYOUT STANDARD|BLOCKED] ITEMS item …``: one
-        bool per item, in order. The creation options (those of :meth:`reserve`) apply only
-        when the key is created; ``nocreate=True`` raises ``ResponseError("not found")`` for
-        a missing key."""
+        [COUNTING 4|8] [WINDOW duration|ITEMS] [LAYOUT STANDARD|BLOCKED] [LIKE otherkey]
+        ITEMS item …``: one bool per item, in order. The creation options (those of
+        :meth:`reserve`) apply only when the key is created; ``nocreate=True`` raises
+        ``ResponseError("not found")`` for a missing key. ``like`` is :meth:`reserve`'s: with
+        it, ``capacity``, ``error_rate`` and the other creation options raise ``DataError``
+        (``nocreate`` may be given)."""
+        if like is not None and (capacity is not None or error_rate is not None):
+            raise DataError(p.LIKE_WITH_OPTIONS)
         args: List[Arg] = ["BF.INSERT", key]
         if capacity is not None:
             args += ["CAPACITY", capacity]
@@ -107,10 +121,27 @@ class BloomCommands:
             args += ["ERROR", error_rate]
         if nocreate:
             args.append("NOCREATE")
-        args += CreateOptions(expansion, nonscaling, counting, window, layout).args()
+        args += CreateOptions(expansion, nonscaling, counting, window, layout, like).args()
         args.append("ITEMS")
         args += items_of(items)
         return Call(tuple(args), p.to_bools)
+
+    @command
+    def merge(self, dest: Arg, *sources: Arg) -> Call[bool]:
+        """``BF.MERGE dest source [source …]``: afterwards ``dest`` holds every item of the
+        sources and of what it held; returns ``True``. A missing ``dest`` is created from the
+        sources, a missing source counts as empty (all missing: ``ResponseError("not
+        found")``). Filters made with ``like=`` one another (same shape, kind and seed) are
+        OR-ed into one layer when the error allows; any other is kept apart as a member (one
+        more layer in :meth:`info`'s ``filters``, checked by every lookup, so the error rates
+        add up). The server refuses, changing nothing, with ``ResponseError``: a counting
+        filter with a plain one, counter widths 4 and 8, RedisBloom's layout with another,
+        windowed filters, the limits (``bf.max-filter-bytes``, more than 64 members), and
+        ``WRONGTYPE`` for a key of another type. In a cluster every key must be in one slot
+        (a hash tag). At least one source: ``TypeError`` otherwise."""
+        if not sources:
+            raise TypeError("merge() takes at least one source key")
+        return Call(("BF.MERGE", dest, *sources), p.to_ok)
 
     @command
     def exists(self, key: Arg, item: Item) -> Call[bool]:

@@ -40,7 +40,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from redis.exceptions import DataError, ResponseError
+from redis.exceptions import DataError, RedisError, ResponseError
 
 from . import _protocol as p
 from ._exec import AsyncRunner, Proc, SyncRunner, adrive, drive, procedure
@@ -175,10 +175,27 @@ class Batch:
 
     cmds: List[Cmd]
     wait: Optional[Wait] = None
+    options: Optional[Mapping[str, Any]] = None
+    """redis-py's options for every command (``NEVER_DECODE`` for ``DUMP``)."""
 
 
 def _command(key: str, *args: Arg) -> Batch:
     return Batch([(key.encode(), (*args,))])
+
+
+def _slot_prefix(key: bytes) -> bytes:
+    """``{tag}`` that puts a key that starts with it in ``key``'s slot: ``key``'s own hash tag,
+    or ``key`` itself as one (``DataError`` when ``key`` has no tag and holds a ``}``)."""
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            return key[start : end + 1]
+    if not key or b"}" in key:
+        raise DataError(
+            f"no temporary key can be named in the slot of {key!r}: give a key with a hash tag"
+        )
+    return b"{" + key + b"}"
 
 
 def _check_replies(replies: List[Any]) -> None:
@@ -460,6 +477,60 @@ class PartitionedCommands:
         )
 
     @procedure
+    def to_filter(self, key: Arg, *, ttl_ms: int = 600_000) -> Proc[int]:
+        """Folds the partitions into one ordinary Bloom filter at ``key`` (on the node that
+        owns ``key``'s slot), which then answers ``BF.EXISTS`` for every item of this filter;
+        returns the number of partitions merged. ``key`` is ``BF.MERGE``'s destination: a
+        missing one is created, an existing one keeps its items (and must be a filter the
+        partitions merge with: same kind, same counter width). This filter is not changed.
+
+        Each partition is read with ``DUMP`` (the partitions' nodes in parallel) and written
+        with ``RESTORE``, with a TTL of ``ttl_ms``, to a temporary key
+        ``{<key's hash tag, or key>}:fold:<random>:<i>`` in ``key``'s slot; one
+        ``BF.MERGE key <temporaries>`` follows, and a ``DEL`` of the temporaries in the same
+        pipeline (also when a step fails; the TTL removes them if the client dies
+        meanwhile). ``key``'s node must hold the whole filter twice for that time.
+
+        The partitions were created on their own, each with its own seed (``LIKE`` cannot
+        reach across slots), so the result keeps each partition apart as a member (one more
+        layer each in ``info().filters``): every lookup checks all of them, and the
+        result's false-positive rate is the *sum* of the partitions' (about ``partitions``
+        times this filter's rate), which ``BF.STATS`` reports. ``BF.MERGE`` refuses more
+        than 64 members. A temporary key that expired before ``BF.MERGE`` ran (a client
+        stalled for ``ttl_ms``) raises ``RedisError``: ``key`` then lacks that partition's
+        items (run it again with a longer ``ttl_ms``)."""
+        dest = key if isinstance(key, bytes) else encode_item(key)
+        prefix = _slot_prefix(dest)
+        token = os.urandom(8).hex()
+        tmps = [prefix + f":fold:{token}:{i}".encode() for i in range(self.spec.partitions)]
+        dumps = yield Batch(
+            [(k.encode(), ("DUMP", k)) for k in self.spec.keys], options={p.NEVER_DECODE: []}
+        )
+        _check_replies(dumps)
+        for i, d in enumerate(dumps):
+            if d is None:
+                raise ResponseError(f"not found: partition {i} ({self.spec.keys[i]})")
+        cleanup = (tmps[0], ("DEL", *tmps))
+        try:
+            restored = yield Batch([(t, ("RESTORE", t, ttl_ms, d)) for t, d in zip(tmps, dumps)])
+            _check_replies(restored)
+            merged, deleted = yield Batch([(tmps[0], ("BF.MERGE", dest, *tmps)), cleanup])
+        except Exception:
+            try:
+                yield Batch([cleanup])
+            except RedisError:
+                pass  # the TTL removes them
+            raise
+        p.to_ok(merged)
+        if p.to_int(deleted) != len(tmps):
+            raise RedisError(
+                f"{len(tmps) - p.to_int(deleted)} temporary key(s) expired before BF.MERGE ran: "
+                f"{dest!r} lacks those partitions' items; run to_filter again with a longer "
+                f"ttl_ms"
+            )
+        return len(tmps)
+
+    @procedure
     def drop(self) -> Proc[None]:
         """Deletes the filter: its partitions, then its metadata."""
         _check_replies((yield self._all("DEL")))
@@ -501,7 +572,7 @@ class PartitionedFilter(SyncRunner, PartitionedCommands):
             raise
 
     def _send(self, step: Any) -> Any:
-        return self.router.run(step.cmds, step.wait)
+        return self.router.run(step.cmds, step.wait, step.options)
 
     @classmethod
     def create(
@@ -546,7 +617,7 @@ class AsyncPartitionedFilter(AsyncRunner, PartitionedCommands):
         self.spec = spec
 
     async def _send(self, step: Any) -> Any:
-        return await self.router.run(step.cmds, step.wait)
+        return await self.router.run(step.cmds, step.wait, step.options)
 
     @classmethod
     async def _run(cls, client: Any, proc: Proc[Spec]) -> "AsyncPartitionedFilter":
