@@ -66,7 +66,7 @@ unsafe extern "C" fn resolve_string_ptr_len(
 /// The bytes of an argv string, read with `RedisModule_StringPtrLen` directly (the hot path of
 /// every MADD/MEXISTS item: the crate's `string_as_slice` is an out-of-line call around it).
 #[inline(always)]
-pub fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
+pub(crate) fn string_bytes<'a>(s: *mut raw::RedisModuleString) -> &'a [u8] {
     let f = STRING_PTR_LEN.load(Ordering::Relaxed);
     // SAFETY: STRING_PTR_LEN only ever holds a `StringPtrLen` (its initial value and the
     // API's pointer, both of that type, cast to `*mut ()`), so this casts it back to the

@@ -34,7 +34,7 @@ pub struct Chain {
     /// allocation besides its bits, 80 bytes (RedisBloom's `SBChain` (32) + `SBLink` (64) are
     /// 96); later layers, and a counting chain's count of saturated counters, in one tail
     /// allocation ([`Layers`]).
-    pub(super) layers: Layers,
+    pub(super) layers: Layers<Chain>,
     /// The requested error rate (native chains); the first layer's error (RedisBloom chains).
     /// The first layer's capacity, the other parameter, is the first layer's own.
     error: f64,
@@ -77,8 +77,13 @@ impl Chain {
     /// # Safety
     /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
     pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
-        // SAFETY: the caller's contract on `mv`.
-        unsafe { self.layers.relocate(mv) }
+        // SAFETY: the caller's contract on `mv`, passed on to the layers and to each member.
+        unsafe {
+            self.layers.relocate(mv);
+            for member in self.layers.members_mut() {
+                member.relocate(mv);
+            }
+        }
     }
 
     /// An empty chain with one layer, after asking `guard` for the memory.
@@ -268,7 +273,7 @@ impl Chain {
         Ok(chain)
     }
 
-    fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers) -> Self {
+    fn assemble(params: ChainParams, scheme: HashScheme, seed: u64, layers: Layers<Chain>) -> Self {
         let ChainParams { error, capacity, expansion } = params;
         debug_assert_eq!(layers.first().capacity(), capacity);
         let kind = Kind::of(layers.first().rule(), scheme.is_curved());
@@ -334,7 +339,7 @@ impl Chain {
     }
 
     /// The layers, oldest first.
-    pub fn layers(&self) -> &Layers {
+    pub fn layers(&self) -> &Layers<Chain> {
         &self.layers
     }
 

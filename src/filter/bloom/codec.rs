@@ -349,7 +349,7 @@ pub fn read_chain_version(
             members.push(read_chain_version(r, &Within { guard, so_far }, RDB_ENCODING_V3)?);
         }
         chain.set_members(members);
-        super::merge::check_value(&chain)?;
+        super::merged::check_value(&chain)?;
         return Ok(chain);
     }
     let (version, contents) = match encver {
@@ -552,7 +552,7 @@ impl AnyHeader {
                     members.push(part.allocate(&Within { guard, so_far })?);
                 }
                 chain.set_members(members);
-                super::merge::check_value(&chain)?;
+                super::merged::check_value(&chain)?;
                 Ok(chain)
             }
         }

@@ -14,27 +14,27 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use super::chain::Chain;
 use super::layer::Layer;
 
-/// The layers of a chain, oldest first: never empty.
+/// The layers of a chain, oldest first: never empty; and the chain's members (`M`: the
+/// chain type, which this file does not name).
 ///
 /// Reads go through [`Layers::iter`], [`Layers::len`], indexing and the few accessors below;
 /// the one-layer case (nearly every filter) is a test of the tail pointer.
 #[derive(Clone)]
-pub struct Layers {
+pub struct Layers<M> {
     first: Layer,
     /// Layers 1.. and the saturated-counter count; `None` while there is only the first layer
     /// and no saturated counter.
-    tail: Option<Tail>,
+    tail: Option<Tail<M>>,
 }
 
 // The chain keeps seed, error, expansion and four one-byte fields beside this: 80 in all.
-const _: () = assert!(std::mem::size_of::<Layers>() == 56);
+const _: () = assert!(std::mem::size_of::<Layers<()>>() == 56);
 
 /// Equal layers, in order; the saturated count follows from them, and whether a tail holds
 /// only that count is no part of the filter.
-impl PartialEq for Layers {
+impl<M: PartialEq> PartialEq for Layers<M> {
     fn eq(&self, other: &Self) -> bool {
         self.first == other.first
             && self.rest() == other.rest()
@@ -42,7 +42,7 @@ impl PartialEq for Layers {
     }
 }
 
-impl std::fmt::Debug for Layers {
+impl<M> std::fmt::Debug for Layers<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -54,7 +54,7 @@ pub type Iter<'a> = std::iter::Chain<std::iter::Once<&'a Layer>, std::slice::Ite
 pub type IterMut<'a> =
     std::iter::Chain<std::iter::Once<&'a mut Layer>, std::slice::IterMut<'a, Layer>>;
 
-impl Layers {
+impl<M> Layers<M> {
     /// A chain's only layer.
     pub fn one(first: Layer) -> Self {
         Self { first, tail: None }
@@ -193,7 +193,7 @@ impl Layers {
     /// The chains a merge kept apart from this one ([`super::merge`]): empty for every chain
     /// that never took a merge.
     #[inline(always)]
-    pub fn members(&self) -> &[Chain] {
+    pub fn members(&self) -> &[M] {
         match &self.tail {
             Some(t) => t.members(),
             None => &[],
@@ -201,7 +201,7 @@ impl Layers {
     }
 
     /// [`Layers::members`], writable (a counting member's deletes, a merge into a member).
-    pub fn members_mut(&mut self) -> &mut [Chain] {
+    pub fn members_mut(&mut self) -> &mut [M] {
         match &mut self.tail {
             Some(t) => t.members_mut(),
             None => &mut [],
@@ -209,7 +209,7 @@ impl Layers {
     }
 
     /// Replaces the members (none: `members` empty).
-    pub fn set_members(&mut self, members: Vec<Chain>) {
+    pub fn set_members(&mut self, members: Vec<M>) {
         let members = (!members.is_empty()).then(|| members.into_boxed_slice());
         let (saturated, rest, _) = match self.tail.take() {
             Some(t) => t.into_parts(),
@@ -229,7 +229,7 @@ impl Layers {
     }
 
     /// Takes the members out, leaving none.
-    pub fn take_members(&mut self) -> Vec<Chain> {
+    pub fn take_members(&mut self) -> Vec<M> {
         let Some(t) = self.tail.take() else { return Vec::new() };
         let (saturated, rest, members) = t.into_parts();
         self.tail = Some(Tail::new(saturated, rest, None));
@@ -239,7 +239,7 @@ impl Layers {
     /// Bytes of the tail allocation (0 without one): what the chain holds besides itself and
     /// the bit arrays.
     pub fn tail_bytes(&self) -> usize {
-        self.tail.as_ref().map_or(0, |t| Tail::layout(t.header().len).size())
+        self.tail.as_ref().map_or(0, |t| Tail::<M>::layout(t.header().len).size())
     }
 
     /// Counters at their maximum (counting chains; 0 in others).
@@ -279,14 +279,11 @@ impl Layers {
             for layer in self.iter_mut() {
                 layer.relocate(mv);
             }
-            for member in self.members_mut() {
-                member.relocate(mv);
-            }
         }
     }
 }
 
-impl std::ops::Index<usize> for Layers {
+impl<M> std::ops::Index<usize> for Layers<M> {
     type Output = Layer;
     #[inline]
     fn index(&self, index: usize) -> &Layer {
@@ -297,7 +294,7 @@ impl std::ops::Index<usize> for Layers {
     }
 }
 
-impl std::ops::IndexMut<usize> for Layers {
+impl<M> std::ops::IndexMut<usize> for Layers<M> {
     #[inline]
     fn index_mut(&mut self, index: usize) -> &mut Layer {
         match index {
@@ -307,7 +304,7 @@ impl std::ops::IndexMut<usize> for Layers {
     }
 }
 
-impl<'a> IntoIterator for &'a Layers {
+impl<'a, M> IntoIterator for &'a Layers<M> {
     type Item = &'a Layer;
     type IntoIter = Iter<'a>;
     fn into_iter(self) -> Iter<'a> {
@@ -317,47 +314,50 @@ impl<'a> IntoIterator for &'a Layers {
 
 /// The header of a tail allocation, followed by its layers.
 #[repr(C)]
-struct Header {
+struct Header<M> {
     /// Layers after the header.
     len: usize,
     /// Saturated counters over all the chain's layers (counting chains).
     saturated: u64,
     /// The chains a merge kept apart ([`Layers::members`]), never an empty slice.
-    members: Option<Box<[Chain]>>,
+    members: Option<Box<[M]>>,
 }
 
 /// One allocation: a [`Header`] and `len` layers right after it (a thin pointer, so the chain
 /// keeps 8 bytes for it).
-struct Tail(NonNull<Header>);
+struct Tail<M>(NonNull<Header<M>>);
 
 // SAFETY: a `Tail` owns its allocation and the layers in it, as a `Box<(Header, [Layer])>`
 // would; `Layer` is `Send` and `Sync`, and nothing is shared.
-unsafe impl Send for Tail {}
+unsafe impl<M: Send> Send for Tail<M> {}
 // SAFETY: as above: `&Tail` only gives `&Layer`s.
-unsafe impl Sync for Tail {}
+unsafe impl<M: Sync> Sync for Tail<M> {}
 
 /// Offset of the layers in a tail allocation: the header's size, which `Layer`'s alignment
 /// divides (both are 8-aligned; checked here).
-const REST_OFFSET: usize = std::mem::size_of::<Header>();
+/// The header's size is the same for every member type (its members are a boxed slice: a
+/// pointer and a length).
+const REST_OFFSET: usize = std::mem::size_of::<Header<()>>();
+const _: () = assert!(REST_OFFSET == 32);
 const _: () = assert!(REST_OFFSET % std::mem::align_of::<Layer>() == 0);
-const _: () = assert!(std::mem::align_of::<Layer>() <= std::mem::align_of::<Header>());
+const _: () = assert!(std::mem::align_of::<Layer>() <= std::mem::align_of::<Header<()>>());
 
-impl Tail {
+impl<M> Tail<M> {
     /// The allocation layout for `len` layers. Cannot overflow: `len` layers already exist in
     /// memory (in the `Vec` they come from), so their bytes plus the header's fit in `isize`.
     fn layout(len: usize) -> Layout {
         let bytes = REST_OFFSET + len * std::mem::size_of::<Layer>();
-        Layout::from_size_align(bytes, std::mem::align_of::<Header>())
+        Layout::from_size_align(bytes, std::mem::align_of::<Header<M>>())
             .expect("a tail of existing layers fits in isize")
     }
 
     /// A tail holding `rest` (moved in), the count `saturated` and the members.
-    fn new(saturated: u64, mut rest: Vec<Layer>, members: Option<Box<[Chain]>>) -> Self {
+    fn new(saturated: u64, mut rest: Vec<Layer>, members: Option<Box<[M]>>) -> Self {
         let len = rest.len();
         let layout = Self::layout(len);
         // SAFETY: `layout` has a non-zero size (the header).
         let raw = unsafe { std::alloc::alloc(layout) };
-        let Some(ptr) = NonNull::new(raw.cast::<Header>()) else {
+        let Some(ptr) = NonNull::new(raw.cast::<Header<M>>()) else {
             std::alloc::handle_alloc_error(layout)
         };
         // SAFETY: `ptr` is a fresh allocation of `layout`: a header, then room for `len`
@@ -374,7 +374,7 @@ impl Tail {
     }
 
     #[inline(always)]
-    fn header(&self) -> &Header {
+    fn header(&self) -> &Header<M> {
         // SAFETY: `self.0` points to a live header written by `new` (or moved by `relocate`).
         unsafe { self.0.as_ref() }
     }
@@ -404,11 +404,11 @@ impl Tail {
     }
 
     #[inline(always)]
-    fn members(&self) -> &[Chain] {
+    fn members(&self) -> &[M] {
         self.header().members.as_deref().unwrap_or(&[])
     }
 
-    fn members_mut(&mut self) -> &mut [Chain] {
+    fn members_mut(&mut self) -> &mut [M] {
         // SAFETY: the header is live and owned by the tail, borrowed as long as `self` is.
         unsafe { self.0.as_mut().members.as_deref_mut().unwrap_or(&mut []) }
     }
@@ -419,7 +419,7 @@ impl Tail {
     }
 
     /// The count, the layers and the members, moved out; the allocation is freed.
-    fn into_parts(self) -> (u64, Vec<Layer>, Option<Box<[Chain]>>) {
+    fn into_parts(self) -> (u64, Vec<Layer>, Option<Box<[M]>>) {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the header is moved out bitwise (its members with it), then the `len`
         // layers are moved bitwise into `rest`'s buffer (room for `len`), and the allocation
@@ -450,7 +450,7 @@ impl Tail {
     }
 }
 
-impl Drop for Tail {
+impl<M> Drop for Tail<M> {
     fn drop(&mut self) {
         let len = self.header().len;
         // SAFETY: the tail owns its header's members, its `len` layers and its allocation:
@@ -464,7 +464,7 @@ impl Drop for Tail {
     }
 }
 
-impl Clone for Tail {
+impl<M: Clone> Clone for Tail<M> {
     fn clone(&self) -> Self {
         Tail::new(self.saturated(), self.rest().to_vec(), self.header().members.clone())
     }

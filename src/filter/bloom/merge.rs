@@ -24,7 +24,7 @@
 use super::bits::BitArray;
 use super::chain::Chain;
 use super::layer::Layer;
-use super::merged::MAX_MEMBERS;
+use super::merged::{MAX_MEMBERS, check_kinds};
 use super::params::info_size;
 use crate::filter::FilterError;
 use crate::filter::error::MergeRefusal;
@@ -122,31 +122,6 @@ pub fn empty_like(other: &Chain, guard: &dyn AllocGuard) -> Result<Chain, Filter
     Ok(chain)
 }
 
-/// Refuses a value (a loaded one, one a dump header describes) whose parts a merge would not
-/// have put together ([`check_kinds`]).
-pub fn check_value(chain: &Chain) -> Result<(), FilterError> {
-    check_kinds(chain.parts()).map_err(|_| FilterError::BadData)
-}
-
-/// Refuses a merge whose parts one value cannot hold: counting chains with plain ones (the
-/// result could not delete), counters of two widths, RedisBloom's layout with this module's.
-fn check_kinds<'c>(mut parts: impl Iterator<Item = &'c Chain>) -> Result<(), FilterError> {
-    let Some(first) = parts.next() else { return Ok(()) };
-    for p in parts {
-        let refusal = if (first.counter_width() == 0) != (p.counter_width() == 0) {
-            MergeRefusal::CountingWithPlain
-        } else if first.counter_width() != p.counter_width() {
-            MergeRefusal::CounterWidths
-        } else if first.scheme().is_redisbloom() != p.scheme().is_redisbloom() {
-            MergeRefusal::RedisBloomLayout
-        } else {
-            continue;
-        };
-        return Err(FilterError::MergeRefused(refusal));
-    }
-    Ok(())
-}
-
 /// Whether `part`'s layers can be OR-ed into `base`'s: same kind, scheme, seed and
 /// parameters, and each of `part`'s layers the same array and probes as `base`'s at its index.
 fn same_shape(base: &Chain, part: &Chain) -> bool {
@@ -227,12 +202,11 @@ fn or_into(target: &mut Chain, ors: &[&Chain]) {
         return;
     }
     let width = target.counter_width();
-    let n = target.layers().len();
     // Per layer: the largest count merged, the sum of counts, whether anything joined it.
     let mut counts: Vec<(u64, u64, bool)> =
         target.layers().iter().map(|l| (l.items(), l.items(), false)).collect();
     let mut saturated = target.saturated();
-    for i in 0..n {
+    for (i, c) in counts.iter_mut().enumerate() {
         // Every part's layer `i`, merged in one pass over the target's.
         let layers: Vec<&Layer> = ors.iter().filter_map(|p| p.layers().get(i)).collect();
         if layers.is_empty() {
@@ -243,7 +217,6 @@ fn or_into(target: &mut Chain, ors: &[&Chain]) {
         let (ones, sat_before, sat_after) = own.bits.merge_from(&arrays, width);
         own.ones = ones;
         saturated = saturated.saturating_sub(sat_before).saturating_add(sat_after);
-        let c = &mut counts[i];
         for l in layers {
             *c = (c.0.max(l.items()), c.1.saturating_add(l.items()), true);
         }

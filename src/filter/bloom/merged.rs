@@ -12,6 +12,8 @@
 use super::chain::Chain;
 use super::layer::Layer;
 use super::params::info_size;
+use crate::filter::FilterError;
+use crate::filter::error::MergeRefusal;
 
 /// At most this many members in one value: a merge that would keep more apart is refused.
 pub const MAX_MEMBERS: usize = 63;
@@ -91,4 +93,31 @@ impl Chain {
     pub fn value_info_size(&self) -> u64 {
         info_size(self.value_layers() as u64, self.value_bit_bytes())
     }
+}
+
+/// Refuses a value (a loaded one, one a dump header describes) whose parts a merge would not
+/// have put together.
+pub fn check_value(chain: &Chain) -> Result<(), FilterError> {
+    check_kinds(chain.parts()).map_err(|_| FilterError::BadData)
+}
+
+/// Refuses a merge whose parts one value cannot hold: counting chains with plain ones (the
+/// result could not delete), counters of two widths, RedisBloom's layout with this module's.
+pub(super) fn check_kinds<'c>(
+    mut parts: impl Iterator<Item = &'c Chain>,
+) -> Result<(), FilterError> {
+    let Some(first) = parts.next() else { return Ok(()) };
+    for p in parts {
+        let refusal = if (first.counter_width() == 0) != (p.counter_width() == 0) {
+            MergeRefusal::CountingWithPlain
+        } else if first.counter_width() != p.counter_width() {
+            MergeRefusal::CounterWidths
+        } else if first.scheme().is_redisbloom() != p.scheme().is_redisbloom() {
+            MergeRefusal::RedisBloomLayout
+        } else {
+            continue;
+        };
+        return Err(FilterError::MergeRefused(refusal));
+    }
+    Ok(())
 }
