@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use scalebloom::filter::Unlimited;
 use scalebloom::filter::bloom::codec::{dump_header, write_chain};
 use scalebloom::filter::bloom::redisbloom::{one_layer_header, parse_header, write_rdb};
-use scalebloom::filter::bloom::{Chain, ChainParams};
+use scalebloom::filter::bloom::{Chain, ChainParams, merge};
 use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
 use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::hash::HashScheme;
@@ -72,7 +72,46 @@ fn filters() -> Vec<(&'static str, Chain)> {
         ("counting8-nonscaling", counting(0.001, 20, 0, 8, 12)),
         ("blocked-three-layers", blocked(0.01, 10, 2, 35)),
         ("blocked-nonscaling", blocked(0.001, 20, 0, 5)),
+        ("merged-members", merged(filter(0.01, 10, 2, 35), &[counting_like(0), other_seed()])),
+        ("merged-counting", merged(counting(0.01, 10, 2, 4, 35), &[counting_seeded(7)])),
     ]
+}
+
+/// `dest` after `BF.MERGE` of `sources` (encoding 515's members, dump header version 3).
+fn merged(mut dest: Chain, sources: &[Chain]) -> Chain {
+    let refs: Vec<&Chain> = sources.iter().collect();
+    merge::plan(Some(&dest), &refs, &Unlimited).expect("mergeable").apply(&mut dest);
+    assert!(!dest.members().is_empty(), "a seed with members");
+    dest
+}
+
+/// A plain filter of `filter(0.01, 10, 2, _)`'s shape and seed with other items: OR-ed.
+fn counting_like(offset: u32) -> Chain {
+    let mut c = filter(0.01, 10, 2, 0);
+    for i in 0..5 {
+        c.add(format!("like{}", i + offset).as_bytes(), &Unlimited).expect("room");
+    }
+    c
+}
+
+/// A plain filter with its own seed: kept apart.
+fn other_seed() -> Chain {
+    let params = ChainParams::new(0.05, 20, 2).expect("valid");
+    let mut chain = Chain::new(params, HashScheme::Xxh3Curved, 7, &Unlimited).expect("small");
+    for i in 0..30 {
+        chain.add(format!("other{i}").as_bytes(), &Unlimited).expect("room");
+    }
+    chain
+}
+
+/// A counting filter (4 bits) with its own seed: kept apart.
+fn counting_seeded(seed: u64) -> Chain {
+    let params = ChainParams::new(0.01, 10, 2).expect("valid");
+    let mut chain = Chain::new_counting(params, seed, 4, &Unlimited).expect("small");
+    for i in 0..12 {
+        chain.add(format!("c{i}").as_bytes(), &Unlimited).expect("room");
+    }
+    chain
 }
 
 /// Small filters in RedisBloom's layouts (options 5, 13, 4, 0, 1 and 2.2.0's byte-rounded
@@ -286,8 +325,10 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             out.push(("redisbloom_rdb", format!("{name}-v3.bin"), rb_rdb_seed(&chain, 3)));
         }
     }
-    for (name, chain) in filters().into_iter().take(1) {
-        // A native header fed to the either-format parser.
+    for (name, chain) in
+        filters().into_iter().filter(|(n, _)| *n == "empty" || n.starts_with("merged"))
+    {
+        // Native headers (a merged filter's: version 3) fed to the either-format parser.
         out.push(("redisbloom_header", format!("native-{name}.bin"), dump_header(&chain)));
     }
     for (name, f) in cuckoo_filters() {

@@ -60,6 +60,8 @@ def merge_run(srv, nbytes, capacity, n, enc_items, enc_absent, probes):
         row[f"absent_{label}"] = _lookup_ns(srv, key, enc_absent, len(enc_absent) * MERGE_BATCH)
         row[f"present_{label}"] = _lookup_ns(srv, key, enc_items[0], len(enc_items[0]) * MERGE_BATCH)
     c.execute_command("DEL", "a", "b", "c", "or", "kept")
+    # Strings of a filter's size: above Redis' default 512 MB limit for the 1 GiB one.
+    c.config_set("proto-max-bulk-len", str(max(512 * MIB, 2 * size)))
     c.execute_command("SETRANGE", "s1", size - 1, "x")
     c.execute_command("SETRANGE", "s2", size - 1, "x")
     row["bitop_s"], row["bitop_wall"] = _merge_usec(c, "BITOP", "OR", "s3", "s1", "s2")

@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebloom::filter::bloom::codec::{AnyHeader, dump_header, parse_any_header};
+use scalebloom::filter::bloom::codec::{dump_header, parse_any_header};
 use scalebloom::filter::{FilterError, MaxFilterBytes};
 
 /// Largest filter (as `BF.INFO Size` counts) a header may allocate here.
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(header) = parse_any_header(data) else {
         return;
     };
-    let redisbloom = matches!(header, AnyHeader::RedisBloom(_));
+    let redisbloom = header.is_redisbloom();
     let chain = match header.allocate(&MaxFilterBytes(LIMIT)) {
         Ok(chain) => chain,
         Err(FilterError::FilterLimit { .. }) => return,

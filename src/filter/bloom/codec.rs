@@ -537,6 +537,25 @@ pub enum AnyHeader {
 }
 
 impl AnyHeader {
+    /// Whether the chain it describes is in RedisBloom's layout (a merged one: its own part).
+    pub fn is_redisbloom(&self) -> bool {
+        match self {
+            AnyHeader::Native(_) => false,
+            AnyHeader::RedisBloom(_) => true,
+            AnyHeader::Merged(parts) => parts.first().is_some_and(AnyHeader::is_redisbloom),
+        }
+    }
+
+    /// The kind a merge looks at ([`super::merged`]): counter width (0: plain) and whether
+    /// the layout is RedisBloom's.
+    fn merge_kind(&self) -> (u8, bool) {
+        match self {
+            AnyHeader::Native(m) => (m.width, false),
+            AnyHeader::RedisBloom(_) => (0, true),
+            AnyHeader::Merged(parts) => parts.first().map_or((0, false), AnyHeader::merge_kind),
+        }
+    }
+
     /// Builds the chain with zeroed bit arrays, after asking `guard` for the memory.
     pub fn allocate(self, guard: &dyn AllocGuard) -> Result<Chain, FilterError> {
         match self {
@@ -571,7 +590,8 @@ pub fn parse_any_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
 }
 
 /// Parses a [`DUMP_VERSION_MERGED`] header: 2 to `MAX_MEMBERS + 1` parts, each a header of
-/// its own that is not itself merged, together of one kind ([`super::merge`]'s rule).
+/// its own that is not itself merged, all of one kind (`BF.MERGE`'s rule: one counter width,
+/// one of the two layouts), so that every header that parses allocates.
 fn parse_merged_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
     if data.len() < DUMP_PREFIX || data[8..12] != u32::MAX.to_le_bytes() {
         return Err(FilterError::BadData);
@@ -591,6 +611,10 @@ fn parse_merged_header(data: &[u8]) -> Result<AnyHeader, FilterError> {
         let header = rest.get(8..end).ok_or(FilterError::BadData)?;
         let part = parse_any_header(header)?;
         if matches!(part, AnyHeader::Merged(_)) {
+            return Err(FilterError::BadData);
+        }
+        if parts.first().is_some_and(|p: &AnyHeader| p.merge_kind() != part.merge_kind()) {
+            // Parts a merge would not have put together (`merged::check_value`).
             return Err(FilterError::BadData);
         }
         parts.push(part);
