@@ -453,3 +453,33 @@ fn merging_filters_restored_from_mutated_payloads_never_crashes() {
     }
     fx.assert_intact_after_reload();
 }
+
+/// Filters in RedisBloom's layout (imported, or made with `bf.redisbloom-scheme yes`) merge
+/// with filters in that layout — OR-ed when of one shape (its seed is always 0), kept apart
+/// otherwise — and are refused beside this module's own.
+#[test]
+fn redisbloom_layout_filters_merge_with_their_own_layout() {
+    let s = Server::start();
+    let mut c = s.conn();
+    c.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "yes"]);
+    c.ok(&["BF.RESERVE", "{rb}:a", "0.01", "1000"]);
+    c.ok(&["BF.RESERVE", "{rb}:b", "0.01", "1000"]);
+    c.ok(&["BF.RESERVE", "{rb}:small", "0.01", "100"]);
+    c.ok(&["CONFIG", "SET", "bf.redisbloom-scheme", "no"]);
+    c.ok(&["BF.RESERVE", "{rb}:native", "0.01", "1000"]);
+    for k in ["{rb}:a", "{rb}:b", "{rb}:small", "{rb}:native"] {
+        c.madd_all(k, &items(k, 50));
+    }
+    c.ok(&["BF.MERGE", "{rb}:a", "{rb}:b", "{rb}:small"]);
+    assert_eq!(c.bf_info("{rb}:a").filters, 2, "b OR-ed, small kept apart");
+    for k in ["{rb}:a", "{rb}:b", "{rb}:small"] {
+        c.assert_all_present("{rb}:a", &items(k, 50));
+    }
+    let before = c.digest("{rb}:a");
+    let e = c.err(&["BF.MERGE", "{rb}:a", "{rb}:native"]);
+    assert!(e.starts_with("ERR filters in RedisBloom's layout merge only"), "{e}");
+    assert_eq!(c.digest("{rb}:a"), before);
+    // A merged RedisBloom-layout filter reloads and answers the same.
+    c.ok(&["DEBUG", "RELOAD"]);
+    assert_eq!(c.digest("{rb}:a"), before);
+}
