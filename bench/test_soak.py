@@ -1,6 +1,7 @@
 """Unit tests of the soak harness' pure parts (bench/soak): error kinds, the attribution of
 errors to faults, merging the clients' counts, what fails a run, the false-positive bound and
-the sizing. The soak itself runs on real servers with `make soak`, outside `make test`."""
+the sizing, the repair's decisions; and the repair itself on a real 3 + 3 cluster. The soak runs
+with `make soak` (long, by hand) and `make test-soak` (2 minutes, a step of `make test`)."""
 
 import os
 import shutil
