@@ -80,8 +80,8 @@ def parse_view(text: str) -> View:
                     migrating[int(slot)] = peer
                 continue
             lo, _, hi = field.partition("-")
-            for slot in range(int(lo), int(hi or lo) + 1):
-                owner[slot] = f[0]
+            for s in range(int(lo), int(hi or lo) + 1):
+                owner[s] = f[0]
     return View(me, role, owner, importing, migrating)
 
 
