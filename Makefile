@@ -219,7 +219,8 @@ lint: deps
 	$(PYTHON) scripts/import-cycles src
 
 test: test-deps lint build
-	@echo "==> bench/compare unit tests"; $(VENV)/bin/python -m unittest discover -q -s bench
+	@echo "==> bench unit tests (bench/compare, bench/soak and its repair on a 3 + 3 cluster)"; \
+	  $(VENV)/bin/python -m unittest discover -q -s bench
 	@failed=""; fuzz=0; \
 	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
 	echo "==> [1/8] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
