@@ -13,8 +13,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(REPO / "clients" / "python" / "tests"))
@@ -143,6 +144,21 @@ def repair_steps(view: View, slot: int, owner: str, keys: int) -> List[tuple]:
         steps.append(("ASKING DROP",))
     steps.append(("CLUSTER", "SETSLOT", slot, "STABLE"))
     return steps
+
+
+def _retrying(f: Callable[[], object], deadline: float = 60) -> object:
+    """``f()``, again while the node answers NOREPLICAS (Valkey replicates SETSLOT and waits
+    for the replicas: one in a full sync answers late), TRYAGAIN or CLUSTERDOWN, up to
+    ``deadline`` seconds."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            return f()
+        except redis.exceptions.ResponseError as e:
+            passing = any(w in str(e) for w in ("NOREPLICAS", "TRYAGAIN", "CLUSTERDOWN"))
+            if not passing or time.monotonic() > end:
+                raise
+            time.sleep(0.1)
 
 
 class Node:
@@ -454,7 +470,7 @@ class SoakCluster(servers.Cluster):
                         pipe.execute()
                         dropped += len(keys)
                 else:
-                    cl.execute_command(*step)
+                    _retrying(lambda: cl.execute_command(*step))
         finally:
             cl.close()
         return dropped
