@@ -7,8 +7,10 @@
 #   make test     make lint, unit + integration tests on Redis 7.0 (Debian's
 #                 redis-server), integration tests on Redis 8.0, Valkey 8.1 and
 #                 Valkey 9.1, the README's examples, the Python package
-#                 (clients/python, on the same four engines), then make fuzz
+#                 (clients/python, on the same four engines), a short soak, then make fuzz
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
+#   make test-soak    a 2-minute soak under faults on Redis 7.0 (every fault once);
+#                 its report goes to target/soak-short/, never over bench/results/
 #   make test-readme  run every example of README.md against a live server
 #   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings,
@@ -20,7 +22,7 @@
 #   make soak     a soak under faults on a 3 + 3 Redis Cluster per engine (bench/soak,
 #                 docs/soak.md): SECONDS of load (default 1800) on Redis 7.0 and Valkey 9.1
 #                 (SOAK_ENGINES=..., also redis8 and valkey8); reports in bench/results/.
-#                 Not part of make test
+#                 Not part of make test (make test-soak is)
 #   make clean    cargo clean, remove .venv
 #
 # Every target installs what it needs first (Debian packages through apt-get,
@@ -67,6 +69,10 @@ BENCH_ARGS   ?=
 SECONDS      ?= 1800
 SOAK_ENGINES ?= redis7 valkey9
 SOAK_ARGS    ?=
+# make test-soak (a step of make test): seconds of load, and where its report goes (not
+# bench/results/, which keeps the long runs' reports).
+SOAK_SHORT_SECONDS ?= 120
+SOAK_SHORT_OUT     ?= $(CURDIR)/target/soak-short
 
 APT_ENSURE  := bash $(CURDIR)/scripts/apt-ensure
 VENV_ENSURE := PYTHON=$(PYTHON) bash $(CURDIR)/scripts/venv-ensure $(VENV)
@@ -125,7 +131,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme test-python lint fuzz fuzz-deps bench bench-deps soak \
+        test-valkey test-valkey9 test-readme test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
         clean help
 
 all: build
@@ -213,40 +219,43 @@ lint: deps
 	$(PYTHON) scripts/import-cycles src
 
 test: test-deps lint build
-	@echo "==> bench/compare unit tests"; $(VENV)/bin/python -m unittest discover -q -s bench
+	@echo "==> bench unit tests (bench/compare, bench/soak and its repair on a 3 + 3 cluster)"; \
+	  $(VENV)/bin/python -m unittest discover -q -s bench
 	@failed=""; fuzz=0; \
 	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
-	echo "==> [1/7] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
+	echo "==> [1/8] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_ALL) \
 	  || failed="$$failed, Redis 7.0 ($(REDIS_SERVER))"; \
 	if redis8=$$($(REDIS8_CMD)); then \
-	  echo "==> [2/7] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
+	  echo "==> [2/8] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
 	  SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
 	    $(TEST_INTEGRATION) || failed="$$failed, Redis 8.0 ($$redis8)"; \
 	else \
-	  echo "==> [2/7] no Redis 8.0 binary (see the redis8-ensure error above)"; \
+	  echo "==> [2/8] no Redis 8.0 binary (see the redis8-ensure error above)"; \
 	  failed="$$failed, Redis 8.0 (not built)"; \
 	fi; \
 	valkey=$$($(VALKEY_CMD)); \
-	echo "==> [3/7] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
+	echo "==> [3/8] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 8.1 ($$valkey)"; \
 	valkey9=$$($(VALKEY9_CMD)); \
-	echo "==> [4/7] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
+	echo "==> [4/8] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 9.1 ($$valkey9)"; \
-	echo "==> [5/7] README examples, Redis 7.0"; \
+	echo "==> [5/8] README examples, Redis 7.0"; \
 	$(TEST_README) || failed="$$failed, README examples"; \
-	echo "==> [6/7] the Python package: make test-python"; \
+	echo "==> [6/8] the Python package: make test-python"; \
 	$(MAKE) --no-print-directory test-python || failed="$$failed, Python package"; \
+	echo "==> [7/8] a $(SOAK_SHORT_SECONDS) s soak under faults, Redis 7.0: make test-soak"; \
+	$(MAKE) --no-print-directory test-soak || failed="$$failed, short soak (Redis 7.0)"; \
 	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
-	  echo "==> [7/7] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	  echo "==> [8/8] fuzzing skipped (FUZZ_SECONDS=0)"; \
 	else \
-	  echo "==> [7/7] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
+	  echo "==> [8/8] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
 	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
 	fi; \
 	if [ -z "$$failed" ]; then \
-	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the README examples and the Python package passed"; \
+	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the README examples, the Python package and the short soak passed"; \
 	else \
 	  echo "==> make test: FAILED on $${failed#, }"; \
 	fi; \
@@ -381,6 +390,13 @@ soak: test-deps build
 	done; \
 	if [ -n "$$failed" ]; then echo "==> make soak: FAILED on$$failed"; exit 1; fi; \
 	echo "==> make soak: $(SOAK_ENGINES) passed (reports in bench/results/)"
+
+# The short run make test includes: one engine (Redis 7.0), every fault once, 4 MB large
+# filters; the same checks as make soak. Its report goes to $(SOAK_SHORT_OUT)/soak-redis7.md.
+test-soak: test-deps build
+	@echo "==> soak redis7 (short): $(REDIS_SERVER), $(SOAK_SHORT_SECONDS) s"
+	SCALEBLOOM_MODULE=$(MODULE) $(VENV)/bin/python $(CURDIR)/bench/soak/run --server $(REDIS_SERVER) \
+	  --engine redis7 --seconds $(SOAK_SHORT_SECONDS) --schedule short --out $(SOAK_SHORT_OUT)
 
 ## ---- clean ----------------------------------------------------------------
 

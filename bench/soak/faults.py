@@ -141,7 +141,7 @@ def reshard(c: SoakCluster, rng: random.Random) -> str:
     for n in (src, dst):
         if n.client().info("replication")["role"] != "master":
             # Blocked by MIGRATE past cluster-node-timeout, it was failed over: the slot is
-            # left open, for the repair (redis-cli --cluster fix).
+            # left open, for the repair (SoakCluster.repair).
             raise AssertionError(f"{n.port} was failed over during the migration")
     # The importing node first, then the migrating one, then the others (as redis-cli does).
     for n in [dst, src] + [p for p, _ in c.pairs() if p.port not in (src.port, dst.port)]:
@@ -267,8 +267,9 @@ def run_faults(
             try:
                 c.settle()
             except AssertionError:
-                # A fault cut short can leave a slot open (IMPORTING / MIGRATING):
-                # redis-cli --cluster fix closes it, as an operator would.
+                # A fault cut short can leave a slot open (IMPORTING / MIGRATING) or
+                # unassigned on a node: the repair makes every node agree with the majority's
+                # owner, as an operator would (docs/soak.md, "Repair").
                 c.repair()
                 c.settle()
         ev = events[-1]

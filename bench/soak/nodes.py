@@ -13,8 +13,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(REPO / "clients" / "python" / "tests"))
@@ -38,16 +39,126 @@ def node_timeout_ms(largest_mb: int) -> int:
 CRASH_MARKS = ("BUG REPORT", "crashed by signal", "Guru Meditation", "panicked at", "Assertion")
 
 
-def owns(fields: List[str], slot: int) -> bool:
-    """Whether the slot fields of a CLUSTER NODES line (``0-5460``, ``5550``, ``[…]``) hold
-    ``slot``."""
-    for f in fields:
-        if f.startswith("["):
+class View:
+    """One node's CLUSTER NODES, as the repair needs it: who it is, its role, the owner it
+    sees for each slot, and the slots it has open."""
+
+    def __init__(self, me: str, role: str, owner: Dict[int, str], importing: Dict[int, str],
+                 migrating: Dict[int, str]) -> None:  # fmt: skip
+        self.me, self.role, self.owner = me, role, owner
+        self.importing, self.migrating = importing, migrating
+
+    def describe(self, slot: int) -> str:
+        what = [f"owner {self.owner[slot][:8]}" if slot in self.owner else "unassigned"]
+        if slot in self.importing:
+            what.append(f"importing from {self.importing[slot][:8]}")
+        if slot in self.migrating:
+            what.append(f"migrating to {self.migrating[slot][:8]}")
+        return ", ".join(what)
+
+
+def parse_view(text: str) -> View:
+    """A :class:`View` from the raw text of CLUSTER NODES. The open slots appear on the
+    ``myself`` line only: ``[5550-<-<id>]`` importing from, ``[5550->-<id>]`` migrating to."""
+    me, role = "", "master"
+    owner: Dict[int, str] = {}
+    importing: Dict[int, str] = {}
+    migrating: Dict[int, str] = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 8:
             continue
-        lo, _, hi = f.partition("-")
-        if int(lo) <= slot <= int(hi or lo):
-            return True
-    return False
+        flags = f[2].split(",")
+        if "myself" in flags:
+            me, role = f[0], ("slave" if "slave" in flags else "master")
+        for field in f[8:]:
+            if field.startswith("["):
+                slot, arrow, peer = field[1:-1].partition("-<-")
+                if arrow:
+                    importing[int(slot)] = peer
+                else:
+                    slot, _, peer = field[1:-1].partition("->-")
+                    migrating[int(slot)] = peer
+                continue
+            lo, _, hi = field.partition("-")
+            for s in range(int(lo), int(hi or lo) + 1):
+                owner[s] = f[0]
+    return View(me, role, owner, importing, migrating)
+
+
+def majority_owners(views: List[View]) -> Dict[int, str]:
+    """slot -> the owner more than half of ``views`` agree on (a slot without such an owner
+    is left out: the repair does not guess)."""
+    out: Dict[int, str] = {}
+    if not views:
+        return out
+    for slot in range(16384):
+        counts: Dict[str, int] = {}
+        for v in views:
+            o = v.owner.get(slot)
+            if o is not None:
+                counts[o] = counts.get(o, 0) + 1
+        for o, k in counts.items():
+            if 2 * k > len(views):
+                out[slot] = o
+    return out
+
+
+def slots_to_repair(view: View, owners: Dict[int, str]) -> List[int]:
+    """The slots of ``view`` the repair fixes: open ones, and those the node sees unassigned or
+    owned by another node than the majority, each only where the majority names an owner."""
+    bad = set(view.importing) | set(view.migrating)
+    bad |= {s for s, o in owners.items() if view.owner.get(s) != o}
+    return sorted(s for s in bad if s in owners)
+
+
+def repair_steps(view: View, slot: int, owner: str, keys: int) -> List[tuple]:
+    """The commands that make ``slot`` consistent on the node of ``view``, the majority's
+    ``owner`` given, the node holding ``keys`` keys of the slot. What works on Redis 7.0 and
+    Valkey 9.1:
+
+    - ``CLUSTER SETSLOT <slot> NODE <owner>`` binds the slot (a node that sees it unassigned
+      answers "Hash slot not served" to every key command, ASKING included) and keeps an
+      importing state; it is refused while the node owns the slot and holds keys of it, so a
+      node that wrongly owns the slot drops them first (plain DEL: it serves the slot).
+    - with the slot bound elsewhere, ``ASKING`` + ``DEL`` is served only while the node imports
+      the slot: ``SETSLOT <slot> IMPORTING <owner>`` first when it does not.
+    - ``SETSLOT <slot> STABLE`` closes what is left open.
+
+    ("DROP",) and ("ASKING DROP",) stand for: delete every key CLUSTER GETKEYSINSLOT lists,
+    without and with ASKING."""
+    steps: List[tuple] = []
+    mine = view.owner.get(slot) == view.me
+    if owner == view.me:
+        if not mine:
+            steps.append(("CLUSTER", "SETSLOT", slot, "NODE", owner))
+        steps.append(("CLUSTER", "SETSLOT", slot, "STABLE"))
+        return steps
+    if mine and keys and view.role == "master":
+        steps.append(("DROP",))
+    if view.owner.get(slot) != owner:
+        steps.append(("CLUSTER", "SETSLOT", slot, "NODE", owner))
+    if keys and not mine and view.role == "master":
+        if slot not in view.importing:
+            steps.append(("CLUSTER", "SETSLOT", slot, "IMPORTING", owner))
+        steps.append(("ASKING DROP",))
+    steps.append(("CLUSTER", "SETSLOT", slot, "STABLE"))
+    return steps
+
+
+def _retrying(f: Callable[[], object], deadline: float = 60) -> object:
+    """``f()``, again while the node answers NOREPLICAS (Valkey replicates SETSLOT and waits
+    for the replicas: one in a full sync answers late), TRYAGAIN or CLUSTERDOWN, up to
+    ``deadline`` seconds."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            return f()
+        except redis.exceptions.ResponseError as e:
+            passing = any(w in str(e) for w in ("NOREPLICAS", "TRYAGAIN", "CLUSTERDOWN"))
+            if not passing or time.monotonic() > end:
+                raise
+            time.sleep(0.1)
 
 
 class Node:
@@ -303,42 +414,66 @@ class SoakCluster(servers.Cluster):
 
         poll("the replicas to catch up", equal, deadline=deadline)
 
+    def raw_view(self, port: int) -> "View":
+        # Raw: redis-py parses CLUSTER NODES into a dict without the open slots.
+        conn = redis.Connection(port=port)
+        try:
+            conn.send_command("CLUSTER", "NODES")
+            raw = conn.read_response()
+        finally:
+            conn.disconnect()
+        return parse_view(raw.decode() if isinstance(raw, bytes) else str(raw))
+
     def repair(self) -> None:
-        """Closes the slots a fault left open, as an operator would after a resharding that met
-        a failover: the slot's owner (in the cluster's view) holds the authoritative copy, so
-        a node importing a slot it does not own drops what it holds of it (keys restored by a
-        MIGRATE whose source was failed over meanwhile, the promoted replica still holding
-        them), then every node marks the slot stable."""
+        """Makes every node's view of the slots consistent, as an operator would after a
+        resharding that met a failover (docs/soak.md, "Repair"): every node running, then for
+        every slot a node has open (importing / migrating), sees unassigned or sees owned by
+        another node than the majority of the other live primaries do, :func:`repair_steps`
+        on that node: the majority's owner is bound, what the node holds of a slot it does not
+        own is dropped (the owner holds the authoritative copy), and the slot is made stable."""
         for s in self.servers:
             if not s.alive():
                 s.start()
-        for n in self.live():
-            # Raw: redis-py parses CLUSTER NODES into a dict without the open slots.
-            conn = redis.Connection(port=n.port)
-            try:
-                conn.send_command("CLUSTER", "NODES")
-                raw = conn.read_response()
-            finally:
-                conn.disconnect()
-            text = raw.decode() if isinstance(raw, bytes) else str(raw)
-            me = next(ln for ln in text.splitlines() if "myself" in ln).split()
-            for field in me[8:]:
-                if not field.startswith("["):
-                    continue
-                slot = int(field[1:].split("-")[0])
+        views = {n.port: self.raw_view(n.port) for n in self.live()}
+        for port, view in views.items():
+            others = [v for p, v in views.items() if p != port and v.role == "master"]
+            owners = majority_owners(others)
+            n = self.node(port)
+            for slot in slots_to_repair(view, owners):
                 try:
-                    if "-<-" in field and not owns(me[8:], slot):
-                        cl = n.client()
-                        while keys := cl.execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
-                            pipe = cl.pipeline(transaction=False)
-                            for k in keys:
+                    keys = int(n.client().execute_command("CLUSTER COUNTKEYSINSLOT", slot))
+                    steps = repair_steps(view, slot, owners[slot], keys)
+                    dropped = self._run_steps(n, slot, steps)
+                    print(
+                        f"  repair: slot {slot} on {port} ({view.describe(slot)}): bound to "
+                        f"{owners[slot][:8]}, {dropped} keys dropped, stable",
+                        flush=True,
+                    )
+                except redis.RedisError as e:
+                    # A replica refuses SETSLOT (Redis): its primary's repair reaches it.
+                    print(f"  repair: slot {slot} on {port} ({view.describe(slot)}): {e}", flush=True)
+
+    @staticmethod
+    def _run_steps(n: Node, slot: int, steps: List[tuple]) -> int:
+        # One connection: ASKING holds for the next command on the same connection only.
+        cl = redis.Redis(port=n.port, socket_timeout=30, single_connection_client=True)
+        dropped = 0
+        try:
+            for step in steps:
+                if step[0] in ("DROP", "ASKING DROP"):
+                    while keys := cl.execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
+                        pipe = cl.pipeline(transaction=False)
+                        for k in keys:
+                            if step[0] == "ASKING DROP":
                                 pipe.execute_command("ASKING")
-                                pipe.execute_command("DEL", k)
-                            pipe.execute()
-                    n.client().execute_command("CLUSTER SETSLOT", slot, "STABLE")
-                    print(f"  repair: slot {slot} on {n.port} ({field}) made stable", flush=True)
-                except redis.RedisError as e:  # a replica by now: its primary is repaired
-                    print(f"  repair: slot {slot} on {n.port}: {e}", flush=True)
+                            pipe.execute_command("DEL", k)
+                        pipe.execute()
+                        dropped += len(keys)
+                else:
+                    _retrying(lambda: cl.execute_command(*step))
+        finally:
+            cl.close()
+        return dropped
 
     def settle(self, deadline: float = 300) -> None:
         """Every node running (a dead one restarted), every slot served, one settled view,
