@@ -15,6 +15,7 @@ from redis.exceptions import (  # noqa: E402
     ClusterDownError,
     ConnectionError,
     MovedError,
+    OutOfMemoryError,
     ResponseError,
     TimeoutError,
 )
@@ -330,3 +331,25 @@ class Sizing(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Acknowledged(unittest.TestCase):
+    """The items an add took, from its reply: a refused item must leave the shadow."""
+
+    def test_a_bloom_batch_that_may_not_grow_takes_only_the_items_before_its_error(self) -> None:
+        oom = OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+        items = ["a", "b", "c", "d"]
+        self.assertEqual(load.acknowledged("plain", True, items, [1, 0, oom]), ["a", "b"])
+        self.assertEqual(load.acknowledged("blocked", True, items, [1, 1, 1, 0]), items)
+
+    def test_a_single_add_or_a_whole_reply_that_failed_takes_nothing(self) -> None:
+        err = ResponseError("ERR non scaling filter is full")
+        self.assertEqual(load.acknowledged("plain", False, ["a"], err), [])
+        self.assertEqual(load.acknowledged("plain", False, ["a"], 0), ["a"])
+        self.assertEqual(load.acknowledged("counting", True, ["a", "b"], err), [])
+
+    def test_a_cuckoo_filter_takes_the_items_it_answered_one_for(self) -> None:
+        full = ResponseError("ERR Filter is full")
+        taken = load.acknowledged("cuckoo", True, ["a", "b", "c"], [1, full, 1])
+        self.assertEqual(taken, ["a", "c"])
+        self.assertEqual(load.acknowledged("cuckoo", False, ["a"], 0), [])

@@ -157,6 +157,21 @@ def kind_of(e: BaseException) -> str:
     return type(e).__name__
 
 
+def acknowledged(kind: str, batch: bool, items: List[str], reply: object) -> List[str]:
+    """The items a filter's add took, from its reply inside the transaction: a cuckoo filter
+    answers 1 per item it took; a Bloom filter answers per item and, when it may not grow (its
+    memory limit, maxmemory), ends its array with an error and takes none of the items after
+    it; a single add's error takes nothing."""
+    if isinstance(reply, Exception):
+        return []
+    answers = reply if batch else [reply]
+    if not isinstance(answers, (list, tuple)):
+        return []
+    if kind == "cuckoo":
+        return [i for i, a in zip(items, answers) if a == 1]
+    return [i for i, a in zip(items, answers) if not isinstance(a, Exception)]
+
+
 @dataclass
 class Stats:
     """One client's counts; per-second buckets keep the memory flat in long runs."""
@@ -168,7 +183,12 @@ class Stats:
     reads: int = 0
     live_misses: int = 0  # an acknowledged item read back absent during the load
     abandoned: int = 0  # operations given up after every retry failed
-    refused: int = 0  # items a filter refused (a full cuckoo filter), taken out of the shadow
+    # items a filter refused (a full cuckoo filter; a Bloom filter that may not grow: its
+    # memory limit, maxmemory), taken out of the shadow
+    refused: int = 0
+    # (shadow's key, items) refused whose SREM failed during a fault: run removes them from
+    # the shadow after the cluster has settled
+    unshadow: List[Tuple[str, List[str]]] = field(default_factory=list)
     errors: Dict[str, int] = field(default_factory=lambda: defaultdict(int))
     # second (int(time.time())) -> worst latency (s) / retries / errors by kind
     worst: Dict[int, float] = field(default_factory=lambda: defaultdict(float))
@@ -286,18 +306,14 @@ class Worker(threading.Thread):
         ok, r = self.tx(cmd, ("SADD", shadow(key), *items))
         if not ok:
             return
-        first = r[0]  # type: ignore[index]
-        if isinstance(first, Exception):
-            added: List[str] = []
-        elif kind == "cuckoo":
-            answers = first if batch else [first]
-            added = [i for i, a in zip(items, answers) if a == 1]
-        else:
-            added = items
+        added = acknowledged(kind, batch, items, r[0])  # type: ignore[index]
         if len(added) < len(items):
             kept = set(added)
-            st.refused += len(items) - len(added)
-            self.call("SREM", shadow(key), *[i for i in items if i not in kept])
+            gone = [i for i in items if i not in kept]
+            st.refused += len(gone)
+            done, _ = self.call("SREM", shadow(key), *gone)
+            if not done:  # taken out once the cluster has settled, before the checks
+                st.unshadow.append((key, gone))
         if not added:
             return
         st.items_added += len(added)

@@ -17,7 +17,7 @@ def merged(stats: List[Stats]) -> Stats:
     out = Stats()
     for s in stats:
         for f in ("commands", "items_added", "items_shadowed", "items_deleted", "reads",
-                  "live_misses", "abandoned"):  # fmt: skip
+                  "live_misses", "abandoned", "refused"):  # fmt: skip
             setattr(out, f, getattr(out, f) + getattr(s, f))
         for k, v in s.errors.items():
             out.errors[k] += v
@@ -126,11 +126,12 @@ def render(
         "",
         "## Load",
         "",
-        "| commands | items added | items shadowed | items deleted (own) | items read back | "
-        "read back absent during the load | operations abandoned |",
-        "|---|---|---|---|---|---|---|",
-        f"| {st.commands} | {st.items_added} | {st.items_shadowed} | {st.items_deleted} | "
-        f"{st.reads} | {st.live_misses} | {st.abandoned} |",
+        "| commands | items added | items refused (full, or no memory to grow) | items shadowed "
+        "| items deleted (own) | items read back | read back absent during the load "
+        "| operations abandoned |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {st.commands} | {st.items_added} | {st.refused} | {st.items_shadowed} | "
+        f"{st.items_deleted} | {st.reads} | {st.live_misses} | {st.abandoned} |",
         "",
         "## The Python PartitionedFilter under faults",
         "",
