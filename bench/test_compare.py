@@ -7,6 +7,7 @@ Run from the repository root with the venv's python: `.venv/bin/python -m unitte
 import importlib.machinery
 import importlib.util
 import os
+import re
 import tempfile
 import unittest
 from pathlib import Path
@@ -248,40 +249,100 @@ class Report(unittest.TestCase):
         self.assertEqual(cells[7:], ["3.00", "2.00", "1.50×"])
 
 
-class WriteReadme(unittest.TestCase):
-    """A run that writes some parts replaces their sections and keeps the others."""
+INFO = {"date": "2026-01-02 03:04 UTC",
+        "cpu": "Intel(R) Xeon(R) Processor (family 6, model 167, L3 480 MiB (1 instance), KVM guest)"}
+
+
+class WriteResults(unittest.TestCase):
+    """A written run goes into a results file of its own; the README links the newest file of
+    each part."""
 
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
-        self.saved = compare.README
+        self.saved = compare.README, compare.RESULTS_DIR
         compare.README = Path(self.dir.name) / "README.md"
+        compare.RESULTS_DIR = Path(self.dir.name) / "results"
+        compare.README.write_text(f"# B\n\ntext before\n\n{compare.BEGIN_MARK}\nold\n{compare.END_MARK}\n\ntext after\n")
 
     def tearDown(self):
-        compare.README = self.saved
+        compare.README, compare.RESULTS_DIR = self.saved
         self.dir.cleanup()
 
-    def test_partial_write_keeps_other_parts(self):
-        compare.README.write_text("# B\n\ntext before\n")
-        compare.write_readme({"memory": compare.part_section("memory", "run 1", "M1"),
-                              "callgrind": compare.part_section("callgrind", "run 1", "C1")})
-        compare.write_readme({"memory": compare.part_section("memory", "run 2", "M2"),
-                              "small": compare.part_section("small", "run 2", "S2")})
+    def sections(self, run, *parts):
+        header = f"Run of {run} ({'full run' if len(parts) > 2 else 'partial run: --only x'}; 1.0 min)."
+        return {name: compare.part_section(name, header, name.upper()) for name in parts}
+
+    def links(self):
         text = compare.README.read_text()
-        self.assertTrue(text.startswith("# B\n\ntext before\n"))
+        block = text.split(compare.BEGIN_MARK, 1)[1].split(compare.END_MARK, 1)[0]
+        return re.findall(r"\]\((results/[^)]+)\)", block)
+
+    def test_machine_slug(self):
+        self.assertEqual(compare.machine_slug(INFO["cpu"]), "intel-xeon-f6m167")
+        self.assertEqual(compare.machine_slug("AMD EPYC 7B13 64-Core Processor (family 25, model 1)"),
+                         "amd-epyc-7b13-f25m1")
+        self.assertEqual(compare.machine_slug("?"), "unknown")
+
+    def test_a_run_writes_its_dated_file_and_the_readme_links_it(self):
+        path = compare.write_results(INFO, self.sections("2026-01-02 03:04 UTC", "callgrind", "memory", "small"))
+        self.assertEqual(path, compare.RESULTS_DIR / "bench-2026-01-02-intel-xeon-f6m167.md")
+        body = path.read_text()
+        self.assertTrue(body.startswith("# Benchmark results: 2026-01-02 03:04 UTC, intel-xeon-f6m167\n"))
+        self.assertLess(body.index("CALLGRIND"), body.index("MEMORY"))
+        self.assertLess(body.index("MEMORY"), body.index("SMALL"))
+        self.assertEqual(self.links(), ["results/bench-2026-01-02-intel-xeon-f6m167.md"])
+        text = compare.README.read_text()
+        self.assertTrue(text.startswith("# B\n\ntext before\n\n"))
+        self.assertTrue(text.endswith("\n\ntext after\n"))
+        self.assertNotIn("old", text)
+        self.assertEqual(text.count(compare.BEGIN_MARK), 1)
+        self.assertIn("(full run): `callgrind`, `memory`, `small`", text)
+        for link in self.links():
+            self.assertTrue((compare.README.parent / link).is_file(), link)
+
+    def test_a_second_run_of_the_day_gets_its_own_file(self):
+        compare.write_results(INFO, self.sections("2026-01-02 03:04 UTC", "callgrind", "memory", "small"))
+        path = compare.write_results(INFO, self.sections("2026-01-02 05:00 UTC", "callgrind", "memory", "small"))
+        self.assertEqual(path.name, "bench-2026-01-02-intel-xeon-f6m167-2.md")
+        self.assertEqual(set(self.links()), {"results/bench-2026-01-02-intel-xeon-f6m167-2.md"})
+
+    def test_a_partial_run_is_linked_for_its_parts_only(self):
+        compare.write_results(INFO, self.sections("2026-01-02 03:04 UTC", "callgrind", "memory", "small"))
+        later = dict(INFO, date="2026-01-03 10:00 UTC")
+        compare.write_results(later, self.sections("2026-01-03 10:00 UTC", "memory"))
+        text = compare.README.read_text()
+        self.assertIn("- [results/bench-2026-01-03-intel-xeon-f6m167.md](results/bench-2026-01-03-intel-xeon-f6m167.md)"
+                      " (partial run): `memory`", text)
+        self.assertIn("- [results/bench-2026-01-02-intel-xeon-f6m167.md](results/bench-2026-01-02-intel-xeon-f6m167.md)"
+                      " (full run): `callgrind`, `small`", text)
+        # newest first
+        self.assertLess(text.index("2026-01-03"), text.index("2026-01-02"))
+
+    def test_a_readme_without_the_marks_gets_a_latest_results_section(self):
+        compare.README.write_text("# B\n")
+        compare.write_results(INFO, self.sections("2026-01-02 03:04 UTC", "callgrind", "memory", "small"))
+        text = compare.README.read_text()
+        self.assertIn("## Latest results\n\n" + compare.BEGIN_MARK, text)
+
+    def test_the_repository_readme_links_existing_results_files(self):
+        readme, results = self.saved
+        text = readme.read_text()
         self.assertEqual(text.count(compare.BEGIN_MARK), 1)
         self.assertEqual(text.count(compare.END_MARK), 1)
-        self.assertIn("run 1\n\nC1", text)
-        self.assertIn("run 2\n\nM2", text)
-        self.assertNotIn("M1", text)
-        # in the order of PARTS: callgrind, memory, ..., small
-        self.assertLess(text.index("C1"), text.index("M2"))
-        self.assertLess(text.index("M2"), text.index("S2"))
+        block = text.split(compare.BEGIN_MARK, 1)[1].split(compare.END_MARK, 1)[0]
+        links = re.findall(r"\]\((results/[^)]+)\)", block)
+        self.assertTrue(links)
+        for link in links:
+            self.assertTrue((readme.parent / link).is_file(), link)
+        # the block is what the results files say it is
+        compare.RESULTS_DIR = results
+        self.assertEqual(block.strip("\n"), compare.latest_links())
 
-    def test_the_repository_readme_has_one_section_per_part_at_most(self):
-        text = self.saved.read_text()
-        self.assertEqual(text.count(compare.BEGIN_MARK), 1)
-        for name in compare.PARTS:
-            self.assertLessEqual(text.count(compare.PART_BEGIN.format(name)), 1, name)
+    def test_each_results_file_has_one_section_per_part_at_most(self):
+        for path in sorted(self.saved[1].glob("bench-*.md")):
+            text = path.read_text()
+            for name in compare.PARTS:
+                self.assertLessEqual(text.count(compare.PART_BEGIN.format(name)), 1, (path.name, name))
 
 
 if __name__ == "__main__":

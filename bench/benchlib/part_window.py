@@ -180,7 +180,7 @@ def report_window(r):
            "ns is both filters' BF.MEXISTS per item queried; the rotation's DEL and BF.RESERVE are "
            f"not counted. Each figure is the median of {plural(rounds, 'round')} (the filter kinds "
            "in an order that reverses every round); FP and memory are the same in every round. "
-           "Goal (issue 21): the window's ns per item ≤ 1.5× the plain filter's; at most the rotated "
+           "Goal: the window's ns per item ≤ 1.5× the plain filter's; at most the rotated "
            "pair's bytes at the same measured FP."]
     rows = []
     for e, kinds in r["errors"].items():
