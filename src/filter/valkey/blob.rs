@@ -52,6 +52,17 @@ impl<'a> Blob<'a> {
     }
 }
 
+impl<'a> Blob<'a> {
+    /// A layer stored as its parts (scalebloom's own encoding, `codec.rs`), checked as
+    /// [`Blob::parse`] checks a blob's header.
+    pub fn from_parts(hashes: u32, seed: SipSeed, bitmap: &'a [u8]) -> Result<Self, ValkeyError> {
+        if bitmap.is_empty() || !(1..=MAX_HASHES).contains(&hashes) {
+            return Err(ValkeyError::Decode);
+        }
+        Ok(Self { hashes, seed, bitmap })
+    }
+}
+
 /// Writes a layer's blob: the header of `bitmap_len` bytes, `hashes` probes and `seed`, then
 /// the bitmap bytes `write_bitmap` appends (exactly `bitmap_len` of them).
 pub fn write(

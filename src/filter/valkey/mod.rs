@@ -19,7 +19,9 @@
 //! - [`blob`]: one layer (45-byte header, then its bitmap), inside both formats below;
 //! - [`rdb`]: the RDB value of module type `bloomfltr`, encoding version 1 (also what a
 //!   `DUMP` payload holds);
-//! - [`payload`]: the `BF.LOAD` payload of valkey-bloom's AOF rewrite.
+//! - [`payload`]: the `BF.LOAD` payload of valkey-bloom's AOF rewrite;
+//! - [`codec`]: scalebloom's own encoding of such an object (type `bloomfltr`, encoding 2),
+//!   which is what it is saved as here.
 //!
 //! Every field is validated before it is used and every bitmap's memory is offered to an
 //! [`AllocGuard`](crate::filter::guard::AllocGuard) before it is allocated: nothing a payload
@@ -27,6 +29,7 @@
 //! answer, grow, or be saved and loaded again.
 
 pub mod blob;
+pub mod codec;
 pub mod hash;
 pub mod object;
 pub mod payload;

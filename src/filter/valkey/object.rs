@@ -158,6 +158,17 @@ impl ValkeyBloom {
         b.finish()
     }
 
+    /// Lets `mv` move every layer's bit array (active defragmentation).
+    ///
+    /// # Safety
+    /// `mv` must keep the contract of [`Mover`](crate::filter::mem::Mover).
+    pub unsafe fn relocate(&mut self, mv: &mut crate::filter::mem::Mover<'_>) {
+        for layer in &mut self.layers {
+            // SAFETY: the caller's contract on `mv`.
+            unsafe { layer.bits.relocate(mv) }
+        }
+    }
+
     /// The settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
