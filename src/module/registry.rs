@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::args::Args;
 use super::call::Call;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, replconf, valkey, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -237,6 +237,9 @@ commands! {
              Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
              Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
          ])).optional()];
+    cmd_bf_load: "bf.load" => valkey::load, 3, Insert, Bloom,
+        "Creates a filter from the payload of valkey-bloom's AOF rewrite", "O(n), n bytes",
+        [KEY, Arg::new(c"data", ArgKind::String)];
     cmd_card: "bf.card" => bloom::card, 2, Read, Bloom,
         "Returns the number of items added to a filter", "O(1)",
         [KEY];

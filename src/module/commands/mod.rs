@@ -7,6 +7,7 @@ pub mod cuckoo;
 pub mod dump;
 pub mod key;
 pub mod replconf;
+pub mod valkey;
 pub mod window;
 
 use std::ffi::CStr;
