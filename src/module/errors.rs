@@ -250,6 +250,22 @@ pub const VALKEY_FP_ZERO: &str = "ERR false positive degrades to 0 on scale out"
 /// valkey-bloom's `VALIDATESCALETO` past the memory limit.
 pub const VALKEY_SCALE_TO_LIMIT: &str =
     "ERR provided VALIDATESCALETO causes bloom object to exceed memory limit";
+/// valkey-bloom's `SEED` of another length than 32 bytes.
+pub const VALKEY_BAD_SEED: &str = "ERR invalid seed";
+/// valkey-bloom's `TIGHTENING` that is not a number.
+pub const VALKEY_BAD_TIGHTENING: &str = "ERR bad tightening ratio";
+/// valkey-bloom's `TIGHTENING` outside (0, 1).
+pub const VALKEY_TIGHTENING_RANGE: &str = "ERR (0 < tightening ratio range < 1)";
+/// valkey-bloom's `CONFIG SET` of a number setting to something else.
+pub const CONFIG_NOT_A_FLOAT: &str = "Invalid floating-point value";
+/// valkey-bloom's `VALIDATESCALETO 0`.
+pub const VALKEY_CAPACITY_ZERO: &str = "ERR (capacity should be larger than 0)";
+/// valkey-bloom's `NONSCALING` beside `VALIDATESCALETO`.
+pub const VALKEY_NONSCALING_SCALE_TO: &str =
+    "ERR cannot use NONSCALING and VALIDATESCALETO options together";
+/// A valkey-bloom option (`SEED`, `TIGHTENING`, `VALIDATESCALETO`) beside one that makes
+/// another kind of filter.
+pub const VALKEY_OTHER_KIND: &str = "ERR SEED, TIGHTENING and VALIDATESCALETO make a valkey-bloom filter, which takes no COUNTING, WINDOW or LAYOUT";
 /// valkey-bloom's `VALIDATESCALETO` past the error underflow.
 pub const VALKEY_SCALE_TO_FP_ZERO: &str =
     "ERR provided VALIDATESCALETO causes false positive to degrade to 0";

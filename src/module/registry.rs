@@ -415,8 +415,10 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if let Some(load_configs) = api!(RedisModule_LoadConfigs) {
         // SAFETY: OnLoad's live context.
         let rc = unsafe { load_configs(raw_ctx) };
+        super::config_alias::loading_ends();
         check(rc, || "could not load the bf.* configuration values".into())?;
     }
+    super::config_alias::loading_ends();
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
     let acl = if let Some(add_category) = api!(RedisModule_AddACLCategory) {
         // SAFETY: OnLoad's live context and a static NUL-terminated string.

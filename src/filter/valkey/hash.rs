@@ -59,6 +59,21 @@ impl SipSeed {
         <[u8; 32]>::try_from(bytes).ok().map(Self::new)
     }
 
+    /// A seed for a new object at `key`, derived from a server's secret SipHash key (four
+    /// SipHash-1-3 outputs of the key under it, each after its index): as unpredictable to a
+    /// client as the secret, the same for the same key and secret. (valkey-bloom draws random
+    /// bytes; either way the creating command replicates with the seed it chose.)
+    pub fn derived(secret: [u64; 2], key: &[u8]) -> Self {
+        let mut bytes = [0u8; 32];
+        for (i, out) in bytes.chunks_exact_mut(8).enumerate() {
+            let mut h = SipHasher13::new_with_keys(secret[0], secret[1]);
+            h.write_u8(i as u8); // 0 to 3
+            h.write(key);
+            out.copy_from_slice(&h.finish().to_le_bytes());
+        }
+        Self::new(bytes)
+    }
+
     /// valkey-bloom's fixed seed ([`FIXED_SEED`]).
     pub fn fixed() -> Self {
         Self::new(FIXED_SEED)

@@ -68,8 +68,12 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     let parsed = grammar.error(args.bytes(2)).and_then(|error| {
         let capacity = grammar.capacity(args.bytes(3))?;
         let given = grammar.options(args, 4)?;
+        if given.valkey() {
+            // A valkey-bloom filter: its whole reply, success or refusal.
+            return Err(vk::reserve(ctx, args, &given, error, capacity));
+        }
         // RESERVE's own default expansion is RedisBloom's 2, not the auto-create setting.
-        let defaults = ChainParams { error, capacity, expansion: 2 };
+        let defaults = ChainParams { error: options::capped_error(error), capacity, expansion: 2 };
         let window = match given.window {
             Some(kind) => Some(grammar.window_params(&given, kind, defaults)?),
             None => None,
@@ -314,7 +318,16 @@ pub fn madd(ctx: &Call, args: &Args) -> Reply {
 /// [LAYOUT STANDARD|BLOCKED] ITEMS item ...`
 pub fn insert(ctx: &Call, args: &Args) -> Reply {
     let grammar = &options::INSERT;
-    let parsed = grammar.options(args, 2).and_then(|given: Creation| {
+    let given = match grammar.options(args, 2) {
+        Ok(given) => given,
+        Err(r) => return r,
+    };
+    if given.valkey() {
+        if let Some(reply) = vk::insert(ctx, args, &given) {
+            return reply;
+        }
+    }
+    let parsed = Ok(given).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
         let settings = creation::for_command(ctx);
         let defaults = settings.defaults().map_err(|e| core_err(&e))?;

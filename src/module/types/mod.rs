@@ -254,6 +254,9 @@ unsafe extern "C" fn defrag<T: NativeType>(
         let Some(defrag_alloc) = api!(RedisModule_DefragAlloc) else {
             return 0;
         };
+        if !super::config::defrag_enabled() {
+            return 0;
+        }
         let moves = Cell::new(0u64);
         let mut mv = |p: NonNull<u8>, _: Layout| {
             // `p` is a live allocation of the global allocator, which inside Redis is Redis'
