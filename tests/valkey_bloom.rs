@@ -526,6 +526,38 @@ fn a_config_file_value_under_either_name_stands() {
     }
 }
 
+/// The RDB file valkey-bloom's server saved (Valkey 8.1, RDB version 11, every fixture key):
+/// loaded at startup where the server reads that version (Redis 7.2+, every Valkey), each key
+/// answers as valkey-bloom did; a scalebloom replica of that server gets them by a full sync.
+#[test]
+fn valkey_blooms_rdb_file_loads_at_startup_and_reaches_a_replica() {
+    let probe = Server::start();
+    let engine = probe.conn().engine();
+    drop(probe);
+    if !reads_rdb_version(engine, 11) {
+        eprintln!("{engine} does not read RDB version 11: nothing to load");
+        return;
+    }
+    let dir = Arc::new(TempDir::new("vkrdb"));
+    let rdb = dir_of("valkey-8.1").join("all.rdb");
+    std::fs::copy(rdb, dir.path().join("dump.rdb")).unwrap();
+    let mut primary = Server::start_in(dir, start_opts());
+    let mut c = primary.conn();
+    let all = expected("valkey-8.1");
+    assert_eq!(c.int(&["DBSIZE"]), all.len() as i64);
+    for e in &all {
+        assert_eq!(c.cmd(&["TYPE", &e.key]).as_str(), "bloomfltr", "{}", e.key);
+        e.check(&mut c, &e.key);
+    }
+    let (_replica, mut r) = Server::start_replica(primary.port, None, start_opts());
+    wait_caught_up(&mut c, &mut r);
+    for e in &all {
+        assert_eq!(r.digest(&e.key), c.digest(&e.key), "{}", e.key);
+        e.check(&mut r, &e.key);
+    }
+    primary.assert_alive();
+}
+
 /// One field of `BF.INFO` (RESP2: an array of its value).
 fn info1(c: &mut Conn, key: &str, field: &str) -> Value {
     c.cmd(&["BF.INFO", key, field]).as_array()[0].clone()
