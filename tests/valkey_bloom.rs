@@ -9,6 +9,7 @@
 //! for bit against valkey-bloom's objects in the unit tests).
 
 mod common;
+use common::mutate::{RngExt, fuzz_rng, mutate_bytes};
 use common::*;
 use scalebloom::filter::Unlimited;
 use scalebloom::filter::valkey::payload;
@@ -561,4 +562,66 @@ fn valkey_blooms_rdb_file_loads_at_startup_and_reaches_a_replica() {
 /// One field of `BF.INFO` (RESP2: an array of its value).
 fn info1(c: &mut Conn, key: &str, field: &str) -> Value {
     c.cmd(&["BF.INFO", key, field]).as_array()[0].clone()
+}
+
+/// A filter a hostile payload made: it answers, grows, dumps and restores, or the server
+/// refuses with an error; nothing crashes.
+fn probe_accepted(c: &mut Conn, key: &str) {
+    c.cmd(&["BF.EXISTS", key, "x"]);
+    c.cmd(&["BF.MADD", key, "a", "b", "c", "d", "e", "f", "g", "h"]);
+    c.cmd(&["BF.INFO", key]);
+    c.cmd(&["BF.CARD", key]);
+    let dump = c.cmd(&["DUMP", key]);
+    let copy = format!("{key}:copy");
+    let r = c.cmd(&[b"RESTORE".as_slice(), copy.as_bytes(), b"0", dump.as_bytes()]);
+    assert!(r.is_ok(), "{key}: its own DUMP does not restore: {r:?}");
+    assert_eq!(c.digest(&copy), c.digest(key), "{key}: its DUMP restores otherwise");
+}
+
+#[test]
+fn mutated_valkey_bloom_payloads_never_crash_the_server() {
+    let (mut rng, seed) = fuzz_rng("valkey_bloom");
+    let mut s = start();
+    let mut c = s.conn();
+    let engine = c.engine();
+    let mut sources: Vec<(bool, Vec<u8>)> = Vec::new();
+    for server in SERVERS {
+        for key in ["scale1", "scale3", "autocreated", "fixedseed", "nonscaling"] {
+            let d = dir_of(server).join(key);
+            sources.push((false, std::fs::read(d.join("bfload.bin")).unwrap()));
+            let dump = std::fs::read(d.join("dump.bin")).unwrap();
+            if reads_rdb_version(engine, dump_version(&dump)) {
+                sources.push((true, dump));
+            }
+        }
+    }
+    let (mut accepted, mut refused) = (0, 0);
+    for i in 0..1500 {
+        let (is_dump, original) = rng.pick(&sources).clone();
+        let other = rng.pick(&sources).1.clone();
+        let key = format!("h{i}");
+        let (reply, what) = if is_dump {
+            let mut body = original[..original.len() - 10].to_vec();
+            let what = mutate_bytes(&mut rng, &mut body, &other);
+            body.extend_from_slice(&original[original.len() - 10..]);
+            fix_dump_crc(&mut body);
+            (c.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", &body]), what)
+        } else {
+            let mut body = original.clone();
+            let what = mutate_bytes(&mut rng, &mut body, &other);
+            (c.cmd(&[b"BF.LOAD".as_slice(), key.as_bytes(), &body]), what)
+        };
+        if reply.is_err() {
+            assert!(!c.exists_key(&key), "seed {seed}: {what}: refused, yet the key exists");
+            refused += 1;
+        } else {
+            probe_accepted(&mut c, &key);
+            accepted += 1;
+        }
+    }
+    eprintln!("seed {seed}: {accepted} accepted, {refused} refused");
+    // Every accepted filter saves and loads again.
+    c.ok(&["DEBUG", "RELOAD"]);
+    s.assert_alive();
+    assert!(s.panic_lines().is_empty(), "seed {seed}: {:?}", s.panic_lines());
 }
