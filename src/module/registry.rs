@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::args::Args;
 use super::call::Call;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, merge, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, merge, replconf, valkey, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -289,6 +289,9 @@ commands! {
              Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
              Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
          ])).optional()];
+    cmd_bf_load: "bf.load" => valkey::load, 3, Insert, Bloom,
+        "Creates a filter from the payload of valkey-bloom's AOF rewrite", "O(n), n bytes",
+        [KEY, Arg::new(c"data", ArgKind::String)];
     cmd_card: "bf.card" => bloom::card, 2, Read, Bloom,
         "Returns the number of items added to a filter", "O(1)",
         [KEY];
@@ -483,8 +486,10 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if let Some(load_configs) = api!(RedisModule_LoadConfigs) {
         // SAFETY: OnLoad's live context.
         let rc = unsafe { load_configs(raw_ctx) };
+        super::config_alias::loading_ends();
         check(rc, || "could not load the bf.* configuration values".into())?;
     }
+    super::config_alias::loading_ends();
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
     let acl = if let Some(add_category) = api!(RedisModule_AddACLCategory) {
         // SAFETY: OnLoad's live context and a static NUL-terminated string.
