@@ -136,7 +136,7 @@ class Report(unittest.TestCase):
     def test_every_part_renders_from_a_recorded_run(self):
         results = dict(recorded("quick-results.json"), **recorded("quick-import.json"),
                        **recorded("quick-counting.json"), **recorded("quick-cuckoo.json"),
-                       **recorded("quick-window.json"))
+                       **recorded("quick-window.json"), **recorded("quick-merge.json"))
         self.assertEqual(set(results), set(compare.PARTS))
         text = compare.report(results)
         for heading in ("### Instructions per item", "### Bits per item", "### ns per item",
@@ -146,7 +146,8 @@ class Report(unittest.TestCase):
                         "### Cuckoo filters: scalebloom's CF.* against RedisBloom's",
                         "### Cuckoo filters: a 256 MiB filter", "### Cuckoo filters: instructions per item",
                         "### Many small cuckoo filters",
-                        "### Windowed filters: `WINDOW ITEMS` against two rotated RedisBloom filters"):
+                        "### Windowed filters: `WINDOW ITEMS` against two rotated RedisBloom filters",
+                        "### BF.MERGE"):
             self.assertEqual(text.count(heading), 1, heading)
         self.assertIn("meets ≤ 2 B", text)  # the churn rows of that run
 

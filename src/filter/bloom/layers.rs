@@ -211,12 +211,14 @@ impl<M> Layers<M> {
     /// Replaces the members (none: `members` empty).
     pub fn set_members(&mut self, members: Vec<M>) {
         let members = (!members.is_empty()).then(|| members.into_boxed_slice());
-        let (saturated, rest, _) = match self.tail.take() {
-            Some(t) => t.into_parts(),
-            None if members.is_none() => return,
-            None => (0, Vec::new(), None),
+        let (saturated, rest) = match self.tail.take() {
+            Some(t) => {
+                let (saturated, rest, _) = t.into_parts();
+                (saturated, rest)
+            }
+            None => (0, Vec::new()),
         };
-        self.tail = Some(Tail::new(saturated, rest, members));
+        self.tail = Tail::holding(saturated, rest, members);
     }
 
     /// A copy of the layers (and the saturated count) without the members.
@@ -232,7 +234,7 @@ impl<M> Layers<M> {
     pub fn take_members(&mut self) -> Vec<M> {
         let Some(t) = self.tail.take() else { return Vec::new() };
         let (saturated, rest, members) = t.into_parts();
-        self.tail = Some(Tail::new(saturated, rest, None));
+        self.tail = Tail::holding(saturated, rest, None);
         members.map(Vec::from).unwrap_or_default()
     }
 
@@ -349,6 +351,13 @@ impl<M> Tail<M> {
         let bytes = REST_OFFSET + len * std::mem::size_of::<Layer>();
         Layout::from_size_align(bytes, std::mem::align_of::<Header<M>>())
             .expect("a tail of existing layers fits in isize")
+    }
+
+    /// A tail holding what is given, or none when there is nothing to hold (a chain of one
+    /// layer, no saturated counter, no member: the chain alone).
+    fn holding(saturated: u64, rest: Vec<Layer>, members: Option<Box<[M]>>) -> Option<Self> {
+        let empty = saturated == 0 && rest.is_empty() && members.is_none();
+        (!empty).then(|| Tail::new(saturated, rest, members))
     }
 
     /// A tail holding `rest` (moved in), the count `saturated` and the members.

@@ -152,6 +152,20 @@ struct Create {
     like: Option<Chain>,
 }
 
+impl Create {
+    /// BF.ADD's and BF.MADD's: a missing filter is made with the settings' defaults.
+    fn defaults() -> Self {
+        Create {
+            params: None,
+            nocreate: false,
+            counting: None,
+            layout: None,
+            window: None,
+            like: None,
+        }
+    }
+}
+
 /// The per-item answers of an add-family command: one for BF.ADD (no allocation), or one per
 /// item for BF.MADD / BF.INSERT.
 enum Answers {
@@ -323,14 +337,7 @@ pub fn add(ctx: &Call, args: &Args) -> Reply {
             Err(e) => core_err(&e),
         };
     }
-    let create = Create {
-        params: None,
-        nocreate: false,
-        counting: None,
-        layout: None,
-        window: None,
-        like: None,
-    };
+    let create = Create::defaults();
     match add_items_at(ctx, args, &key_name, key, 2, create, c"bf.add") {
         Ok((_, Some(error))) => Reply::Error(error),
         Ok((Answers::One(Some(new)), None)) => Reply::Bool(new),
@@ -341,14 +348,7 @@ pub fn add(ctx: &Call, args: &Args) -> Reply {
 
 /// `BF.MADD key item [item ...]`
 pub fn madd(ctx: &Call, args: &Args) -> Reply {
-    let create = Create {
-        params: None,
-        nocreate: false,
-        counting: None,
-        layout: None,
-        window: None,
-        like: None,
-    };
+    let create = Create::defaults();
     many_reply(add_items(ctx, args, 2, create, c"bf.madd"))
 }
 

@@ -156,3 +156,16 @@ fn merges_are_deterministic() {
     merge(&mut a2, &[&b]);
     assert_eq!(a, a2);
 }
+
+#[test]
+fn a_merge_that_ors_everything_leaves_a_one_layer_chain_without_a_tail() {
+    let (mut a, mut b) = (chain(7, 1000), chain(7, 1000));
+    fill(&mut a, "a", 10);
+    fill(&mut b, "b", 10);
+    assert_eq!(a.layers().tail_bytes(), 0);
+    merge(&mut a, &[&b]);
+    assert_eq!(a.layers().tail_bytes(), 0, "no member, no second layer: the chain alone");
+    let c = chain(9, 1000);
+    merge(&mut a, &[&c]);
+    assert!(a.layers().tail_bytes() > 0, "a member lives in the tail");
+}
