@@ -18,15 +18,19 @@ use crate::module::reply::Reply;
 use crate::module::types::window::WindowValue;
 
 /// `BF.LOAD key payload`: creates a valkey-bloom filter from the payload valkey-bloom's AOF
-/// rewrite wrote for it. Refuses an existing key (`BUSYKEY`, as valkey-bloom does) and any
-/// payload that does not decode, with valkey-bloom's replies; the memory limits apply to a
-/// client, not to the primary's stream or an AOF replay. Replicated as it came: a replica
-/// decodes the same bytes into the same filter.
+/// rewrite wrote for it. Refuses a key that holds a Bloom filter (`BUSYKEY`, as valkey-bloom
+/// does), a key of any other type (`WRONGTYPE`, as valkey-bloom does) and any payload that
+/// does not decode, with valkey-bloom's replies; the memory limits apply to a client, not to
+/// the primary's stream or an AOF replay. Replicated as it came: a replica decodes the same
+/// bytes into the same filter.
 pub fn load(ctx: &Call, args: &Args) -> Reply {
     let key_name = args.key();
     let key = Key::writable(ctx, &key_name);
-    if !matches!(key.value::<ValkeyBloom>(), Ok(None)) {
+    if key.holds::<ValkeyBloom>() || key.holds::<Chain>() || key.holds::<WindowValue>() {
         return Reply::err(errors::VALKEY_KEY_EXISTS);
+    }
+    if key.holds_any() {
+        return Reply::err(errors::WRONG_TYPE);
     }
     let guard = ServerGuard::for_command(ctx);
     let bloom = match payload::decode(args.bytes(2), &guard) {
