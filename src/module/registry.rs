@@ -544,7 +544,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
 }
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
-/// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
+/// callback adds (a trace in crash reports), then `bf_version` (this build's), `bf_defrag_moves`, the filter allocations
 /// active defragmentation moved, and the huge-page thread's `bf_huge_pages_waiting` (large bit
 /// arrays not yet moved into huge pages: not yet in use, or queued) and
 /// `bf_huge_pages_moved_bytes` (collapsed so far), `bf_huge_pages_refused_bytes` (ranges the
@@ -557,6 +557,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
             for_crash_report == 1,
         );
         raw::add_info_section(ctx, None);
+        raw::add_info_field_str(ctx, "version", crate::VERSION);
         raw::add_info_field_unsigned_long_long(
             ctx,
             "defrag_moves",
