@@ -1,6 +1,6 @@
 //! One version everywhere: Cargo.toml's is what `MODULE LIST` (`ver`, encoded as RedisBloom
 //! encodes its own: major × 10000 + minor × 100 + patch) and `INFO bf` (`bf_version`) show,
-//! and what the Python package declares.
+//! what the Python package declares, and the latest release CHANGELOG.md describes.
 
 mod common;
 use common::*;
@@ -47,4 +47,16 @@ fn the_python_package_declares_the_same_version() {
     assert_eq!(quoted_after(&repo_file("clients/python/pyproject.toml"), "version"), version);
     let init = repo_file("clients/python/src/scalebloom/__init__.py");
     assert_eq!(quoted_after(&init, "__version__"), version);
+}
+
+#[test]
+fn the_changelogs_latest_release_is_cargos_version() {
+    let changelog = repo_file("CHANGELOG.md");
+    let latest = changelog
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .find(|h| !h.starts_with("Unreleased"))
+        .expect("a release heading");
+    let version = latest.split_whitespace().next().unwrap().trim_matches(['[', ']']);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"), "CHANGELOG.md's latest release heading");
 }
