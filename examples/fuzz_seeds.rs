@@ -15,6 +15,7 @@ use scalebloom::filter::bloom::{Chain, ChainParams, merge};
 use scalebloom::filter::cuckoo::{CuckooFilter, CuckooParams, FingerprintWidth};
 use scalebloom::filter::fields::SliceReader;
 use scalebloom::filter::hash::HashScheme;
+use scalebloom::filter::valkey::{codec as valkey_codec, payload as valkey_payload};
 use scalebloom::filter::window::codec as window_codec;
 use scalebloom::filter::window::params as window_params;
 use scalebloom::filter::window::{WindowFilter, WindowKind, WindowLayout};
@@ -355,7 +356,26 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         header.extend_from_slice(&window_codec::dump_header(&f));
         out.push(("window_codec", format!("{name}-header.bin"), header));
     }
+    out.extend(valkey_seeds());
     out.extend(forged_seeds());
+    out
+}
+
+/// `valkey_formats`: a pick byte (0: the `BF.LOAD` payload, 2: scalebloom's encoding), then
+/// two of valkey-bloom's own objects from the test fixtures (one and two layers).
+fn valkey_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valkey-bloom/valkey-9.1");
+    let mut out = Vec::new();
+    for name in ["scale1", "autocreated"] {
+        let p = std::fs::read(dir.join(name).join("bfload.bin")).expect("valkey-bloom fixture");
+        let bloom = valkey_payload::decode(&p, &Unlimited).expect("valkey-bloom's payload");
+        let mut seed = vec![0u8];
+        seed.extend_from_slice(&p);
+        out.push(("valkey_formats", format!("{name}-bfload.bin"), seed));
+        let mut ours = vec![2u8];
+        valkey_codec::write(&bloom, &mut ours);
+        out.push(("valkey_formats", format!("{name}-own.bin"), ours));
+    }
     out
 }
 

@@ -27,6 +27,32 @@ use redis_module::{Context, MODULE_CONTEXT, RedisString, Status, decode_args, ra
 #[global_allocator]
 static ALLOCATOR: BloomAlloc = BloomAlloc;
 
+/// This build's version (Cargo.toml's), as `INFO bf` shows it (`bf_version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The version as `MODULE LIST` shows it (`ver`), encoded as RedisBloom encodes its own:
+/// major × 10000 + minor × 100 + patch (1.0.0 is 10000).
+pub const MODULE_VERSION: c_int = {
+    let major = decimal(env!("CARGO_PKG_VERSION_MAJOR"));
+    let minor = decimal(env!("CARGO_PKG_VERSION_MINOR"));
+    let patch = decimal(env!("CARGO_PKG_VERSION_PATCH"));
+    assert!(minor < 100 && patch < 100, "MODULE LIST's encoding has two digits for each");
+    major * 10000 + minor * 100 + patch
+};
+
+/// A decimal number of at most four digits, at compile time.
+const fn decimal(s: &str) -> c_int {
+    let b = s.as_bytes();
+    assert!(!b.is_empty() && b.len() <= 4, "a version part of 1 to 4 digits");
+    let (mut i, mut n) = (0, 0);
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "a version part of digits");
+        n = n * 10 + (b[i] - b'0') as c_int;
+        i += 1;
+    }
+    n
+}
+
 /// What `redis_module!` would generate, minus the parts scalebloom does not use and that log
 /// at warning level on every start: the crate's registration of its own (empty) lists of
 /// commands, defrag start/end callbacks (`Skip register defrag callbacks …` on Redis 7.0, where
@@ -46,7 +72,12 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     // SAFETY: `ctx` is the load context the server passed; the name is NUL-terminated and
     // static. This fills the API function pointers every later call goes through.
     let rc = unsafe {
-        raw::Export_RedisModule_Init(ctx, c"bf".as_ptr(), 100, raw::REDISMODULE_APIVER_1 as c_int)
+        raw::Export_RedisModule_Init(
+            ctx,
+            c"bf".as_ptr(),
+            MODULE_VERSION,
+            raw::REDISMODULE_APIVER_1 as c_int,
+        )
     };
     if rc == raw::Status::Err as c_int {
         return rc;

@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn repo_file(name: &str) -> String {
@@ -187,6 +187,14 @@ fn readme_lists_every_keyspace_event() {
         }
         c.ok(&[&b"CF.LOADCHUNK"[..], b"f2", it.to_string().as_bytes(), step[1].as_bytes()]);
     }
+    // A valkey-bloom filter from its AOF rewrite's payload, and an add to it.
+    let payload = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/valkey-bloom/valkey-8.1/scale1/bfload.bin"),
+    )
+    .unwrap();
+    c.ok(&[&b"BF.LOAD"[..], b"v", &payload]);
+    assert!(!c.cmd(&["BF.ADD", "v", "new-item"]).is_err());
     c.ok(&["SET", "done", "1"]);
     c.ok(&["CONFIG", "SET", "notify-keyspace-events", "KA"]);
     c.ok(&["SET", "done", "2"]);

@@ -13,6 +13,9 @@
 //!   sub-filters, each `expansion` times larger; [`cuckoo::codec`] its formats.
 //! - [`window`]: the windowed filter (an age-partitioned Bloom filter) — a ring of generations
 //!   whose items expire by time or by count; [`window::codec`] its formats.
+//! - [`valkey`]: valkey-bloom's Bloom filters, kept in its hashing (SipHash-1-3 under a 32-byte
+//!   seed) and layout, with its formats (its RDB value, the `BF.LOAD` payload) and scalebloom's
+//!   own encoding of them.
 //!
 //! # What they share
 //! - [`hash`]: the hash schemes (an item's 128 bits, or RedisBloom's MurmurHash); the scheme's
@@ -32,7 +35,8 @@
 //! A kind uses the shared modules and never another kind's folder; the shared modules use no
 //! kind. One exception: the windowed filter sizes its blocks with the Bloom chain's
 //! blocked-layer model ([`bloom::params`]) and cuts its SCANDUMP chunks at the Bloom chain's
-//! size ([`bloom::chunks::MAX_CHUNK_BYTES`]). Inside [`bloom`], the formats ([`bloom::codec`]) hand a chain in
+//! size ([`bloom::chunks::MAX_CHUNK_BYTES`]). Likewise valkey-bloom's layers keep their bits in the Bloom chain's
+//! segmented [`bloom::bits::BitArray`], within its largest layer ([`bloom::params::MAX_LAYER_BITS`]). Inside [`bloom`], the formats ([`bloom::codec`]) hand a chain in
 //! one of RedisBloom's schemes to [`bloom::redisbloom`], which never calls back.
 
 pub mod bloom;
@@ -45,6 +49,7 @@ pub mod masks;
 pub mod mem;
 #[cfg(test)]
 pub(crate) mod testrng;
+pub mod valkey;
 pub mod window;
 
 pub use error::FilterError;

@@ -1,12 +1,16 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
 //! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.huge-pages-at-fault`,
-//! `bf.redisbloom-scheme`, `bf.layout`.
+//! `bf.redisbloom-scheme`, `bf.layout`, `bf.tightening-ratio`, `bf.defrag-enabled`.
 //! Each can be
 //! given as a `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` /
 //! `INITIAL_SIZE` and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
 //! too) and read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf. On Redis 8 the
 //! first three are also config names under RedisBloom 8's spelling (`bf-error-rate`, …). Error
-//! rates above 0.25 are capped at 0.25, as in RedisBloom 8.
+//! rates above 0.25 are capped at 0.25, as in RedisBloom 8. valkey-bloom's names of the
+//! settings it has (`bloom-capacity`, `bloom-expansion`, `bloom-fp-rate`,
+//! `bloom-tightening-ratio`, `bloom-use-random-seed`, `bloom-memory-usage-limit`,
+//! `bloom-defrag-enabled`) are module arguments and configs (`bf.bloom-fp-rate`, …) too, for the
+//! same values (`config_alias.rs`).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
@@ -17,6 +21,7 @@ use redis_module::configuration::{
 use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
+use super::config_alias::Alias;
 use super::errors;
 use super::options::capped_error;
 use crate::filter::FilterError;
@@ -137,8 +142,50 @@ fn parse_max_filter_bytes(value: &str) -> Result<i64, String> {
 }
 
 /// Whether new filters get a seed derived from a secret (default; see `creation`) or the
-/// fixed seed 0.
+/// fixed seed 0 (valkey-bloom's fixed seed for a filter in its layout).
 pub static RANDOM_SEEDS: AtomicBool = AtomicBool::new(true);
+
+/// Whether active defragmentation moves filters' memory (valkey-bloom's
+/// `bloom-defrag-enabled`).
+pub static DEFRAG_ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// The tightening ratio of a new filter in valkey-bloom's layout made without `TIGHTENING`
+/// (valkey-bloom's `bloom-tightening-ratio`): a number in (0, 1), kept as its bits.
+pub static TIGHTENING: Tightening = Tightening(AtomicU64::new(0x3FE0_0000_0000_0000)); // 0.5
+
+/// The `bf.tightening-ratio` setting.
+pub struct Tightening(AtomicU64);
+
+impl Tightening {
+    /// The current value.
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// A tightening ratio, if `b` spells one in (0, 1).
+fn parse_tightening(b: &[u8]) -> Option<f64> {
+    parse_f64(b).filter(|&t| t > 0.0 && t < 1.0)
+}
+
+impl ConfigurationValue<RedisString> for Tightening {
+    fn get(&self, _: &ConfigurationContext) -> RedisString {
+        RedisString::create(None, Tightening::get(self).to_string())
+    }
+    fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        match parse_tightening(val.as_slice()) {
+            Some(t) => {
+                self.0.store(t.to_bits(), Ordering::Relaxed);
+                Ok(())
+            }
+            // valkey-bloom's words: only it has the setting.
+            None if parse_f64(val.as_slice()).is_none() => {
+                Err(RedisError::Str(errors::CONFIG_NOT_A_FLOAT))
+            }
+            None => Err(RedisError::Str(errors::VALKEY_TIGHTENING_RANGE)),
+        }
+    }
+}
 
 const DEFAULT_ERROR_RATE: f64 = 0.01;
 const DEFAULT_INITIAL_SIZE: i64 = 100;
@@ -252,103 +299,149 @@ enum Holds {
     MaxFilterBytes,
     /// `bf.layout`: `standard` or `blocked`.
     Layout,
+    /// `bf.tightening-ratio`: a number in (0, 1).
+    Tightening,
 }
 
 /// One setting: its name (`bf.<name>` as a config, `<name>` as a module argument), the name
 /// RedisBloom 8 gives it where it has one (registered without prefix on Redis 8, see
-/// [`redis8_names`]; always taken as a module argument), other spellings a module argument may
-/// use, and where its value lives. A new setting is a row of [`SETTINGS`].
+/// [`redis8_names`]; always taken as a module argument), the name valkey-bloom gives it where
+/// it has one (a module argument, and a config `bf.<that name>` on every server), other
+/// spellings a module argument may use, and where its value lives. A new setting is a row of
+/// [`SETTINGS`].
 struct Setting {
     name: &'static str,
     redisbloom: Option<&'static str>,
+    valkey: Option<&'static str>,
     aliases: &'static [&'static str],
     holds: Holds,
 }
 
 /// Every setting.
-static SETTINGS: [Setting; 14] = [
+static SETTINGS: [Setting; 16] = [
     Setting {
         name: "error-rate",
         redisbloom: Some("bf-error-rate"),
+        valkey: Some("bloom-fp-rate"),
         aliases: &[],
         holds: Holds::ErrorRate,
     },
     Setting {
         name: "initial-size",
         redisbloom: Some("bf-initial-size"),
+        valkey: Some("bloom-capacity"),
         aliases: &[],
         holds: Holds::Int(&INITIAL_SIZE),
     },
     Setting {
         name: "expansion-factor",
         redisbloom: Some("bf-expansion-factor"),
+        valkey: Some("bloom-expansion"),
         aliases: &["expansion"],
         holds: Holds::Int(&EXPANSION),
     },
     Setting {
         name: "cf-bucket-size",
         redisbloom: Some("cf-bucket-size"),
+        valkey: None,
         aliases: &[],
         holds: Holds::Int(&CF_BUCKET_SIZE),
     },
     Setting {
         name: "cf-initial-size",
         redisbloom: Some("cf-initial-size"),
+        valkey: None,
         aliases: &[],
         holds: Holds::Int(&CF_INITIAL_SIZE),
     },
     Setting {
         name: "cf-max-iterations",
         redisbloom: Some("cf-max-iterations"),
+        valkey: None,
         aliases: &[],
         holds: Holds::Int(&CF_MAX_ITERATIONS),
     },
     Setting {
         name: "cf-expansion-factor",
         redisbloom: Some("cf-expansion-factor"),
+        valkey: None,
         aliases: &[],
         holds: Holds::Int(&CF_EXPANSION),
     },
     Setting {
         name: "cf-max-expansions",
         redisbloom: Some("cf-max-expansions"),
+        valkey: None,
         aliases: &[],
         holds: Holds::Int(&CF_MAX_EXPANSIONS),
     },
     Setting {
         name: "max-filter-bytes",
         redisbloom: None,
+        valkey: Some("bloom-memory-usage-limit"),
         aliases: &[],
         holds: Holds::MaxFilterBytes,
     },
     Setting {
         name: "random-seeds",
         redisbloom: None,
+        valkey: Some("bloom-use-random-seed"),
         aliases: &[],
         holds: Holds::Bool(&RANDOM_SEEDS),
     },
-    Setting { name: "huge-pages", redisbloom: None, aliases: &[], holds: Holds::Bool(&HUGE_PAGES) },
+    Setting {
+        name: "huge-pages",
+        redisbloom: None,
+        valkey: None,
+        aliases: &[],
+        holds: Holds::Bool(&HUGE_PAGES),
+    },
     Setting {
         name: "huge-pages-at-fault",
         redisbloom: None,
+        valkey: None,
         aliases: &[],
         holds: Holds::Bool(&HUGE_PAGES_AT_FAULT),
     },
     Setting {
         name: "redisbloom-scheme",
         redisbloom: None,
+        valkey: None,
         aliases: &[],
         holds: Holds::Bool(&REDISBLOOM_SCHEME),
     },
     // RedisBloom 8 has no such setting; its Redis 8 name follows its bf-* ones.
-    Setting { name: "layout", redisbloom: Some("bf-layout"), aliases: &[], holds: Holds::Layout },
+    Setting {
+        name: "layout",
+        redisbloom: Some("bf-layout"),
+        valkey: None,
+        aliases: &[],
+        holds: Holds::Layout,
+    },
+    Setting {
+        name: "tightening-ratio",
+        redisbloom: None,
+        valkey: Some("bloom-tightening-ratio"),
+        aliases: &[],
+        holds: Holds::Tightening,
+    },
+    Setting {
+        name: "defrag-enabled",
+        redisbloom: None,
+        valkey: Some("bloom-defrag-enabled"),
+        aliases: &[],
+        holds: Holds::Bool(&DEFRAG_ENABLED),
+    },
 ];
 
 impl Setting {
     /// Whether a module argument spelled `arg` (lower case, `_` as `-`: RedisBloom 2.x wrote
     /// `ERROR_RATE`, `CF_MAX_EXPANSIONS`) names this setting.
     fn is_named(&self, arg: &str) -> bool {
-        arg == self.name || self.redisbloom == Some(arg) || self.aliases.contains(&arg)
+        arg == self.name
+            || self.redisbloom == Some(arg)
+            || self.valkey == Some(arg)
+            || self.aliases.contains(&arg)
     }
 
     /// The value before any module argument: the compiled-in default.
@@ -359,6 +452,7 @@ impl Setting {
             Holds::ErrorRate => DEFAULT_ERROR_RATE.to_string(),
             Holds::MaxFilterBytes => DEFAULT_MAX_FILTER_BYTES.to_string(),
             Holds::Layout => "standard".to_string(),
+            Holds::Tightening => TIGHTENING.get().to_string(),
         }
     }
 
@@ -387,6 +481,9 @@ impl Setting {
                 Some(false) => Ok("standard".to_string()),
                 None => Err(format!("{arg} must be standard or blocked, got '{value}'")),
             },
+            Holds::Tightening => parse_tightening(value.as_bytes())
+                .map(|t| t.to_string())
+                .ok_or_else(|| format!("{arg} must be a number in (0, 1), got '{value}'")),
         }
     }
 
@@ -411,8 +508,61 @@ impl Setting {
             Holds::Layout => {
                 register_string_configuration(ctx, name, &LayoutSetting, start, flags, None)
             }
+            Holds::Tightening => {
+                register_string_configuration(ctx, name, &TIGHTENING, start, flags, None)
+            }
         }
     }
+
+    /// Registers `name` as another config of the setting ([`Alias`]), starting at `start`.
+    fn register_alias(&self, ctx: &Context, name: &str, start: &str) {
+        let flags = ConfigurationFlags::DEFAULT;
+        match self.holds {
+            Holds::Int(b) => {
+                let value = start.parse().unwrap_or_else(|_| b.get());
+                let alias = Alias::leak(b, start);
+                register_i64_configuration(
+                    ctx,
+                    name,
+                    alias,
+                    value,
+                    i64::MIN,
+                    i64::MAX,
+                    flags,
+                    None,
+                );
+            }
+            Holds::Bool(b) => {
+                let alias = Alias::leak(b, start);
+                register_bool_configuration(ctx, name, alias, start == "yes", flags, None)
+            }
+            Holds::ErrorRate => string_alias(ctx, name, &ERROR_RATE, start),
+            Holds::MaxFilterBytes => string_alias(ctx, name, &MaxFilterBytes, start),
+            Holds::Layout => string_alias(ctx, name, &LayoutSetting, start),
+            Holds::Tightening => string_alias(ctx, name, &TIGHTENING, start),
+        }
+    }
+}
+
+/// Registers `name` as another config of the string setting `target`, starting at `start`.
+fn string_alias<T: ConfigurationValue<RedisString>>(
+    ctx: &Context,
+    name: &str,
+    target: &'static T,
+    start: &str,
+) {
+    let alias = Alias::leak(target, start);
+    register_string_configuration(ctx, name, alias, start, ConfigurationFlags::DEFAULT, None);
+}
+
+/// The tightening ratio of a new filter in valkey-bloom's layout made without `TIGHTENING`.
+pub fn tightening_ratio() -> f64 {
+    TIGHTENING.get()
+}
+
+/// Whether active defragmentation may move filters' memory (`bf.defrag-enabled`).
+pub fn defrag_enabled() -> bool {
+    DEFRAG_ENABLED.load(Ordering::Relaxed)
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -494,6 +644,13 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
                 ConfigurationFlags::UNPREFIXED,
             ),
             _ => setting.register(ctx, setting.name, start, ConfigurationFlags::DEFAULT),
+        }
+    }
+    // After every setting's own name (see config_alias.rs), until the configs are loaded.
+    super::config_alias::loading_starts();
+    for (setting, start) in SETTINGS.iter().zip(&start) {
+        if let Some(valkey) = setting.valkey {
+            setting.register_alias(ctx, valkey, start);
         }
     }
     Ok(if unprefixed {

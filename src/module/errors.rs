@@ -260,3 +260,64 @@ pub fn cuckoo_text(e: &FilterError) -> String {
     };
     s.to_string()
 }
+
+/// valkey-bloom's `BF.LOAD` on an existing key (the server's own `RESTORE` text).
+pub const VALKEY_KEY_EXISTS: &str = "BUSYKEY Target key name already exists.";
+/// valkey-bloom's refusal of a `BF.LOAD` payload that does not decode.
+pub const VALKEY_DECODE: &str = "ERR bloom object decoding failed";
+/// valkey-bloom's refusal of a `BF.LOAD` payload of another version.
+pub const VALKEY_UNSUPPORTED_VERSION: &str =
+    "ERR bloom object decoding failed. Unsupported version";
+/// valkey-bloom's error rate (or tightening ratio) out of range in a payload.
+pub const VALKEY_ERROR_RANGE: &str = "ERR (0 < error rate range < 1)";
+/// valkey-bloom's expansion out of range.
+pub const VALKEY_BAD_EXPANSION: &str = "ERR bad expansion";
+/// valkey-bloom's capacity past `i64`, given or reached by scaling.
+pub const VALKEY_BAD_CAPACITY: &str = "ERR bad capacity";
+/// valkey-bloom's layer count at its bound.
+pub const VALKEY_MAX_FILTERS: &str = "ERR bloom object reached max number of filters";
+/// valkey-bloom's scale-out whose error would underflow.
+pub const VALKEY_FP_ZERO: &str = "ERR false positive degrades to 0 on scale out";
+/// valkey-bloom's `VALIDATESCALETO` past the memory limit.
+pub const VALKEY_SCALE_TO_LIMIT: &str =
+    "ERR provided VALIDATESCALETO causes bloom object to exceed memory limit";
+/// valkey-bloom's `SEED` of another length than 32 bytes.
+pub const VALKEY_BAD_SEED: &str = "ERR invalid seed";
+/// valkey-bloom's `TIGHTENING` that is not a number.
+pub const VALKEY_BAD_TIGHTENING: &str = "ERR bad tightening ratio";
+/// valkey-bloom's `TIGHTENING` outside (0, 1).
+pub const VALKEY_TIGHTENING_RANGE: &str = "ERR (0 < tightening ratio range < 1)";
+/// valkey-bloom's `CONFIG SET` of a number setting to something else.
+pub const CONFIG_NOT_A_FLOAT: &str = "Invalid floating-point value";
+/// valkey-bloom's `VALIDATESCALETO 0`.
+pub const VALKEY_CAPACITY_ZERO: &str = "ERR (capacity should be larger than 0)";
+/// valkey-bloom's `NONSCALING` beside `VALIDATESCALETO`.
+pub const VALKEY_NONSCALING_SCALE_TO: &str =
+    "ERR cannot use NONSCALING and VALIDATESCALETO options together";
+/// A valkey-bloom option (`SEED`, `TIGHTENING`, `VALIDATESCALETO`) beside one that makes
+/// another kind of filter.
+pub const VALKEY_OTHER_KIND: &str = "ERR SEED, TIGHTENING and VALIDATESCALETO make a valkey-bloom filter, which takes no COUNTING, WINDOW or LAYOUT";
+/// valkey-bloom's `VALIDATESCALETO` past the error underflow.
+pub const VALKEY_SCALE_TO_FP_ZERO: &str =
+    "ERR provided VALIDATESCALETO causes false positive to degrade to 0";
+
+/// The reply text of a refusal of a valkey-bloom filter: valkey-bloom's where only it has the
+/// case, RedisBloom's (this module's) where both have one (a full nonscaling filter, limits).
+pub fn valkey_text(e: &crate::filter::valkey::ValkeyError) -> String {
+    use crate::filter::valkey::ValkeyError as E;
+    match e {
+        E::Decode => VALKEY_DECODE,
+        E::UnsupportedVersion => VALKEY_UNSUPPORTED_VERSION,
+        E::ErrorRateRange => VALKEY_ERROR_RANGE,
+        E::BadExpansion => VALKEY_BAD_EXPANSION,
+        E::BadCapacity => VALKEY_BAD_CAPACITY,
+        E::NonScalingFull => NONSCALING_FULL,
+        E::MaxFilters => VALKEY_MAX_FILTERS,
+        E::FalsePositiveZero => VALKEY_FP_ZERO,
+        E::ScaleToExceedsLimit => VALKEY_SCALE_TO_LIMIT,
+        E::ScaleToFalsePositiveZero => VALKEY_SCALE_TO_FP_ZERO,
+        E::TooLarge => return text(&FilterError::TooLarge),
+        E::Alloc(e) => return text(e),
+    }
+    .to_string()
+}

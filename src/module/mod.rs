@@ -33,6 +33,7 @@ pub mod call;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod config_alias;
 pub mod creation;
 pub mod docs;
 pub mod errors;

@@ -1,9 +1,10 @@
 //! Filter-creation options: the one parser behind BF.RESERVE's and BF.INSERT's grammars.
 //!
 //! Both commands take the same options — `EXPANSION n`, `NONSCALING`, `COUNTING 4|8`,
-//! `LAYOUT STANDARD|BLOCKED`, and for BF.INSERT also
+//! `LAYOUT STANDARD|BLOCKED`, valkey-bloom's `SEED s`, `TIGHTENING r` and `VALIDATESCALETO n`
+//! (which make a filter in valkey-bloom's layout), and for BF.INSERT also
 //! `CAPACITY n`, `ERROR r`, `NOCREATE` and `ITEMS` — but answer bad input in RedisBloom's two
-//! wordings. A [`Grammar`] names which keywords a command takes and its error replies; the
+//! wordings (valkey-bloom's for the options only it has). A [`Grammar`] names which keywords a command takes and its error replies; the
 //! parsing and the rules (ranges, NONSCALING against EXPANSION) are written once here, so a new
 //! option is added once.
 
@@ -52,10 +53,16 @@ pub enum Keyword {
     /// `LIKE otherkey`: a new filter of the other's shape, kind and seed (so the two merge
     /// into one with `BF.MERGE`).
     Like,
+    /// `SEED <32 bytes>`: a valkey-bloom filter hashed under this seed.
+    Seed,
+    /// `TIGHTENING r`: a valkey-bloom filter whose new layers' error shrinks by `r`.
+    Tightening,
+    /// `VALIDATESCALETO n`: a valkey-bloom filter, refused unless it can grow to `n` items.
+    ValidateScaleTo,
 }
 
 impl Keyword {
-    const ALL: [(Keyword, &'static str); 10] = [
+    const ALL: [(Keyword, &'static str); 13] = [
         (Keyword::Capacity, "CAPACITY"),
         (Keyword::Error, "ERROR"),
         (Keyword::Expansion, "EXPANSION"),
@@ -66,6 +73,9 @@ impl Keyword {
         (Keyword::Window, "WINDOW"),
         (Keyword::Layout, "LAYOUT"),
         (Keyword::Like, "LIKE"),
+        (Keyword::Seed, "SEED"),
+        (Keyword::Tightening, "TIGHTENING"),
+        (Keyword::ValidateScaleTo, "VALIDATESCALETO"),
     ];
 
     /// The keyword `word` spells, ignoring ASCII case.
@@ -175,6 +185,9 @@ pub const RESERVE: Grammar = Grammar {
         Keyword::Window,
         Keyword::Layout,
         Keyword::Like,
+        Keyword::Seed,
+        Keyword::Tightening,
+        Keyword::ValidateScaleTo,
     ],
     missing_value: Missing::Error(errors::NO_EXPANSION),
     bad_error: errors::BAD_ERROR_RATE,
@@ -201,6 +214,9 @@ pub const INSERT: Grammar = Grammar {
         Keyword::Window,
         Keyword::Layout,
         Keyword::Like,
+        Keyword::Seed,
+        Keyword::Tightening,
+        Keyword::ValidateScaleTo,
     ],
     missing_value: Missing::WrongArity,
     bad_error: errors::INSERT_BAD_ERROR_RATE,
@@ -217,6 +233,7 @@ pub const INSERT: Grammar = Grammar {
 /// The creation options a command was given.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Creation {
+    /// As given, in (0, 1); [`Grammar::params`] caps it for a Bloom chain.
     pub error: Option<f64>,
     pub capacity: Option<u64>,
     /// As given; checked against the range by [`Grammar::params`] (or when read, by grammars
@@ -234,9 +251,21 @@ pub struct Creation {
     pub layout: Option<Layout>,
     /// `LIKE otherkey`: the argument index of `otherkey` (after the keyword).
     pub like_at: Option<usize>,
+    /// valkey-bloom's `SEED` (exactly 32 bytes).
+    pub seed: Option<[u8; 32]>,
+    /// valkey-bloom's `TIGHTENING`, in (0, 1).
+    pub tightening: Option<f64>,
+    /// valkey-bloom's `VALIDATESCALETO`, at least 1.
+    pub scale_to: Option<u64>,
 }
 
 impl Creation {
+    /// Whether an option only valkey-bloom has was given: the filter made is one in
+    /// valkey-bloom's layout.
+    pub fn valkey(&self) -> bool {
+        self.seed.is_some() || self.tightening.is_some() || self.scale_to.is_some()
+    }
+
     /// Whether options that set what `LIKE` copies were given beside it (`NOCREATE` may be:
     /// it copies nothing).
     pub fn like_with_options(&self) -> bool {
@@ -247,7 +276,23 @@ impl Creation {
                 || self.nonscaling
                 || self.counting.is_some()
                 || self.window.is_some()
-                || self.layout.is_some())
+                || self.layout.is_some()
+                || self.valkey())
+    }
+}
+
+/// Reads `TIGHTENING`'s value as valkey-bloom does: a number in (0, 1).
+fn parse_tightening(b: &[u8]) -> Result<f64, Reply> {
+    let t = parse_f64(b).ok_or_else(|| Reply::err(errors::VALKEY_BAD_TIGHTENING))?;
+    if t > 0.0 && t < 1.0 { Ok(t) } else { Err(Reply::err(errors::VALKEY_TIGHTENING_RANGE)) }
+}
+
+/// Reads `VALIDATESCALETO`'s value as valkey-bloom does: an integer of at least 1.
+fn parse_scale_to(b: &[u8]) -> Result<u64, Reply> {
+    match parse_i64(b) {
+        Some(0) => Err(Reply::err(errors::VALKEY_CAPACITY_ZERO)),
+        Some(n) if n > 0 => Ok(n as u64), // positive, so it fits
+        _ => Err(Reply::err(errors::VALKEY_BAD_CAPACITY)),
     }
 }
 
@@ -287,10 +332,11 @@ pub fn parse_window(b: &[u8]) -> Result<WindowKind, Reply> {
 }
 
 impl Grammar {
-    /// An error rate: a number in (0, 1), capped at [`ERROR_RATE_CAP`].
+    /// An error rate: a number in (0, 1), as given (a Bloom chain's is capped at
+    /// [`ERROR_RATE_CAP`], a valkey-bloom filter's is not).
     pub fn error(&self, b: &[u8]) -> Result<f64, Reply> {
         let e = parse_f64(b).ok_or_else(|| Reply::err(self.bad_error))?;
-        if error_in_range(e) { Ok(capped_error(e)) } else { Err(Reply::err(self.error_range)) }
+        if error_in_range(e) { Ok(e) } else { Err(Reply::err(self.error_range)) }
     }
 
     /// A capacity: an integer in [MIN_CAPACITY, MAX_CAPACITY].
@@ -339,6 +385,9 @@ impl Grammar {
                     | Keyword::Window
                     | Keyword::Layout
                     | Keyword::Like
+                    | Keyword::Seed
+                    | Keyword::Tightening
+                    | Keyword::ValidateScaleTo
             );
             let value = if takes_value {
                 i += 1;
@@ -384,6 +433,12 @@ impl Grammar {
                 }
                 Keyword::Window => c.window = Some(parse_window(value)?),
                 Keyword::Layout => c.layout = Some(parse_layout(value)?),
+                Keyword::Seed => {
+                    let seed = value.try_into().map_err(|_| Reply::err(errors::VALKEY_BAD_SEED))?;
+                    c.seed = Some(seed);
+                }
+                Keyword::Tightening => c.tightening = Some(parse_tightening(value)?),
+                Keyword::ValidateScaleTo => c.scale_to = Some(parse_scale_to(value)?),
                 Keyword::Nocreate => c.nocreate = true,
                 Keyword::Like => c.like_at = Some(i),
                 Keyword::Items => {
@@ -406,7 +461,7 @@ impl Grammar {
             (Some(x), false) => self.expansion_in_range(x)?,
             (None, false) => u64::from(defaults.expansion),
         };
-        let error = c.error.unwrap_or(defaults.error);
+        let error = c.error.map_or(defaults.error, capped_error);
         let capacity = c.capacity.unwrap_or(defaults.capacity);
         ChainParams::new(error, capacity, expansion).map_err(|e| Reply::Error(errors::text(&e)))
     }
@@ -427,7 +482,7 @@ impl Grammar {
         if c.layout == Some(Layout::Blocked) {
             return Err(Reply::err(errors::WINDOW_BLOCKED));
         }
-        let error = c.error.unwrap_or(defaults.error);
+        let error = c.error.map_or(defaults.error, capped_error);
         let capacity = c.capacity.unwrap_or(defaults.capacity);
         crate::filter::window::params::choose(kind, error, capacity)
             .map_err(|e| Reply::Error(errors::text(&e)))

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::args::Args;
 use super::call::Call;
 use super::clock;
-use super::commands::{Handler, bloom, cuckoo, merge, replconf, window};
+use super::commands::{Handler, bloom, cuckoo, merge, replconf, valkey, window};
 use super::docs::{Arg, ArgKind, c_args};
 use super::errors;
 use super::events;
@@ -289,6 +289,9 @@ commands! {
              Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
              Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
          ])).optional()];
+    cmd_bf_load: "bf.load" => valkey::load, 3, Insert, Bloom,
+        "Creates a filter from the payload of valkey-bloom's AOF rewrite", "O(n), n bytes",
+        [KEY, Arg::new(c"data", ArgKind::String)];
     cmd_card: "bf.card" => bloom::card, 2, Read, Bloom,
         "Returns the number of items added to a filter", "O(1)",
         [KEY];
@@ -483,8 +486,10 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if let Some(load_configs) = api!(RedisModule_LoadConfigs) {
         // SAFETY: OnLoad's live context.
         let rc = unsafe { load_configs(raw_ctx) };
+        super::config_alias::loading_ends();
         check(rc, || "could not load the bf.* configuration values".into())?;
     }
+    super::config_alias::loading_ends();
     // The `bloom` ACL category (Redis 7.2+, Valkey 8): `+@bloom` grants every BF command.
     let acl = if let Some(add_category) = api!(RedisModule_AddACLCategory) {
         // SAFETY: OnLoad's live context and a static NUL-terminated string.
@@ -539,7 +544,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
 }
 
 /// The module's `INFO` section (`INFO bf`, and in `INFO everything`): what the crate's own
-/// callback adds (a trace in crash reports), then `bf_defrag_moves`, the filter allocations
+/// callback adds (a trace in crash reports), then `bf_version` (this build's), `bf_defrag_moves`, the filter allocations
 /// active defragmentation moved, and the huge-page thread's `bf_huge_pages_waiting` (large bit
 /// arrays not yet moved into huge pages: not yet in use, or queued) and
 /// `bf_huge_pages_moved_bytes` (collapsed so far), `bf_huge_pages_refused_bytes` (ranges the
@@ -552,6 +557,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
             for_crash_report == 1,
         );
         raw::add_info_section(ctx, None);
+        raw::add_info_field_str(ctx, "version", crate::VERSION);
         raw::add_info_field_unsigned_long_long(
             ctx,
             "defrag_moves",

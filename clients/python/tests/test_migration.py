@@ -85,3 +85,45 @@ def test_check_migration_exit_2_is_one_line_on_stderr(server: Server, tmp_path: 
         assert "Traceback" not in err and "secret" not in err, err
     code, out, err = _check(ok, ok)  # a server compared with itself
     assert code == 0 and "0 keys checked, 0 with differences" in out and err == ""
+
+
+FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "valkey-bloom"
+
+
+def test_check_migration_valkey_bloom_keys() -> None:
+    """valkey-bloom's filters (type bloomfltr), made from the payloads valkey-bloom 1.0 wrote:
+    a copy answers the same and reports every BF.INFO field alike; a different limit on the
+    target shows in ``Max scaled capacity``, a filter remade with another seed in its answers."""
+    limit = ["max-filter-bytes", "128mb"]  # valkey-bloom's bloom-memory-usage-limit
+    source, target = Server(module_args=limit), Server(module_args=limit)
+    other = Server(module_args=["max-filter-bytes", "64mb"])
+    try:
+        src = source.client()
+        keys = ["scale3", "tight07", "seeded"]
+        for key in keys:
+            payload = (FIXTURES / "valkey-9.1" / key / "bfload.bin").read_bytes()
+            assert src.execute_command("BF.LOAD", key, payload) in (b"OK", "OK", True)
+        for dest in (target, other):
+            src.execute_command("MIGRATE", "127.0.0.1", dest.port, "", 0, 5000, "COPY", "KEYS", *keys)
+        src_url = f"redis://127.0.0.1:{source.port}"
+
+        code, out, err = _check(src_url, f"redis://127.0.0.1:{target.port}")
+        assert code == 0 and err == "", out + err
+        assert "3 keys checked, 0 with differences" in out
+        assert re.search(r"tight07\s+bloomfltr\s+0/1000\s+0/0\s+ok", out), out
+
+        code, out, err = _check(src_url, f"redis://127.0.0.1:{other.port}", "--keys", "scale3")
+        assert code == 1 and "BF.INFO Max scaled capacity" in out, out + err
+
+        # Remade on the target with the same settings and items but another seed.
+        dst = target.client()
+        dst.delete("seeded")
+        dst.execute_command(
+            "BF.INSERT", "seeded", "SEED", bytes(range(32, 64)), "CAPACITY", 2000,
+            "ERROR", 0.005, "EXPANSION", 4,
+        )  # fmt: skip
+        code, out, err = _check(src_url, f"redis://127.0.0.1:{target.port}", "--keys", "seeded")
+        assert code == 1 and "BF.INFO Number of items inserted" in out, out + err
+    finally:
+        for s in (source, target, other):
+            s.stop()

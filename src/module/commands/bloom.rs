@@ -6,11 +6,13 @@ use std::ffi::CStr;
 use redis_module::RedisString;
 
 use super::merge::{self, Like};
+use super::valkey::{self as vk, with_bloom};
 use super::{Key, core_err, dump, notify, window, with_either, with_value};
 use crate::filter::bloom::codec;
 use crate::filter::bloom::params::Layout;
 use crate::filter::bloom::{Chain, ChainParams};
 use crate::filter::hash::HashScheme;
+use crate::filter::valkey::ValkeyBloom;
 use crate::filter::window::WindowParams;
 use crate::filter::window::codec::is_window_header;
 use crate::module::args::Args;
@@ -74,8 +76,12 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
             return Err(Reply::err(errors::LIKE_WITH_OPTIONS));
         }
         like_at = given.like_at;
+        if given.valkey() {
+            // A valkey-bloom filter: its whole reply, success or refusal.
+            return Err(vk::reserve(ctx, args, &given, error, capacity));
+        }
         // RESERVE's own default expansion is RedisBloom's 2, not the auto-create setting.
-        let defaults = ChainParams { error, capacity, expansion: 2 };
+        let defaults = ChainParams { error: options::capped_error(error), capacity, expansion: 2 };
         let window = match given.window {
             Some(kind) => Some(grammar.window_params(&given, kind, defaults)?),
             None => None,
@@ -89,7 +95,7 @@ pub fn reserve(ctx: &Call, args: &Args) -> Reply {
     };
     let key_name = args.key();
     let mut key = Key::writable(ctx, &key_name);
-    if key.holds::<WindowValue>() {
+    if key.holds::<WindowValue>() || key.holds::<ValkeyBloom>() {
         return Reply::err(errors::ITEM_EXISTS);
     }
     match key.value_mut::<Chain>() {
@@ -209,6 +215,13 @@ fn add_items_at(
     create: Create,
     event: &CStr,
 ) -> Result<(Answers, Option<String>), Reply> {
+    if key.holds::<ValkeyBloom>() {
+        let (results, error) = vk::add_items(ctx, args, first_item, &mut key, event)?;
+        let one = args.len() - first_item == 1;
+        let answers =
+            if one { Answers::One(results.first().copied()) } else { Answers::Many(results) };
+        return Ok((answers, error));
+    }
     let windowed = key.holds::<WindowValue>()
         || (create.window.is_some() && !create.nocreate && !key.holds::<Chain>());
     if windowed {
@@ -343,7 +356,16 @@ pub fn madd(ctx: &Call, args: &Args) -> Reply {
 /// [LAYOUT STANDARD|BLOCKED] ITEMS item ...`
 pub fn insert(ctx: &Call, args: &Args) -> Reply {
     let grammar = &options::INSERT;
-    let parsed = grammar.options(args, 2).and_then(|given: Creation| {
+    let given = match grammar.options(args, 2) {
+        Ok(given) => given,
+        Err(r) => return r,
+    };
+    if given.valkey() {
+        if let Some(reply) = vk::insert(ctx, args, &given) {
+            return reply;
+        }
+    }
+    let parsed = Ok(given).and_then(|given: Creation| {
         let first_item = given.items_at.filter(|&at| at < args.len()).ok_or(Reply::WrongArity)?;
         if given.like_with_options() {
             return Err(Reply::err(errors::LIKE_WITH_OPTIONS));
@@ -430,18 +452,20 @@ pub fn exists(ctx: &Call, args: &Args) -> Reply {
     if let Some(chain) = key.get::<Chain>() {
         return Reply::Bool(chain.contains(args.bytes(2)));
     }
-    // Not a filter: a windowed one, no key, or another type.
-    key.either(
+    // Not a chain: a windowed or valkey-bloom filter, no key, or another type.
+    vk::read_bloom(
+        &key,
         || Reply::Bool(false),
-        |w: &WindowValue| Reply::Bool(w.filter.contains(args.bytes(2), clock::now_ms())),
         |chain: &Chain| Reply::Bool(chain.contains(args.bytes(2))),
+        |w: &WindowValue| Reply::Bool(w.filter.contains(args.bytes(2), clock::now_ms())),
+        |v: &ValkeyBloom| Reply::Bool(v.contains(args.bytes(2))),
     )
 }
 
 /// `BF.MEXISTS key item [item ...]`
 pub fn mexists(ctx: &Call, args: &Args) -> Reply {
     let items = args.items(2);
-    with_either(
+    with_bloom(
         ctx,
         args,
         || Reply::Bools(vec![false; items.len()], None),
@@ -454,12 +478,22 @@ pub fn mexists(ctx: &Call, args: &Args) -> Reply {
             let items = (2..args.len()).map(|i| args.bytes(i));
             Reply::Bools(w.filter.contains_many(items, clock::now_ms()), None)
         },
+        |v: &ValkeyBloom| {
+            Reply::Bools(items.iter().map(|i| v.contains(i.as_ref())).collect(), None)
+        },
     )
 }
 
 /// `BF.CARD key`
 pub fn card(ctx: &Call, args: &Args) -> Reply {
-    with_either(ctx, args, || Reply::Int(0), |chain: &Chain| int(chain.value_items()), window::card)
+    with_bloom(
+        ctx,
+        args,
+        || Reply::Int(0),
+        |chain: &Chain| int(chain.value_items()),
+        window::card,
+        |v: &ValkeyBloom| int(v.items()),
+    )
 }
 
 /// Converts a count for an integer reply (counts never approach i64::MAX).
@@ -472,12 +506,13 @@ pub fn info(ctx: &Call, args: &Args) -> Reply {
     if args.len() > 3 {
         return Reply::WrongArity;
     }
-    with_either(
+    with_bloom(
         ctx,
         args,
         || Reply::err(errors::NOT_FOUND),
         |chain: &Chain| info_of(ctx, args, chain),
         |w: &WindowValue| info_reply(ctx, args, window::info_fields(w)),
+        |v: &ValkeyBloom| vk::info_field(ctx, args, v),
     )
 }
 

@@ -8,6 +8,7 @@ pub mod dump;
 pub mod key;
 pub mod merge;
 pub mod replconf;
+pub mod valkey;
 pub mod window;
 
 use std::ffi::CStr;

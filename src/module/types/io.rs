@@ -154,6 +154,27 @@ impl AofWriter {
     }
 }
 
+impl AofWriter {
+    /// Emits `<command> <key> <data>` (valkey-bloom's `BF.LOAD`).
+    pub fn emit_key_data(&mut self, command: &CStr, data: &[u8]) {
+        let Some(emit) = api!(RedisModule_EmitAOF) else {
+            return;
+        };
+        // SAFETY: `aof` and `key` are this rewrite's live handle and key; the format "sb" is
+        // matched by a string and a (pointer, length) buffer alive for the call.
+        unsafe {
+            emit(
+                self.aof,
+                command.as_ptr(),
+                c"sb".as_ptr(),
+                self.key,
+                data.as_ptr().cast::<c_char>(),
+                data.len(),
+            );
+        }
+    }
+}
+
 /// `DEBUG DIGEST-VALUE`'s handle for one value.
 pub struct Digest {
     md: *mut raw::RedisModuleDigest,

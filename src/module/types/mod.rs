@@ -1,9 +1,10 @@
 //! Native types: the callbacks Redis calls on a module type's values, written once, generic over
 //! the stored type.
 //!
-//! Three types live here, one file each: `MBbloom--` (`bloom.rs`, the Bloom chain, RedisBloom's
+//! Four types live here, one file each: `MBbloom--` (`bloom.rs`, the Bloom chain, RedisBloom's
 //! name), `MBbloomCF` (`cuckoo.rs`, the cuckoo filter, RedisBloom's name) and `SBwindow-`
-//! (`window.rs`, the windowed filter). Each implements [`NativeType`] (load, save, sizes,
+//! (`window.rs`, the windowed filter), `bloomfltr` (`valkey.rs`, valkey-bloom's filters, its
+//! name). Each implements [`NativeType`] (load, save, sizes,
 //! digest, defrag) in terms of the small handles of `io.rs`, and [`chunked::Chunked`] (its
 //! SCANDUMP/LOADCHUNK bytes, which also give its AOF rewrite); [`methods`] builds its callback
 //! table, and its registration is one `static RedisType` and a row in `TYPES`. Commands reach a
@@ -16,6 +17,7 @@ pub mod bloom;
 pub mod chunked;
 pub mod cuckoo;
 pub mod io;
+pub mod valkey;
 pub mod window;
 
 use std::alloc::Layout;
@@ -32,6 +34,7 @@ use redis_module::raw;
 pub use self::bloom::BLOOM_TYPE;
 pub use self::cuckoo::CUCKOO_TYPE;
 use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning, value_name};
+pub use self::valkey::VALKEY_TYPE;
 pub use self::window::WINDOW_TYPE;
 use super::call::Call;
 use super::limits::ServerGuard;
@@ -39,7 +42,7 @@ use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, FilterError, Unlimited};
 
 /// Every native type of the module, one row each; `RedisModule_OnLoad` creates them all.
-const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE, &WINDOW_TYPE];
+const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE, &WINDOW_TYPE, &VALKEY_TYPE];
 
 /// Creates every native type with the server (at load, before the commands).
 pub fn create_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
@@ -251,6 +254,9 @@ unsafe extern "C" fn defrag<T: NativeType>(
         let Some(defrag_alloc) = api!(RedisModule_DefragAlloc) else {
             return 0;
         };
+        if !super::config::defrag_enabled() {
+            return 0;
+        }
         let moves = Cell::new(0u64);
         let mut mv = |p: NonNull<u8>, _: Layout| {
             // `p` is a live allocation of the global allocator, which inside Redis is Redis'

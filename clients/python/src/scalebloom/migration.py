@@ -1,11 +1,13 @@
 """``python -m scalebloom check-migration SRC_URL DST_URL``: compares every filter of a source
-server (RedisBloom, or scalebloom) with its copy on a scalebloom target.
+server (RedisBloom, valkey-bloom, or scalebloom) with its copy on a scalebloom target.
 
-For each key of type ``MBbloom--`` (Bloom), ``SBwindow-`` (scalebloom's windowed Bloom) or
-``MBbloomCF`` (cuckoo) on the source (``--keys`` narrows them with a SCAN MATCH pattern) it
+For each key of type ``MBbloom--`` (Bloom), ``SBwindow-`` (scalebloom's windowed Bloom),
+``bloomfltr`` (valkey-bloom's Bloom) or ``MBbloomCF`` (cuckoo) on the source (``--keys`` narrows them with a SCAN MATCH pattern) it
 checks, on the target: the same type; ``BF.INFO`` / ``CF.INFO`` equal field by field (an
 imported filter keeps RedisBloom's layout, so capacity, size, layers, items and expansion all
-match), and for a windowed filter the window's parameters in ``BF.STATS`` (window, window
+match; a valkey-bloom filter's every field, ``Error rate``, ``Tightening ratio`` and ``Max
+scaled capacity`` included — the last follows the target's ``bf.max-filter-bytes``, which must
+be valkey-bloom's ``bloom-memory-usage-limit`` for it to match), and for a windowed filter the window's parameters in ``BF.STATS`` (window, window
 capacity, slack, generation, slices, hashes, target error rate); the same ``BF.MEXISTS`` /
 ``CF.MEXISTS`` answer for every one of ``--sample`` random items that were never added (a
 copied filter answers exactly as its source did, false positives included); and, with
@@ -33,8 +35,9 @@ from .cuckoo import Cuckoo
 BLOOM_TYPE = "MBbloom--"
 WINDOW_TYPE = "SBwindow-"
 CUCKOO_TYPE = "MBbloomCF"
+VALKEY_TYPE = "bloomfltr"
 #: The key types checked, in the order they are reported.
-TYPES = (BLOOM_TYPE, WINDOW_TYPE, CUCKOO_TYPE)
+TYPES = (BLOOM_TYPE, WINDOW_TYPE, VALKEY_TYPE, CUCKOO_TYPE)
 #: A windowed filter's parameters, as ``BF.STATS`` reports them.
 WINDOW_FIELDS = (
     "window",
@@ -106,13 +109,14 @@ def _compare(rep: KeyReport, what: str, a: Any, b: Any, names: Sequence[str]) ->
 
 def _compare_params(rep: KeyReport, src: Any, dst: Any, key: bytes, type_: str) -> None:
     """The filter's parameters and counters, equal on both sides."""
-    if type_ == CUCKOO_TYPE:
+    if type_ in (CUCKOO_TYPE, VALKEY_TYPE):
         # Every field the source reports: the target may report more (``Fingerprint bits``).
-        sc = p.pairs(src.execute_command("CF.INFO", key))
-        dc = p.pairs(dst.execute_command("CF.INFO", key))
+        cmd = "CF.INFO" if type_ == CUCKOO_TYPE else "BF.INFO"
+        sc = p.pairs(src.execute_command(cmd, key))
+        dc = p.pairs(dst.execute_command(cmd, key))
         for name, a in sc.items():
             if dc.get(name) != a:
-                rep.problems.append(f"CF.INFO {name} {a} -> {dc.get(name)}")
+                rep.problems.append(f"{cmd} {name} {a} -> {dc.get(name)}")
         return
     sb, db = Bloom(src), Bloom(dst)
     info_fields = ("capacity", "size", "filters", "items", "expansion")
@@ -273,7 +277,9 @@ def nonnegative(text: str) -> int:
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument(
-        "src_url", help="the source server (RedisBloom or scalebloom), e.g. redis://old-host:6379/0"
+        "src_url",
+        help="the source server (RedisBloom, valkey-bloom or scalebloom), "
+        "e.g. redis://old-host:6379/0",
     )
     parser.add_argument("dst_url", help="the scalebloom server")
     parser.add_argument("--keys", default="*", help="SCAN MATCH pattern (default *)")
