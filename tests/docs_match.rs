@@ -174,6 +174,7 @@ fn docs_list_every_keyspace_event() {
         vec!["BF.ADD", "b", "a"],
         vec!["BF.MADD", "b", "x", "y"],
         vec!["BF.INSERT", "b", "ITEMS", "z"],
+        vec!["BF.MERGE", "m", "b"],
         vec!["BF.RESERVE", "c", "0.01", "100", "COUNTING", "4"],
         vec!["BF.ADD", "c", "a"],
         vec!["BF.ADD", "c", "b"],
