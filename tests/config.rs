@@ -231,8 +231,9 @@ fn server_config_directive_sets_module_config() {
     assert_eq!(c.bf_info("k").capacity, 700);
 }
 
-/// README and redis.conf.example promise: where a `bf.*` config line and a module argument both
-/// set a value, the config line wins, whichever comes first (here it comes first).
+/// docs/configuration.md and redis.conf.example promise: where a `bf.*` config line and a
+/// module argument both set a value, the config line wins, whichever comes first (here it comes
+/// first).
 #[test]
 fn config_directive_wins_over_module_argument() {
     let s = Server::start_with(ServerOpts::new().arg("bf.error-rate", "0.05").module_args(&[

@@ -437,7 +437,7 @@ fn command_table_acl_and_limits() {
     c.ok(&["CONFIG", "SET", "maxmemory", "0"]);
 }
 
-/// The size of the damage stray deletes do, as the README states it: deleting 100,000
+/// The size of the damage stray deletes do, as docs/counting.md states it: deleting 100,000
 /// never-added items from a full 10,000-item, 1% `COUNTING 4` filter (scaling, so its one layer
 /// has half the error, 0.5%). About 1 in 240 of them is a false positive and answers 1, and each
 /// such delete decrements 7 counters that belong to other items: about 5 of the 10,000 real

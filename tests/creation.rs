@@ -214,8 +214,9 @@ fn a_data_chunk_never_overwrites_a_filter_its_header_did_not_make() {
     let mine = items("d", 500);
     c.madd("dst", &mine);
     let before = c.digest("dst");
-    // The README's copy loop against an existing target: the header is refused, and so is
-    // every data chunk — the target keeps its own bits and answers for its own items.
+    // The copy loop of docs/moving-filters.md against an existing target: the header is
+    // refused, and so is every data chunk — the target keeps its own bits and answers for its
+    // own items.
     for (iter, data) in &dump {
         let v = c.cmd(&[&b"BF.LOADCHUNK"[..], b"dst", iter.to_string().as_bytes(), data]);
         assert!(v.is_err(), "LOADCHUNK dst {iter} was accepted");

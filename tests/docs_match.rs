@@ -1,8 +1,9 @@
 //! The documents say what the server does: `redis.conf.example` lists every setting with its
-//! default, and README.md lists every `INFO bf` field, every keyspace event and, in its Redis 7
-//! grant lists, every command a reader or a writer needs. Each test reads the document and
-//! compares it with a live server, so a new field, event, setting or command fails here until
-//! the document names it.
+//! default, and the manual lists every `INFO bf` field and every keyspace event
+//! (docs/monitoring.md) and, in its Redis 7 grant lists (docs/acl.md), every command a reader or
+//! a writer needs; no page of README.md or docs/ names an `INFO bf` field the server lacks. Each
+//! test reads the document and compares it with a live server, so a new field, event, setting
+//! or command fails here until the document names it.
 
 mod common;
 use common::*;
@@ -95,15 +96,32 @@ fn redis_conf_example_has_every_setting_with_its_default() {
     }
 }
 
-/// The `bf_*` field names README.md mentions are exactly the fields of `INFO bf`.
-#[test]
-fn readme_lists_every_info_bf_field() {
-    let readme = repo_file("README.md");
-    let documented: BTreeSet<String> = readme
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+/// The `bf_*` words of a document.
+fn bf_words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| w.starts_with("bf_") && w.len() > 3)
         .map(str::to_string)
-        .collect();
+        .collect()
+}
+
+/// README.md and every page directly in docs/.
+fn doc_pages() -> Vec<String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut pages = vec!["README.md".to_string()];
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display())) {
+        let name = entry.expect("a docs/ entry").file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            pages.push(format!("docs/{name}"));
+        }
+    }
+    pages
+}
+
+/// The `bf_*` field names docs/monitoring.md mentions are exactly the fields of `INFO bf`, and
+/// no other page names one the server lacks.
+#[test]
+fn docs_list_every_info_bf_field() {
+    let documented = bf_words(&repo_file("docs/monitoring.md"));
     let s = Server::start();
     let mut c = s.conn();
     let info = c.cmd(&["INFO", "bf"]);
@@ -114,15 +132,20 @@ fn readme_lists_every_info_bf_field() {
         .filter(|k| !k.starts_with('#'))
         .collect();
     assert!(!fields.is_empty(), "INFO bf shows no field: {info:?}");
-    assert_eq!(documented, fields, "README's bf_* names against INFO bf's fields");
+    assert_eq!(documented, fields, "docs/monitoring.md's bf_* names against INFO bf's fields");
+    for page in doc_pages() {
+        let unknown: Vec<String> =
+            bf_words(&repo_file(&page)).difference(&fields).cloned().collect();
+        assert!(unknown.is_empty(), "{page} names bf_* fields INFO bf lacks: {unknown:?}");
+    }
 }
 
-/// The backquoted `bf.*` / `cf.*` words of README's "Keyspace notifications" bullet.
-fn readme_events(readme: &str) -> BTreeSet<String> {
-    let start = readme
+/// The backquoted `bf.*` / `cf.*` words of docs/monitoring.md's "Keyspace notifications" bullet.
+fn listed_events(page: &str) -> BTreeSet<String> {
+    let start = page
         .find("- Keyspace notifications")
-        .expect("README has a Keyspace notifications bullet");
-    let paragraph = &readme[start..];
+        .expect("docs/monitoring.md has a Keyspace notifications bullet");
+    let paragraph = &page[start..];
     let paragraph = &paragraph[..paragraph.find("\n\n").unwrap_or(paragraph.len())];
     paragraph
         .split('`')
@@ -136,11 +159,11 @@ fn readme_events(readme: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Every keyspace event a write of any filter type publishes is in README's list, and every
+/// Every keyspace event a write of any filter type publishes is in docs/monitoring.md's list, and every
 /// event the list names is published by some write.
 #[test]
-fn readme_lists_every_keyspace_event() {
-    let documented = readme_events(&repo_file("README.md"));
+fn docs_list_every_keyspace_event() {
+    let documented = listed_events(&repo_file("docs/monitoring.md"));
     let s = Server::start();
     let mut c = s.conn();
     c.ok(&["CONFIG", "SET", "notify-keyspace-events", "Kd"]);
@@ -151,6 +174,7 @@ fn readme_lists_every_keyspace_event() {
         vec!["BF.ADD", "b", "a"],
         vec!["BF.MADD", "b", "x", "y"],
         vec!["BF.INSERT", "b", "ITEMS", "z"],
+        vec!["BF.MERGE", "m", "b"],
         vec!["BF.RESERVE", "c", "0.01", "100", "COUNTING", "4"],
         vec!["BF.ADD", "c", "a"],
         vec!["BF.ADD", "c", "b"],
@@ -207,29 +231,32 @@ fn readme_lists_every_keyspace_event() {
         }
         published.insert(a[3].as_str().to_string());
     }
-    assert_eq!(documented, published, "README's keyspace events against those published");
+    assert_eq!(
+        documented, published,
+        "docs/monitoring.md's keyspace events against those published"
+    );
 }
 
-/// The words after `+` on README's `ACL SETUSER <user> …` line.
-fn readme_grants(readme: &str, user: &str) -> BTreeSet<String> {
+/// The words after `+` on docs/acl.md's `ACL SETUSER <user> …` line.
+fn listed_grants(page: &str, user: &str) -> BTreeSet<String> {
     let marker = format!("ACL SETUSER {user} ");
-    let line = readme
+    let line = page
         .lines()
         .find(|l| l.contains(&marker))
-        .unwrap_or_else(|| panic!("README has no '{marker}' line"));
+        .unwrap_or_else(|| panic!("docs/acl.md has no '{marker}' line"));
     line.split_whitespace().filter_map(|w| w.strip_prefix('+')).map(str::to_string).collect()
 }
 
 /// Commands only a primary's stream, AOF replay or a test may run: in no grant list.
 const NOT_FOR_USERS: [&str; 3] = ["bf.replconf", "bf.windowadd", "bf.debugclock"];
 
-/// README's Redis 7 grant lists name every module command a reader needs (the read-only
+/// docs/acl.md's Redis 7 grant lists name every module command a reader needs (the read-only
 /// ones) and, for a writer, every write; a user made with them may read and not write.
 #[test]
-fn readme_grant_lists_cover_every_command() {
-    let readme = repo_file("README.md");
-    let reader = readme_grants(&readme, "reader");
-    let writer = readme_grants(&readme, "writer");
+fn docs_grant_lists_cover_every_command() {
+    let page = repo_file("docs/acl.md");
+    let reader = listed_grants(&page, "reader");
+    let writer = listed_grants(&page, "writer");
     let s = Server::start();
     let mut c = s.conn();
     let names = c.cmd(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]);
@@ -250,12 +277,12 @@ fn readme_grant_lists_cover_every_command() {
             panic!("{name} is neither readonly nor write: {flags:?}");
         }
     }
-    assert_eq!(reader, reads, "README's reader grants against the read-only commands");
+    assert_eq!(reader, reads, "docs/acl.md's reader grants against the read-only commands");
     let all: BTreeSet<String> = reads.union(&writes).cloned().collect();
-    assert_eq!(writer, all, "README's writer grants against every command");
+    assert_eq!(writer, all, "docs/acl.md's writer grants against every command");
 
     let line = |user: &str| {
-        readme.lines().find(|l| l.contains(&format!("ACL SETUSER {user} "))).unwrap().to_string()
+        page.lines().find(|l| l.contains(&format!("ACL SETUSER {user} "))).unwrap().to_string()
     };
     for user in ["reader", "writer"] {
         let l = line(user);

@@ -234,7 +234,8 @@ const NOT_FOUND: &str = "ERR not found";
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const ARITY: &str = "ERR wrong number of arguments for 'bf.loadchunk' command";
 
-/// The errors BF.LOADCHUNK documents (README, RedisBloom's three plus the limits).
+/// The errors BF.LOADCHUNK documents (docs/bloom.md and docs/limits.md: RedisBloom's three
+/// plus the limits).
 fn loadchunk_error_allowed(e: &str) -> bool {
     [
         BAD_DATA,

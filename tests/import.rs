@@ -718,7 +718,7 @@ fn deep_redisbloom_chains_come_in_by_full_sync_and_restart() {
 
 /// A value in an RDB file that fails validation stops the load: Redis' rule for a module value
 /// its module refuses (the module cannot skip a key then). The module's log line names the key
-/// and its db, Redis' own line follows, and the server exits. What the README tells the
+/// and its db, Redis' own line follows, and the server exits. What docs/limits.md tells the
 /// operator to do then works: load the file where it came from (RedisBloom), delete the key
 /// there, save, and start again — every other key loads.
 #[test]

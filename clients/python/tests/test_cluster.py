@@ -96,7 +96,7 @@ def test_filter_larger_than_one_node_memory(capped_cluster: Cluster) -> None:
         assert all(f.mexists(items)), "a false negative"
     absent = [b"absent%d" % i for i in range(100_000)]
     # At the 1e-19 asked for, none: filters made since hash scheme 5 have no floor from their
-    # probe sequence (README: False positives at very low error rates). Scheme 1 drew about 1
+    # probe sequence (docs/low-error-rates.md). Scheme 1 drew about 1
     # in 9,000,000 on these partitions, and once 1 in this test's 100,000.
     assert sum(f.mexists(absent)) == 0
     st = f.stats()

@@ -309,8 +309,8 @@ tests:
               summary: Filter a (plain) is due for rotation now
               description: >-
                 The filter holds more than it was sized for (Saturated 1 in BF.STATS or
-                CF.STATS). Start a fresh, larger filter and retire this one (README: Detecting
-                saturation and rotating).
+                CF.STATS). Start a fresh, larger filter and retire this one
+                (docs/saturation.md).
       - eval_time: 12m
         alertname: ScalebloomSaturatedCounters
         exp_alerts:

@@ -1,6 +1,6 @@
 """The Python examples of clients/python/README.md run and say what they print, and so do those of
-the main README.md that need a Redis Cluster (scripts/readme-examples, `make test-readme`, runs
-every other example of README.md, on one server). Each ```python block is executed against a
+the main README.md and the manual (docs/*.md) that need a Redis Cluster (scripts/readme-examples,
+`make test-readme`, runs every other example of them, on one server). Each ```python block is executed against a
 test server or cluster (redis.Redis() and redis.RedisCluster(...) are pointed at it), and
 `expr  # value` lines are checked."""
 
@@ -25,9 +25,10 @@ def blocks() -> List[str]:
     ):
         if "scalebloom" in code:
             out.append(code)
-    for code in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S):
-        if "RedisCluster" in code:
-            out.append(code)
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for code in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+            if "RedisCluster" in code:
+                out.append(code)
     return out
 
 

@@ -148,7 +148,7 @@ impl<const W: Width, const C: bool> LayerKind for Counting<W, C> {
     /// (Taking the newest instead decrements some other layer whenever a newer layer reports
     /// the item as a false positive: measured on a chain grown 20× at 1%, about 15 items lost
     /// per 5,000 deletes.) Only a delete of an item never added can take counts that are not
-    /// its own (README: Counting filters).
+    /// its own (docs/counting.md).
     fn add(chain: &mut Chain, h: ItemHash, guard: &dyn AllocGuard) -> Result<bool, FilterError> {
         if let Some(home) = chain.layers.iter_mut().find(|l| Self::holds(l, h)) {
             let (_, saturated) = Self::increment(home, h);

@@ -32,7 +32,7 @@
 //! at 1% (simulated, 1.08% against 1.00%; measured 1.05% on the server). Every other
 //! small-integer relation between an item's probe values then involves four of them
 //! (`x_3 − 3x_2 + 3x_1 − x_0 = 0`), where scheme 1's involve three (`x_2 − 2x_1 + x_0 ≈ 0`).
-//! Measured on 1,000-item layers: see the README (*False positives at very low error rates*).
+//! Measured on 1,000-item layers: see docs/low-error-rates.md.
 //! The kernels run the same number of instructions per probe (`step += h3`, a register, where
 //! scheme 1 adds a constant) and one rotation per item. A chain stored with scheme 1 keeps it
 //! and answers as scheme 1 does.

@@ -316,7 +316,7 @@ fn bytes_per_item_near_the_formula() {
         assert!((bits_per_item - formula).abs() / formula < 0.01, "{bits_per_item} vs {formula}");
         eprintln!("{layout:?}: {bits_per_item:.2} bits per window item");
     }
-    // The generations layout's table (README, *Items that expire*).
+    // The generations layout's table (docs/windowed.md).
     for error in [0.1, 0.01, 0.001, 0.0001] {
         let p = choose_in(WindowLayout::Generations, WindowKind::Items, error, 1_000_000).unwrap();
         let bits = p.bytes() as f64 * 8.0 / 1_000_000.0;

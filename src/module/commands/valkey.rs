@@ -1,7 +1,7 @@
 //! The `BF.*` commands on valkey-bloom's filters (type `bloomfltr`), and `BF.LOAD`, its AOF
 //! rewrite's command. The `BF.*` handlers (`bloom.rs`) hand a key holding such a filter here;
 //! answers and refusals follow valkey-bloom where only it has the case, RedisBloom where both
-//! have one (README, "Coming from valkey-bloom").
+//! have one (docs/coming-from-valkey-bloom.md).
 
 use super::{Key, notify};
 use crate::filter::bloom::Chain;

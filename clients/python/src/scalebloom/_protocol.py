@@ -272,7 +272,7 @@ class BloomStats:
 
     The server answers different fields for a windowed filter (``WINDOW``): it has no layers,
     so the fill fields are ``None``, and the window fields, ``None`` for every other filter,
-    describe its ring of generations (the main README's *Items that expire*)."""
+    describe its ring of generations (docs/windowed.md)."""
 
     target_error_rate: float
     """``Target error rate``: the error rate the filter was created for."""

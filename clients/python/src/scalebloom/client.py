@@ -158,7 +158,7 @@ class BloomCommands:
     def delete(self, key: Arg, item: Item) -> Call[bool]:
         """``BF.DEL`` (counting filters): ``True`` if the item was present and one occurrence of
         it was removed, ``False`` if it was absent (nothing changed). Delete only what you
-        added (the README's *Counting filters* says why). Raises ``ResponseError`` for a
+        added (docs/counting.md says why). Raises ``ResponseError`` for a
         missing key (``not found``) or a plain filter (``not a counting filter: …``)."""
         return Call(("BF.DEL", key, item), p.to_bool)
 

@@ -104,7 +104,7 @@ class CuckooStats:
     """``Max filters``: 1 with ``EXPANSION 0``, else the server's ``cf-max-expansions``."""
     saturated: bool
     """``Saturated``: the filter has ``max_filters`` sub-filters, or cannot grow and its
-    newest sub-filter is loaded to where inserts start to fail (the main README's ``CF.STATS``
+    newest sub-filter is loaded to where inserts start to fail (docs/cuckoo.md, ``CF.STATS``
     row gives the thresholds)."""
 
 
