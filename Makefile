@@ -11,8 +11,10 @@
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
 #   make test-soak    a 2-minute soak under faults on Redis 7.0 (every fault once);
 #                 its report goes to target/soak-short/, never over bench/results/
-#   make test-readme  run every example of README.md, docs/ and CONTRIBUTING.md against a
-#                 live server, and check their relative links
+#   make test-readme  the command pages' generated parts against COMMAND DOCS, then every
+#                 example of README.md, docs/ and CONTRIBUTING.md against a live server,
+#                 and their relative links
+#   make command-docs rewrite the generated parts of docs/commands/*.md from COMMAND DOCS
 #   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings,
 #                 cargo doc -D warnings (no broken intra-doc link), and scripts/import-cycles
@@ -132,7 +134,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
+        test-valkey test-valkey9 test-readme command-docs test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
         clean help
 
 all: build
@@ -290,15 +292,26 @@ test-valkey9: test-deps build
 # not failed); a file listed here is checked as soon as it exists.
 DOCS_FILES   = README.md $(sort $(wildcard docs/*.md)) $(sort $(wildcard docs/commands/*.md)) \
 	CONTRIBUTING.md
-DOCS_PENDING ?= LICENSE CHANGELOG.md docs/upgrading.md
+DOCS_PENDING ?= docs/upgrading.md
 # REDISBLOOM_MODULE: the migration examples copy filters from a RedisBloom server.
 TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) PYTHONPATH=$(CURDIR)/clients/python/src \
 	$(VENV)/bin/python $(CURDIR)/scripts/readme-examples $(DOCS_FILES) \
 	$(addprefix --pending ,$(DOCS_PENDING))
 
+# The command pages' generated blocks (docs/commands/*.md) against COMMAND DOCS of Redis 7.0
+# (which lists the internal commands) and Redis 8.0 (which reports the ACL categories):
+# scripts/command-docs --check fails on any drift; without --check it rewrites them.
+COMMAND_DOCS = redis8=$$($(REDIS8_CMD)) && SCALEBLOOM_MODULE=$(MODULE) \
+	SCALEBLOOM_SERVERS="$(REDIS_SERVER) $$redis8" $(VENV)/bin/python $(CURDIR)/scripts/command-docs
+
 test-readme: test-deps build
+	$(COMMAND_DOCS) --check
 	$(TEST_README)
+
+# Rewrites the generated blocks of docs/commands/*.md after a change to the command table.
+command-docs: test-deps build
+	$(COMMAND_DOCS)
 
 ## ---- the Python package ---------------------------------------------------
 # clients/python (import name scalebloom): installed with its test extras into $(VENV),

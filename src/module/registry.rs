@@ -245,12 +245,18 @@ const LAYOUT: Arg = Arg::option(
 );
 const CF_CAPACITY: Arg = Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer);
 const LIKE: Arg = Arg::option(c"otherkey", c"LIKE", ArgKind::OtherKey);
+// valkey-bloom's creation options: any of them makes a filter in its layout.
+const SEED: Arg = Arg::option(c"seed", c"SEED", ArgKind::String);
+const TIGHTENING: Arg = Arg::option(c"tightening", c"TIGHTENING", ArgKind::Double);
+const VALIDATESCALETO: Arg =
+    Arg::option(c"validatescaleto", c"VALIDATESCALETO", ArgKind::Integer);
 
 commands! {
     cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert, Bloom,
         "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
         [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
-         EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT, LIKE];
+         EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT, LIKE, SEED, TIGHTENING,
+         VALIDATESCALETO];
     cmd_add: "bf.add" => bloom::add, 3, Insert, Bloom,
         "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
         [KEY, ITEM];
@@ -269,6 +275,9 @@ commands! {
          WINDOW,
          LAYOUT,
          LIKE,
+         SEED,
+         TIGHTENING,
+         VALIDATESCALETO,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
     cmd_loadchunk: "bf.loadchunk" => bloom::loadchunk, 4, Update, Bloom,
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
@@ -288,6 +297,9 @@ commands! {
              Arg::new(c"filters", ArgKind::Token).token(c"FILTERS"),
              Arg::new(c"items", ArgKind::Token).token(c"ITEMS"),
              Arg::new(c"expansion", ArgKind::Token).token(c"EXPANSION"),
+             Arg::new(c"error", ArgKind::Token).token(c"ERROR"),
+             Arg::new(c"tightening", ArgKind::Token).token(c"TIGHTENING"),
+             Arg::new(c"maxscaledcapacity", ArgKind::Token).token(c"MAXSCALEDCAPACITY"),
          ])).optional()];
     cmd_bf_load: "bf.load" => valkey::load, 3, Insert, Bloom,
         "Creates a filter from the payload of valkey-bloom's AOF rewrite", "O(n), n bytes",
