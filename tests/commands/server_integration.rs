@@ -150,6 +150,9 @@ fn command_docs_list_every_argument() {
             "  standard:pure-token:STANDARD",
             "  blocked:pure-token:BLOCKED",
             "otherkey:key:LIKE:optional",
+            "seed:string:SEED:optional",
+            "tightening:double:TIGHTENING:optional",
+            "validatescaleto:integer:VALIDATESCALETO:optional",
         ]
     );
     assert_eq!(
@@ -167,13 +170,16 @@ fn command_docs_list_every_argument() {
             "  standard:pure-token:STANDARD",
             "  blocked:pure-token:BLOCKED",
             "otherkey:key:LIKE:optional",
+            "seed:string:SEED:optional",
+            "tightening:double:TIGHTENING:optional",
+            "validatescaleto:integer:VALIDATESCALETO:optional",
             "items:block:ITEMS",
             "  item:string:multiple",
         ]
     );
     assert_eq!(doc_arguments(&mut c, "bf.madd"), ["key:key", "item:string:multiple"]);
     assert_eq!(doc_arguments(&mut c, "bf.info")[1], "single_value:oneof:optional");
-    assert_eq!(doc_arguments(&mut c, "bf.info").len(), 7);
+    assert_eq!(doc_arguments(&mut c, "bf.info").len(), 10);
     assert_eq!(
         doc_arguments(&mut c, "bf.loadchunk"),
         ["key:key", "iterator:integer", "data:string"]
