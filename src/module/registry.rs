@@ -248,8 +248,7 @@ const LIKE: Arg = Arg::option(c"otherkey", c"LIKE", ArgKind::OtherKey);
 // valkey-bloom's creation options: any of them makes a filter in its layout.
 const SEED: Arg = Arg::option(c"seed", c"SEED", ArgKind::String);
 const TIGHTENING: Arg = Arg::option(c"tightening", c"TIGHTENING", ArgKind::Double);
-const VALIDATESCALETO: Arg =
-    Arg::option(c"validatescaleto", c"VALIDATESCALETO", ArgKind::Integer);
+const VALIDATESCALETO: Arg = Arg::option(c"validatescaleto", c"VALIDATESCALETO", ArgKind::Integer);
 
 commands! {
     cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert, Bloom,
