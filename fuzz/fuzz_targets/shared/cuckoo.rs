@@ -13,6 +13,8 @@ use scalebloom::filter::{MaxFilterBytes, Unlimited};
 const GROWTH_LIMIT: u64 = 4 << 20;
 /// Most commands per input.
 const MAX_COMMANDS: usize = 48;
+/// Kick-outs per insert above which a filter counts as heavy for [`run_commands`].
+const HEAVY_KICKS: u64 = 1000;
 /// `cf-max-expansions` of the commands (the default).
 const MAX_FILTERS: u16 = 32;
 
@@ -29,8 +31,16 @@ pub fn run_commands(f: &mut CuckooFilter, script: &[u8]) -> Vec<String> {
     let mut inserted = 0u64;
     let mut replies = Vec::new();
     // A compaction (`CF.COMPACT`, or a delete's) walks a whole sub-filter: a large filter (up to
-    // 64 MiB from a header) takes a few commands, or the target slows down several times.
-    let commands = if f.memory_usage() > WHOLE_RELOAD_BYTES { 8 } else { MAX_COMMANDS };
+    // 64 MiB from a header) takes a few commands, or the target slows down several times. So
+    // does an insert into a full filter allowed thousands of kick-outs (up to 65535, as
+    // `CF.RESERVE … MAXITERATIONS` allows): a batch of 16 then costs about a second under ASan.
+    let commands = if u64::from(f.header().shape.max_iterations) > HEAVY_KICKS {
+        2
+    } else if f.memory_usage() > WHOLE_RELOAD_BYTES {
+        8
+    } else {
+        MAX_COMMANDS
+    };
     for &b in script.iter().take(commands) {
         let item = [b & 0x3f];
         let reply = match b >> 6 {
