@@ -11,11 +11,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-fn repo_file(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
-
 /// The `# bf.<name> <value>` lines of redis.conf.example: the settings it documents, in order.
 fn example_settings(text: &str) -> Vec<(String, String)> {
     text.lines()

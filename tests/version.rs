@@ -4,12 +4,6 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
-
-fn repo_file(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
 
 /// The value of the first `name = "…"` line of a TOML file or `name = "…"` of a Python file.
 fn quoted_after(text: &str, name: &str) -> String {

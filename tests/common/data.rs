@@ -33,3 +33,9 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// A file of the repository (a document a test compares with the server), as text.
+pub fn repo_file(name: &str) -> String {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
