@@ -292,7 +292,7 @@ test-valkey9: test-deps build
 # not failed); a file listed here is checked as soon as it exists.
 DOCS_FILES   = README.md $(sort $(wildcard docs/*.md)) $(sort $(wildcard docs/commands/*.md)) \
 	CONTRIBUTING.md
-DOCS_PENDING ?= docs/upgrading.md
+DOCS_PENDING ?=
 # REDISBLOOM_MODULE: the migration examples copy filters from a RedisBloom server.
 TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) PYTHONPATH=$(CURDIR)/clients/python/src \
