@@ -15,6 +15,9 @@
 #                 example of README.md, docs/ and CONTRIBUTING.md against a live server,
 #                 and their relative links
 #   make command-docs rewrite the generated parts of docs/commands/*.md from COMMAND DOCS
+#   make test-upgrade upgrade and rollback against the previous release (0.1), built from
+#                 history: its files and stream into this build, and this build's under
+#                 bf.compat 0.1 into it
 #   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings,
 #                 cargo doc -D warnings (no broken intra-doc link), and scripts/import-cycles
@@ -134,7 +137,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme command-docs test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
+        test-valkey test-valkey9 test-readme command-docs test-upgrade test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
         clean help
 
 all: build
@@ -292,7 +295,7 @@ test-valkey9: test-deps build
 # not failed); a file listed here is checked as soon as it exists.
 DOCS_FILES   = README.md $(sort $(wildcard docs/*.md)) $(sort $(wildcard docs/commands/*.md)) \
 	CONTRIBUTING.md
-DOCS_PENDING ?= docs/upgrading.md
+DOCS_PENDING ?=
 # REDISBLOOM_MODULE: the migration examples copy filters from a RedisBloom server.
 TEST_README = SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
 	REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom) PYTHONPATH=$(CURDIR)/clients/python/src \
@@ -415,6 +418,14 @@ soak: test-deps build
 
 # The short run make test includes: one engine (Redis 7.0), every fault once, 4 MB large
 # filters; the same checks as make soak. Its report goes to $(SOAK_SHORT_OUT)/soak-redis7.md.
+# Upgrade and rollback against the previous release's own build (scripts/previous-build
+# builds it from this repository's history into target/previous/ once): tests/upgrade.rs,
+# whose tests are ignored by the other targets and run only here.
+test-upgrade: test-deps build
+	prev=$$(bash $(CURDIR)/scripts/previous-build) && \
+	SCALEBLOOM_PREVIOUS_MODULE=$$prev SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
+	SCALEBLOOM_EXPECT_DEFRAG=0 $(CARGO) test --test upgrade -- --ignored
+
 test-soak: test-deps build
 	@echo "==> soak redis7 (short): $(REDIS_SERVER), $(SOAK_SHORT_SECONDS) s"
 	SCALEBLOOM_MODULE=$(MODULE) $(VENV)/bin/python $(CURDIR)/bench/soak/run --server $(REDIS_SERVER) \

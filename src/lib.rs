@@ -86,6 +86,11 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     // The crate's detached-context logging needs it; a second load in one process keeps the first.
     let _ = MODULE_CONTEXT.set_context(&context);
     let args: Vec<RedisString> = decode_args(ctx, argv, argc);
+    // `bf.compat` decides the encoding version a type is registered with.
+    if let Err(why) = module::config::compat_from_args(&args) {
+        context.log_warning(&format!("scalebloom: {}", why.replace('%', "%%")));
+        return raw::Status::Err as c_int;
+    }
     if module::types::create_all(ctx).is_err() {
         return raw::Status::Err as c_int;
     }

@@ -1,7 +1,7 @@
 //! Module configuration: `bf.error-rate`, `bf.initial-size`, `bf.expansion-factor`,
 //! `bf.max-filter-bytes`, `bf.random-seeds`, `bf.huge-pages`, `bf.huge-pages-at-fault`,
-//! `bf.redisbloom-scheme`, `bf.layout`, `bf.tightening-ratio`, `bf.defrag-enabled`.
-//! Each can be
+//! `bf.redisbloom-scheme`, `bf.layout`, `bf.tightening-ratio`, `bf.defrag-enabled`, and
+//! `bf.compat` (a module argument only, `compat.rs`). Each can be
 //! given as a `--loadmodule` argument (`error-rate 0.001`; RedisBloom 2.x's `ERROR_RATE` /
 //! `INITIAL_SIZE` and RedisBloom 8's `bf-error-rate` / `bf-initial-size` / `bf-expansion-factor` spellings work
 //! too) and read or changed with `CONFIG GET` / `CONFIG SET`, and in redis.conf. On Redis 8 the
@@ -21,6 +21,7 @@ use redis_module::configuration::{
 use redis_module::{Context, RedisError, RedisString};
 
 use super::args::{parse_f64, parse_memory};
+use super::compat::{self, Release};
 use super::config_alias::Alias;
 use super::errors;
 use super::options::capped_error;
@@ -96,6 +97,34 @@ impl ConfigurationValue<RedisString> for LayoutSetting {
             None => Err(RedisError::String(errors::config_layout(&shown_name("bf-layout")))),
         }
     }
+}
+
+/// `bf.compat` as a config: shows the release the module writes for (`compat.rs`). It is
+/// immutable (the server refuses `CONFIG SET`); a redis.conf line `bf.compat` may only repeat
+/// the module argument's value, since the types were registered before configs load.
+struct CompatSetting;
+
+impl ConfigurationValue<RedisString> for CompatSetting {
+    fn get(&self, _: &ConfigurationContext) -> RedisString {
+        RedisString::create(None, compat::compat().name())
+    }
+    fn set(&self, _: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        match Release::parse(&val.to_string_lossy()) {
+            Some(r) if r == compat::compat() => Ok(()),
+            _ => Err(RedisError::String(errors::config_compat(&val.to_string_lossy()))),
+        }
+    }
+}
+
+/// Sets `bf.compat` from the module arguments (`compat <release>`), before anything else is
+/// registered: it decides the encoding version of the `MBbloom--` type (`compat.rs`).
+pub fn compat_from_args(args: &[RedisString]) -> Result<(), String> {
+    for pair in args.chunks(2) {
+        if pair.len() == 2 && pair[0].to_string_lossy().eq_ignore_ascii_case("compat") {
+            compat::set_from_arg(&pair[1].to_string_lossy())?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether this server registered RedisBloom 8's unprefixed names (`bf-error-rate`,
@@ -590,6 +619,10 @@ fn parse_module_args(args: &[RedisString]) -> Result<(Vec<String>, bool), String
     for pair in args.chunks(2) {
         let name = pair[0].to_string_lossy().to_ascii_lowercase().replace('_', "-");
         let value = pair[1].to_string_lossy();
+        // Read (and checked) before the types were registered: compat_from_args.
+        if name == "compat" {
+            continue;
+        }
         // Tests only: windowed filters follow BF.DEBUGCLOCK instead of the wall clock.
         if name == "window-debug-clock" {
             debug_clock = yes_no_arg(&name, &value)?;
@@ -646,6 +679,15 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<&'static str, Str
             _ => setting.register(ctx, setting.name, start, ConfigurationFlags::DEFAULT),
         }
     }
+    let compat = compat::compat().name();
+    register_string_configuration(
+        ctx,
+        "compat",
+        &CompatSetting,
+        compat,
+        ConfigurationFlags::IMMUTABLE,
+        None,
+    );
     // After every setting's own name (see config_alias.rs), until the configs are loaded.
     super::config_alias::loading_starts();
     for (setting, start) in SETTINGS.iter().zip(&start) {

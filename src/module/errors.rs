@@ -98,6 +98,13 @@ pub fn config_layout(name: &str) -> String {
     config_value(name, "must be standard or blocked")
 }
 
+/// A redis.conf `bf.compat` line that differs from the module argument (or its default).
+pub fn config_compat(value: &str) -> String {
+    format!(
+        "bf.compat is set by the module argument (loadmodule ... compat <release>), not to '{value}' here"
+    )
+}
+
 /// A creation option given twice.
 pub fn repeated_option(name: &str) -> String {
     format!("ERR {name} is given more than once")

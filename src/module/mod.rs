@@ -32,6 +32,7 @@ pub mod args;
 pub mod call;
 pub mod clock;
 pub mod commands;
+pub mod compat;
 pub mod config;
 pub mod config_alias;
 pub mod creation;

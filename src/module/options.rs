@@ -9,6 +9,7 @@
 //! option is added once.
 
 use super::args::{Args, parse_f64, parse_i64};
+use super::compat::{Compat, Release};
 use super::errors;
 use super::reply::Reply;
 use crate::filter::bloom::ChainParams;
@@ -447,6 +448,16 @@ impl Grammar {
                 }
             }
             i += 1;
+        }
+        // What 1.0 added, refused while bf.compat keeps the writes readable by 0.1.
+        let since_1_0 = [
+            (c.like_at.is_some(), "LIKE"),
+            (c.valkey(), "SEED, TIGHTENING or VALIDATESCALETO (a filter in valkey-bloom's layout)"),
+        ];
+        for (given, what) in since_1_0 {
+            if let Some(text) = given.then(|| Compat::refusal(what, Release::V1_0)).flatten() {
+                return Err(Reply::Error(text));
+            }
         }
         Ok(c)
     }

@@ -303,6 +303,12 @@ pub fn write_chain(chain: &Chain, w: &mut impl FieldWriter) {
     }
 }
 
+/// Writes a chain without its members: a 514 value ([`RDB_ENCODING_V3`]), what a server that
+/// must stay readable by a build that knows only 514 saves.
+pub fn write_chain_alone(chain: &Chain, w: &mut impl FieldWriter) {
+    write_alone(chain, w);
+}
+
 /// Writes a chain without its members: a 514 value.
 fn write_alone(chain: &Chain, w: &mut impl FieldWriter) {
     if chain.scheme().is_redisbloom() {

@@ -8,6 +8,7 @@ use crate::filter::bloom::merge::{empty_like, plan};
 use crate::filter::error::MergeRefusal;
 use crate::module::args::Args;
 use crate::module::call::Call;
+use crate::module::compat::{Compat, Release};
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
@@ -19,6 +20,9 @@ use crate::module::types::window::WindowValue;
 /// A source named twice, or naming `destkey`, is read once. Replicated verbatim: the merge
 /// reads only bits, so a replica with the same filters makes the same value.
 pub fn merge(ctx: &Call, args: &Args) -> Reply {
+    if let Some(text) = Compat::refusal("BF.MERGE", Release::V1_0) {
+        return Reply::Error(text);
+    }
     let dest_name = args.key();
     let mut dest_key = Key::writable(ctx, &dest_name);
     let mut names: Vec<&[u8]> = vec![args.bytes(1)];

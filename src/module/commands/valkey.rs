@@ -8,6 +8,7 @@ use crate::filter::bloom::Chain;
 use crate::filter::valkey::{Settings, SipSeed, ValkeyBloom, payload, sizing};
 use crate::module::args::Args;
 use crate::module::call::Call;
+use crate::module::compat::{Compat, Release};
 use crate::module::config;
 use crate::module::creation;
 use crate::module::errors;
@@ -24,6 +25,9 @@ use crate::module::types::window::WindowValue;
 /// the primary's stream or an AOF replay. Replicated as it came: a replica decodes the same
 /// bytes into the same filter.
 pub fn load(ctx: &Call, args: &Args) -> Reply {
+    if let Some(text) = Compat::refusal("BF.LOAD", Release::V1_0) {
+        return Reply::Error(text);
+    }
     let key_name = args.key();
     let key = Key::writable(ctx, &key_name);
     if key.holds::<ValkeyBloom>() || key.holds::<Chain>() || key.holds::<WindowValue>() {

@@ -12,12 +12,13 @@ use super::{NativeType, aux, load_refusal, methods};
 use std::borrow::Cow;
 
 use crate::filter::bloom::chunks::{read_chunk, write_chunk};
-use crate::filter::bloom::codec::{self, RDB_ENCODING_VERSION, dump_header};
+use crate::filter::bloom::codec::{self, RDB_ENCODING_V3, RDB_ENCODING_VERSION, dump_header};
 use crate::filter::bloom::{Chain, redisbloom};
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, FilterError};
 use crate::module::args::parse_i64;
 use crate::module::call::Call;
+use crate::module::compat;
 use crate::module::errors;
 use crate::module::limits::ServerGuard;
 use crate::module::reply::Reply;
@@ -25,21 +26,35 @@ use crate::module::reply::Reply;
 /// The data type. Its 9-character name is RedisBloom's, so `TYPE key` answers what clients
 /// expect; its encoding version is ours ([`RDB_ENCODING_VERSION`]). It carries the module's aux
 /// data (`aux.rs`).
-pub static BLOOM_TYPE: RedisType = RedisType::new(
-    "MBbloom--",
-    RDB_ENCODING_VERSION,
-    raw::RedisModuleTypeMethods {
-        aux_load: Some(aux::load),
-        aux_save: Some(aux::save),
-        aux_save2: Some(aux::save2),
-        aux_save_triggers: raw::REDISMODULE_AUX_BEFORE_RDB as c_int,
-        ..methods::<Chain>()
-    },
-);
+pub static BLOOM_TYPE: RedisType = bloom_type(RDB_ENCODING_VERSION);
+
+/// The same type registered under encoding version 514 ([`RDB_ENCODING_V3`]), the last 0.1
+/// reads: registered instead of [`BLOOM_TYPE`] under `bf.compat 0.1` (`compat.rs`), since Redis
+/// writes a type's registered version on every value of it.
+pub static BLOOM_TYPE_0_1: RedisType = bloom_type(RDB_ENCODING_V3);
+
+const fn bloom_type(encver: i32) -> RedisType {
+    RedisType::new(
+        "MBbloom--",
+        encver,
+        raw::RedisModuleTypeMethods {
+            aux_load: Some(aux::load),
+            aux_save: Some(aux::save),
+            aux_save2: Some(aux::save2),
+            aux_save_triggers: raw::REDISMODULE_AUX_BEFORE_RDB as c_int,
+            ..methods::<Chain>()
+        },
+    )
+}
+
+/// The registration in force: [`BLOOM_TYPE_0_1`] under `bf.compat 0.1`, else [`BLOOM_TYPE`].
+pub fn bloom_type_in_force() -> &'static RedisType {
+    if compat::writes_for_0_1() { &BLOOM_TYPE_0_1 } else { &BLOOM_TYPE }
+}
 
 impl NativeType for Chain {
     fn redis_type() -> &'static RedisType {
-        &BLOOM_TYPE
+        bloom_type_in_force()
     }
 
     fn load(io: &mut RdbReader, encver: c_int, guard: &dyn AllocGuard) -> Result<Chain, String> {
@@ -48,11 +63,24 @@ impl NativeType for Chain {
             return redisbloom::read_rdb(io, encver, guard)
                 .map_err(|why| format!("scalebloom: refused a RedisBloom MBbloom-- value: {why}"));
         }
-        codec::read_chain_version(io, guard, encver).map_err(|e| load_refusal("MBbloom--", &e))
+        let chain = codec::read_chain_version(io, guard, encver)
+            .map_err(|e| load_refusal("MBbloom--", &e))?;
+        // Under bf.compat 0.1 a value is saved as 514, which holds no members.
+        if !chain.members().is_empty() && compat::writes_for_0_1() {
+            return Err("scalebloom: refused a merged MBbloom-- value with members: bf.compat \
+                        0.1 cannot save it (0.1 has no encoding for members); raise bf.compat"
+                .to_string());
+        }
+        Ok(chain)
     }
 
     fn save(&self, io: &mut RdbWriter) {
-        codec::write_chain(self, io);
+        if compat::writes_for_0_1() {
+            // No members: nothing under bf.compat 0.1 makes or loads them (see `load`).
+            codec::write_chain_alone(self, io);
+        } else {
+            codec::write_chain(self, io);
+        }
     }
 
     fn rewrite(&self, aof: &mut AofWriter) {

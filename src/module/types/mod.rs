@@ -31,7 +31,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-pub use self::bloom::BLOOM_TYPE;
 pub use self::cuckoo::CUCKOO_TYPE;
 use self::io::{AofWriter, Digest, RdbReader, RdbWriter, log_warning, value_name};
 pub use self::valkey::VALKEY_TYPE;
@@ -41,12 +40,13 @@ use super::limits::ServerGuard;
 use crate::filter::mem::Mover;
 use crate::filter::{AllocGuard, FilterError, Unlimited};
 
-/// Every native type of the module, one row each; `RedisModule_OnLoad` creates them all.
-const TYPES: &[&RedisType] = &[&BLOOM_TYPE, &CUCKOO_TYPE, &WINDOW_TYPE, &VALKEY_TYPE];
+/// The other native types of the module, one row each; `RedisModule_OnLoad` creates them all,
+/// and the `MBbloom--` registration `bf.compat` chooses ([`bloom::bloom_type_in_force`]).
+const TYPES: &[&RedisType] = &[&CUCKOO_TYPE, &WINDOW_TYPE, &VALKEY_TYPE];
 
 /// Creates every native type with the server (at load, before the commands).
 pub fn create_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    for t in TYPES {
+    for t in std::iter::once(bloom::bloom_type_in_force()).chain(TYPES.iter().copied()) {
         t.create_data_type(ctx).map_err(|e| e.to_string())?;
     }
     Ok(())

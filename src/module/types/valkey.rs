@@ -31,6 +31,11 @@ impl NativeType for ValkeyBloom {
     }
 
     fn load(io: &mut RdbReader, encver: c_int, guard: &dyn AllocGuard) -> Result<Self, String> {
+        if crate::module::compat::writes_for_0_1() {
+            return Err("scalebloom: refused a bloomfltr value (valkey-bloom's layout): \
+                        bf.compat 0.1 cannot save it (0.1 has no such type); raise bf.compat"
+                .to_string());
+        }
         let loaded = if encver == OWN_ENCVER {
             codec::read(io, guard)
         } else {
