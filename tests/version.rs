@@ -19,19 +19,9 @@ fn quoted_after(text: &str, name: &str) -> String {
 #[test]
 fn module_list_and_info_show_cargos_version() {
     let version = env!("CARGO_PKG_VERSION");
-    let parts: Vec<i64> = version.split('.').map(|p| p.parse().unwrap()).collect();
-    let encoded = parts[0] * 10000 + parts[1] * 100 + parts[2];
     let s = Server::start();
     let mut c = s.conn();
-    let modules = c.cmd(&["MODULE", "LIST"]);
-    let bf = modules
-        .as_array()
-        .iter()
-        .map(|m| m.as_array())
-        .find(|m| m.get(1).map(|v| v.as_str() == "bf").unwrap_or(false))
-        .expect("the module in MODULE LIST");
-    assert_eq!(bf[2].as_str(), "ver");
-    assert_eq!(bf[3].as_int(), encoded);
+    assert_eq!(c.module_ver("bf"), encoded_version(version));
     assert_eq!(c.info_field("bf", "bf_version").as_deref(), Some(version));
 }
 

@@ -79,4 +79,26 @@ impl Conn {
         let v = self.cmd(&["INFO", "server"]);
         Engine::from_info(&String::from_utf8_lossy(v.as_bytes()))
     }
+
+    /// The `ver` `MODULE LIST` shows for the module named `name` (panics if it is not loaded).
+    pub fn module_ver(&mut self, name: &str) -> i64 {
+        let modules = self.cmd(&["MODULE", "LIST"]);
+        let module = modules
+            .as_array()
+            .iter()
+            .map(|m| m.as_array())
+            .find(|m| m.get(1).map(|v| v.as_str() == name).unwrap_or(false))
+            .unwrap_or_else(|| panic!("no module {name} in MODULE LIST: {modules:?}"));
+        assert_eq!(module[2].as_str(), "ver");
+        module[3].as_int()
+    }
+}
+
+/// A version `major.minor.patch` as `MODULE LIST` encodes it (as RedisBloom encodes its own):
+/// major × 10000 + minor × 100 + patch.
+pub fn encoded_version(version: &str) -> i64 {
+    let parts: Vec<i64> =
+        version.split('.').map(|p| p.parse().expect("a numeric version")).collect();
+    assert_eq!(parts.len(), 3, "major.minor.patch: {version}");
+    parts[0] * 10000 + parts[1] * 100 + parts[2]
 }
