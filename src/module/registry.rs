@@ -145,6 +145,11 @@ struct Command {
     arity: c_int,
     key: KeyUse,
     family: Family,
+    /// The release that added it (`COMMAND DOCS` `since`).
+    since: &'static str,
+    /// What later releases changed in it, oldest first: (release, change) (`COMMAND DOCS`
+    /// `history`).
+    history: &'static [(&'static str, &'static str)],
     summary: &'static str,
     complexity: &'static str,
     /// The arguments after the command's name, as RedisBloom's documentation gives them.
@@ -196,10 +201,12 @@ impl Command {
 }
 
 /// The command table: one row per command — entry point, name, handler, arity, key use,
-/// summary, complexity, arguments — each with a C entry point that runs its handler with its
+/// family, the release that added it and what later ones changed, summary, complexity,
+/// arguments — each with a C entry point that runs its handler with its
 /// arity. A new command is a row here and its handler; nothing else names it.
 macro_rules! commands {
     ($($entry:ident: $name:literal => $handler:path, $arity:literal, $key:ident, $family:ident,
+       since $since:literal $(history [$(($hv:literal, $hd:literal)),* $(,)?])?,
        $summary:literal, $complexity:literal, [$($arg:expr),* $(,)?];)*) => {
         $(
             extern "C" fn $entry(
@@ -217,6 +224,8 @@ macro_rules! commands {
                 arity: $arity,
                 key: KeyUse::$key,
                 family: Family::$family,
+                since: $since,
+                history: &[$($(($hv, $hd)),*)?],
                 summary: $summary,
                 complexity: $complexity,
                 args: &[$($arg),*],
@@ -251,18 +260,18 @@ const TIGHTENING: Arg = Arg::option(c"tightening", c"TIGHTENING", ArgKind::Doubl
 const VALIDATESCALETO: Arg = Arg::option(c"validatescaleto", c"VALIDATESCALETO", ArgKind::Integer);
 
 commands! {
-    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert, Bloom,
+    cmd_reserve: "bf.reserve" => bloom::reserve, -4, Insert, Bloom, since "0.1.0" history [("1.0.0", "Added the LIKE option, and valkey-bloom's SEED, TIGHTENING and VALIDATESCALETO.")],
         "Creates an empty scalable Bloom filter with an error rate and initial capacity", "O(1)",
         [KEY, Arg::new(c"error_rate", ArgKind::Double), Arg::new(c"capacity", ArgKind::Integer),
          EXPANSION, NONSCALING, COUNTING, WINDOW, LAYOUT, LIKE, SEED, TIGHTENING,
          VALIDATESCALETO];
-    cmd_add: "bf.add" => bloom::add, 3, Insert, Bloom,
+    cmd_add: "bf.add" => bloom::add, 3, Insert, Bloom, since "0.1.0",
         "Adds an item, creating the filter if needed", "O(k + i), k hashes, i layers",
         [KEY, ITEM];
-    cmd_madd: "bf.madd" => bloom::madd, -3, Insert, Bloom,
+    cmd_madd: "bf.madd" => bloom::madd, -3, Insert, Bloom, since "0.1.0",
         "Adds one or more items, creating the filter if needed", "O(n * (k + i))",
         [KEY, ITEMS];
-    cmd_insert: "bf.insert" => bloom::insert, -4, Insert, Bloom,
+    cmd_insert: "bf.insert" => bloom::insert, -4, Insert, Bloom, since "0.1.0" history [("1.0.0", "Added the LIKE option, and valkey-bloom's SEED, TIGHTENING and VALIDATESCALETO.")],
         "Adds items, creating the filter with the given options if needed", "O(n * (k + i))",
         [KEY,
          Arg::option(c"capacity", c"CAPACITY", ArgKind::Integer),
@@ -278,16 +287,16 @@ commands! {
          TIGHTENING,
          VALIDATESCALETO,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_loadchunk: "bf.loadchunk" => bloom::loadchunk, 4, Update, Bloom,
+    cmd_loadchunk: "bf.loadchunk" => bloom::loadchunk, 4, Update, Bloom, since "0.1.0",
         "Restores a filter from a header or chunk produced by BF.SCANDUMP", "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];
-    cmd_exists: "bf.exists" => bloom::exists, 3, Read, Bloom,
+    cmd_exists: "bf.exists" => bloom::exists, 3, Read, Bloom, since "0.1.0",
         "Tells whether an item may have been added", "O(k * i)",
         [KEY, ITEM];
-    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read, Bloom,
+    cmd_mexists: "bf.mexists" => bloom::mexists, -3, Read, Bloom, since "0.1.0",
         "Tells for each item whether it may have been added", "O(n * k * i)",
         [KEY, ITEMS];
-    cmd_info: "bf.info" => bloom::info, -2, Read, Bloom,
+    cmd_info: "bf.info" => bloom::info, -2, Read, Bloom, since "0.1.0" history [("1.0.0", "Added the ERROR, TIGHTENING and MAXSCALEDCAPACITY fields (valkey-bloom's).")],
         "Returns a filter's capacity, size, layers, items and expansion", "O(1)",
         [KEY,
          Arg::new(c"single_value", ArgKind::OneOf(&[
@@ -300,94 +309,94 @@ commands! {
              Arg::new(c"tightening", ArgKind::Token).token(c"TIGHTENING"),
              Arg::new(c"maxscaledcapacity", ArgKind::Token).token(c"MAXSCALEDCAPACITY"),
          ])).optional()];
-    cmd_bf_load: "bf.load" => valkey::load, 3, Insert, Bloom,
+    cmd_bf_load: "bf.load" => valkey::load, 3, Insert, Bloom, since "1.0.0",
         "Creates a filter from the payload of valkey-bloom's AOF rewrite", "O(n), n bytes",
         [KEY, Arg::new(c"data", ArgKind::String)];
-    cmd_card: "bf.card" => bloom::card, 2, Read, Bloom,
+    cmd_card: "bf.card" => bloom::card, 2, Read, Bloom, since "0.1.0",
         "Returns the number of items added to a filter", "O(1)",
         [KEY];
-    cmd_debug: "bf.debug" => bloom::debug, 2, Read, Bloom,
+    cmd_debug: "bf.debug" => bloom::debug, 2, Read, Bloom, since "0.1.0",
         "Describes every layer of a filter", "O(i)",
         [KEY];
-    cmd_scandump: "bf.scandump" => bloom::scandump, 3, Read, Bloom,
+    cmd_scandump: "bf.scandump" => bloom::scandump, 3, Read, Bloom, since "0.1.0",
         "Returns a filter's header or its next chunk of bits", "O(n), n bytes",
         [KEY, ITERATOR];
-    cmd_del: "bf.del" => bloom::del, 3, Delete, Bloom,
+    cmd_del: "bf.del" => bloom::del, 3, Delete, Bloom, since "0.1.0",
         "Deletes one occurrence of an item from a counting filter", "O(k * i)",
         [KEY, ITEM];
-    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete, Bloom,
+    cmd_mdel: "bf.mdel" => bloom::mdel, -3, Delete, Bloom, since "0.1.0",
         "Deletes one occurrence of each item from a counting filter", "O(n * k * i)",
         [KEY, ITEMS];
-    cmd_merge: "bf.merge" => merge::merge, -3, Insert, Bloom,
+    cmd_merge: "bf.merge" => merge::merge, -3, Insert, Bloom, since "1.0.0",
         "Merges filters into one: the union of the sources and the destination",
         "O(n), n bytes of the filters",
         [Arg::new(c"destkey", ArgKind::Key),
          Arg::new(c"sourcekey", ArgKind::OtherKey).multiple()];
-    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None, Internal,
+    cmd_replconf: "bf.replconf" => replconf::replconf, -2, None, Internal, since "0.1.0",
         "Internal: the creation settings of the primary whose stream follows", "O(1)",
         [Arg::new(c"settings", ArgKind::String), Arg::new(c"padding", ArgKind::String).optional()];
-    cmd_stats: "bf.stats" => bloom::stats, 2, Read, Bloom,
+    cmd_stats: "bf.stats" => bloom::stats, 2, Read, Bloom, since "0.1.0",
         "Tells how full a filter is: fill, estimated error rate and items, saturation",
         "O(i), i layers",
         [KEY];
-    cmd_windowadd: "bf.windowadd" => window::windowadd, -4, Insert, Internal,
+    cmd_windowadd: "bf.windowadd" => window::windowadd, -4, Insert, Internal, since "0.1.0",
         "Internal: adds items to a windowed filter at the primary's time", "O(n * k)",
         [KEY, Arg::new(c"ms", ArgKind::Integer), ITEMS];
-    cmd_debugclock: "bf.debugclock" => clock::debugclock, -2, Admin, Test,
+    cmd_debugclock: "bf.debugclock" => clock::debugclock, -2, Admin, Test, since "0.1.0",
         "Tests only: reads or moves the debug clock of windowed filters", "O(1)",
         [Arg::new(c"subcommand", ArgKind::String), Arg::new(c"ms", ArgKind::Integer).optional()];
-    cmd_cf_reserve: "cf.reserve" => cuckoo::reserve, -3, Insert, Cuckoo,
+    cmd_cf_reserve: "cf.reserve" => cuckoo::reserve, -3, Insert, Cuckoo, since "0.1.0",
         "Creates an empty cuckoo filter with an initial capacity", "O(1)",
         [KEY, Arg::new(c"capacity", ArgKind::Integer),
          Arg::option(c"bucketsize", c"BUCKETSIZE", ArgKind::Integer),
          Arg::option(c"maxiterations", c"MAXITERATIONS", ArgKind::Integer),
          Arg::option(c"expansion", c"EXPANSION", ArgKind::Integer),
          FINGERPRINT];
-    cmd_cf_add: "cf.add" => cuckoo::add, 3, Insert, Cuckoo,
+    cmd_cf_add: "cf.add" => cuckoo::add, 3, Insert, Cuckoo, since "0.1.0",
         "Adds an item to a cuckoo filter, creating the filter if needed", "O(k + i)",
         [KEY, ITEM];
-    cmd_cf_addnx: "cf.addnx" => cuckoo::addnx, 3, Insert, Cuckoo,
+    cmd_cf_addnx: "cf.addnx" => cuckoo::addnx, 3, Insert, Cuckoo, since "0.1.0",
         "Adds an item to a cuckoo filter if it is not present yet", "O(k + i)",
         [KEY, ITEM];
-    cmd_cf_insert: "cf.insert" => cuckoo::insert, -4, Insert, Cuckoo,
+    cmd_cf_insert: "cf.insert" => cuckoo::insert, -4, Insert, Cuckoo, since "0.1.0",
         "Adds items to a cuckoo filter, creating it with the given options if needed",
         "O(n * (k + i))",
         [KEY, CF_CAPACITY, Arg::flag(c"nocreate", c"NOCREATE"), FINGERPRINT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_cf_insertnx: "cf.insertnx" => cuckoo::insertnx, -4, Insert, Cuckoo,
+    cmd_cf_insertnx: "cf.insertnx" => cuckoo::insertnx, -4, Insert, Cuckoo, since "0.1.0",
         "Adds the items not present yet to a cuckoo filter, creating it if needed",
         "O(n * (k + i))",
         [KEY, CF_CAPACITY, Arg::flag(c"nocreate", c"NOCREATE"), FINGERPRINT,
          Arg::new(c"items", ArgKind::Block(&[ITEMS])).token(c"ITEMS")];
-    cmd_cf_exists: "cf.exists" => cuckoo::exists, 3, Read, Cuckoo,
+    cmd_cf_exists: "cf.exists" => cuckoo::exists, 3, Read, Cuckoo, since "0.1.0",
         "Tells whether an item may be in a cuckoo filter", "O(k), k sub-filters",
         [KEY, ITEM];
-    cmd_cf_mexists: "cf.mexists" => cuckoo::mexists, -3, Read, Cuckoo,
+    cmd_cf_mexists: "cf.mexists" => cuckoo::mexists, -3, Read, Cuckoo, since "0.1.0",
         "Tells for each item whether it may be in a cuckoo filter", "O(n * k)",
         [KEY, ITEMS];
-    cmd_cf_count: "cf.count" => cuckoo::count, 3, Read, Cuckoo,
+    cmd_cf_count: "cf.count" => cuckoo::count, 3, Read, Cuckoo, since "0.1.0",
         "Counts the copies of an item's fingerprint in a cuckoo filter", "O(k)",
         [KEY, ITEM];
-    cmd_cf_del: "cf.del" => cuckoo::del, 3, Delete, Cuckoo,
+    cmd_cf_del: "cf.del" => cuckoo::del, 3, Delete, Cuckoo, since "0.1.0",
         "Deletes one copy of an item from a cuckoo filter", "O(k)",
         [KEY, ITEM];
-    cmd_cf_compact: "cf.compact" => cuckoo::compact, 2, Rearrange, Cuckoo,
+    cmd_cf_compact: "cf.compact" => cuckoo::compact, 2, Rearrange, Cuckoo, since "0.1.0",
         "Moves fingerprints to older sub-filters and frees emptied ones", "O(n), n slots",
         [KEY];
-    cmd_cf_info: "cf.info" => cuckoo::info, 2, Read, Cuckoo,
+    cmd_cf_info: "cf.info" => cuckoo::info, 2, Read, Cuckoo, since "0.1.0",
         "Returns a cuckoo filter's size, buckets, sub-filters, items and parameters", "O(1)",
         [KEY];
-    cmd_cf_stats: "cf.stats" => cuckoo::stats, 2, Read, Cuckoo,
+    cmd_cf_stats: "cf.stats" => cuckoo::stats, 2, Read, Cuckoo, since "1.0.0",
         "Tells how full a cuckoo filter is: capacity, items, load factors, saturation",
         "O(1), or O(s) with s the slots of the newest sub-filter when there are several",
         [KEY];
-    cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read, Cuckoo,
+    cmd_cf_debug: "cf.debug" => cuckoo::debug, 2, Read, Cuckoo, since "0.1.0",
         "Describes a cuckoo filter in one line", "O(1)",
         [KEY];
-    cmd_cf_scandump: "cf.scandump" => cuckoo::scandump, 3, Read, Cuckoo,
+    cmd_cf_scandump: "cf.scandump" => cuckoo::scandump, 3, Read, Cuckoo, since "0.1.0",
         "Returns a cuckoo filter's header or its next chunk of slots", "O(n), n bytes",
         [KEY, ITERATOR];
-    cmd_cf_loadchunk: "cf.loadchunk" => cuckoo::loadchunk, 4, Update, Cuckoo,
+    cmd_cf_loadchunk: "cf.loadchunk" => cuckoo::loadchunk, 4, Update, Cuckoo, since "0.1.0",
         "Restores a cuckoo filter from a header or chunk produced by CF.SCANDUMP",
         "O(n), n bytes",
         [KEY, ITERATOR, Arg::new(c"data", ArgKind::String)];
@@ -453,7 +462,24 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
     let mut specs = get_redis_key_spec(spec.into_iter().chain(other).collect());
     let summary = cstring(c.summary)?;
     let complexity = cstring(c.complexity)?;
-    let since = cstring(env!("CARGO_PKG_VERSION"))?;
+    let since = cstring(c.since)?;
+    let history_strings = c
+        .history
+        .iter()
+        .map(|(release, change)| Ok((cstring(release)?, cstring(change)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    // Terminated by an all-null entry, as Redis reads it.
+    let mut history: Vec<raw::RedisModuleCommandHistoryEntry> = history_strings
+        .iter()
+        .map(|(release, change)| raw::RedisModuleCommandHistoryEntry {
+            since: release.as_ptr(),
+            changes: change.as_ptr(),
+        })
+        .chain(std::iter::once(raw::RedisModuleCommandHistoryEntry {
+            since: std::ptr::null(),
+            changes: std::ptr::null(),
+        }))
+        .collect();
     let mut arg_arrays = Vec::new();
     let args = c_args(c.args, &mut arg_arrays);
     let version = raw::RedisModuleCommandInfoVersion {
@@ -467,14 +493,15 @@ fn describe(ctx: &Context, c: &Command) -> Result<(), String> {
         summary: summary.as_ptr(),
         complexity: complexity.as_ptr(),
         since: since.as_ptr(),
-        history: std::ptr::null_mut(),
+        history: if c.history.is_empty() { std::ptr::null_mut() } else { history.as_mut_ptr() },
         tips: std::ptr::null(),
         arity: c.arity,
         key_specs: specs.as_mut_ptr(),
         args,
     };
     // SAFETY: every pointer in `info` outlives the call (`arg_arrays` holds the argument
-    // arrays, their strings are 'static); Redis copies what it keeps.
+    // arrays, their strings are 'static; `history` and `history_strings` hold the history
+    // entries and their strings, ended by the null entry); Redis copies what it keeps.
     let rc = unsafe { set_info(command, &info) };
     check(rc, || format!("could not set the command info of {}", c.name))
 }
