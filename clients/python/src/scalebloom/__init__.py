@@ -46,4 +46,4 @@ __all__ = [
     "SequenceNotStr",
 ]
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
