@@ -20,7 +20,7 @@
 #                 history: its files and stream into this build, and this build's under
 #                 bf.compat 0.1 into it, on Redis 7.0 and Valkey 9.1
 #   make dist     the release tarball, target/dist/scalebloom-<version>-linux-x86_64.tar.gz:
-#                 the module built for glibc $(DIST_GLIBC) and later (zig links it against that
+#                 the module built for glibc 2.17 (DIST_GLIBC) and later (zig links it against that
 #                 glibc), LICENSE, README.md, CHANGELOG.md, redis.conf.example, docs/, SHA256SUMS
 #   make test-dist    make dist, then the tarball unpacked elsewhere, checked and loaded into
 #                 Redis 7.0 and Valkey 9.1
